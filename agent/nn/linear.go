@@ -1,0 +1,126 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+// Linear is y = x·W + b with W of shape In x Out (b optional).
+type Linear struct {
+	In, Out int
+	W       *Param
+	B       *Param // nil without bias
+	eng     *tensor.Engine
+
+	x *tensor.Matrix // cached input of the last Forward
+	y *tensor.Matrix
+}
+
+// NewLinear returns a Linear with Glorot-uniform weights and a zero bias.
+func NewLinear(eng *tensor.Engine, name string, in, out int, bias bool, rng *rand.Rand) (*Linear, error) {
+	if eng == nil {
+		return nil, fmt.Errorf("nn: linear %q: nil engine", name)
+	}
+	if in <= 0 || out <= 0 {
+		return nil, fmt.Errorf("nn: linear %q: sizes must be positive, got %dx%d", name, in, out)
+	}
+	l := &Linear{In: in, Out: out, W: NewParam(name+".W", in, out), eng: eng, y: tensor.New(0, out)}
+	GlorotUniform(l.W.Value, in, out, rng)
+	if bias {
+		l.B = NewParam(name+".b", 1, out)
+	}
+	return l, nil
+}
+
+// Params returns W (and b).
+func (l *Linear) Params() []*Param {
+	if l.B == nil {
+		return []*Param{l.W}
+	}
+	return []*Param{l.W, l.B}
+}
+
+// Apply computes y = x·W + b into y without caching anything (for inference).
+func (l *Linear) Apply(x, y *tensor.Matrix) error {
+	if x == nil || x.Cols != l.In {
+		return fmt.Errorf("nn: linear %s: input %s, want ?x%d", l.W.Name, x.Shape(), l.In)
+	}
+	if err := tensor.CheckShape("nn: linear "+l.W.Name+" output", y, x.Rows, l.Out); err != nil {
+		return err
+	}
+	if err := l.eng.MatMul(y, x, false, l.W.Value, false, 1, 0); err != nil {
+		return fmt.Errorf("nn: linear %s: %w", l.W.Name, err)
+	}
+	if l.B != nil {
+		addRowVector(y, l.B.Value.Data)
+	}
+	return nil
+}
+
+// Forward computes y = x·W + b and keeps a reference to x for Backward (do
+// not modify x in between). The returned
+// matrix is owned by l and valid until the next Forward.
+func (l *Linear) Forward(x *tensor.Matrix) (*tensor.Matrix, error) {
+	if x == nil {
+		return nil, fmt.Errorf("nn: linear %s: nil input", l.W.Name)
+	}
+	l.y.Reshape(x.Rows, l.Out)
+	if err := l.Apply(x, l.y); err != nil {
+		return nil, err
+	}
+	l.x = x
+	return l.y, nil
+}
+
+// Backward accumulates dW += xᵀ·dy and db += Σ_rows dy. When dx is not nil
+// it also computes dx = dy·Wᵀ, added to dx when accumulate is set and
+// overwriting it otherwise.
+func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
+	if l.x == nil {
+		return fmt.Errorf("nn: linear %s: Backward before Forward", l.W.Name)
+	}
+	if err := tensor.CheckShape("nn: linear "+l.W.Name+" dy", dy, l.x.Rows, l.Out); err != nil {
+		return err
+	}
+	if err := l.eng.MatMul(l.W.Grad, l.x, true, dy, false, 1, 1); err != nil {
+		return err
+	}
+	if l.B != nil {
+		addColumnSums(l.B.Grad.Data, dy)
+	}
+	if dx != nil {
+		if err := tensor.CheckShape("nn: linear "+l.W.Name+" dx", dx, l.x.Rows, l.In); err != nil {
+			return err
+		}
+		beta := float32(0)
+		if accumulate {
+			beta = 1
+		}
+		if err := l.eng.MatMul(dx, dy, false, l.W.Value, true, 1, beta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRowVector adds v to every row of m.
+func addRowVector(m *tensor.Matrix, v []float32) {
+	for r := 0; r < m.Rows; r++ {
+		row := m.Data[r*m.Cols : (r+1)*m.Cols]
+		for j, b := range v {
+			row[j] += b
+		}
+	}
+}
+
+// addColumnSums adds the column sums of m to dst.
+func addColumnSums(dst []float32, m *tensor.Matrix) {
+	for r := 0; r < m.Rows; r++ {
+		row := m.Data[r*m.Cols : (r+1)*m.Cols]
+		for j, v := range row {
+			dst[j] += v
+		}
+	}
+}
