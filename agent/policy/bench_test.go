@@ -1,0 +1,110 @@
+package policy
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+var benchSizes = []int{20, 160, 729, 15625}
+
+type benchRows struct {
+	k       int
+	z, v    [][]float32
+	p, grad []float32
+}
+
+// newBenchRows makes rows of N(0, scale^2) logits, as an untrained (scale
+// 1) or a fairly peaked (scale 5) policy head produces.
+func newBenchRows(k int, scale float64) *benchRows {
+	rng := newRNG(uint64(k))
+	const rows = 32
+	br := &benchRows{k: k, p: make([]float32, k), grad: make([]float32, k)}
+	for r := 0; r < rows; r++ {
+		z := make([]float32, k)
+		v := make([]float32, k)
+		for i := range z {
+			z[i] = float32(scale * rng.NormFloat64())
+			v[i] = float32(rng.NormFloat64())
+		}
+		br.z = append(br.z, z)
+		br.v = append(br.v, v)
+	}
+	return br
+}
+
+// sparsemaxRow is one forward + backward (JVP) pass of a row.
+func (br *benchRows) sparsemaxRow(alg Algorithm, i int) {
+	r := i % len(br.z)
+	SparsemaxWith(alg, br.p, br.z[r], nil)
+	SparsemaxJVP(br.grad, br.p, br.v[r])
+}
+
+// BenchmarkSparsemax: forward + backward per row, one sub-benchmark per
+// (K, algorithm); ns/op is ns/row.
+func BenchmarkSparsemax(b *testing.B) {
+	for _, scale := range []float64{1, 5} {
+		for _, k := range benchSizes {
+			br := newBenchRows(k, scale)
+			for _, alg := range []Algorithm{Sort, Pivot, Condat, Bisect, Auto} {
+				b.Run(fmt.Sprintf("scale=%g/K=%d/%s", scale, k, alg), func(b *testing.B) {
+					for i := 0; b.Loop(); i++ {
+						br.sparsemaxRow(alg, i)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkSparsemaxSideBySide times sort, pivot and Condat interleaved
+// in one loop (same data, same machine state) and reports ns/row for each
+// and the ratios selection/sort, for each K: the numbers behind
+// AutoSelectionMinK.
+func BenchmarkSparsemaxSideBySide(b *testing.B) {
+	algs := []Algorithm{Sort, Pivot, Condat}
+	for _, k := range []int{2, 4, 8, 16, 20, 32, 160, 729, 15625} {
+		br := newBenchRows(k, 1)
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			var spent [3]time.Duration
+			const chunk = 16
+			rows := 0
+			for b.Loop() {
+				for a, alg := range algs {
+					t0 := time.Now()
+					for i := 0; i < chunk; i++ {
+						br.sparsemaxRow(alg, rows+i)
+					}
+					spent[a] += time.Since(t0)
+				}
+				rows += chunk
+			}
+			for a, alg := range algs {
+				b.ReportMetric(float64(spent[a].Nanoseconds())/float64(rows), alg.String()+"-ns/row")
+			}
+			b.ReportMetric(float64(spent[1])/float64(spent[0]), "pivot/sort")
+			b.ReportMetric(float64(spent[2])/float64(spent[0]), "condat/sort")
+		})
+	}
+}
+
+// BenchmarkEntmax: forward + backward per row for softmax and entmax.
+func BenchmarkEntmax(b *testing.B) {
+	for _, k := range benchSizes {
+		br := newBenchRows(k, 1)
+		run := func(name string, fwd func(p, z []float32), alpha float64) {
+			b.Run(fmt.Sprintf("K=%d/%s", k, name), func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					r := i % len(br.z)
+					fwd(br.p, br.z[r])
+					EntmaxJVP(br.grad, br.p, br.v[r], alpha)
+				}
+			})
+		}
+		run("softmax", func(p, z []float32) { Softmax(p, z, nil) }, 1)
+		run("entmax1.5-sort", func(p, z []float32) { entmax15Sort(p, z, nil) }, 1.5)
+		run("entmax1.5-auto", func(p, z []float32) { Entmax(p, z, nil, 1.5) }, 1.5)
+		run("entmax1.5-bisect", func(p, z []float32) { EntmaxBisect(p, z, nil, 1.5) }, 1.5)
+		run("entmax1.25-bisect", func(p, z []float32) { Entmax(p, z, nil, 1.25) }, 1.25)
+	}
+}
