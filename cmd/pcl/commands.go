@@ -3,6 +3,11 @@ package main
 // commands lists the subcommands in the order `pcl help` shows them. Each lives in its own file.
 func commands() []command {
 	return []command{
-		// one line per subcommand, e.g. {"list", "list the environments and their spaces", runList},
+		{"list", "list the environments and their spaces", runList},
+		{"play", "play an environment from the terminal, or replay a list of actions", runPlay},
+		{"train", "train sparse / soft / Tsallis PCL on an environment", runTrain},
+		{"eval", "greedy evaluation of a training run's checkpoint", runEval},
+		{"compare", "sparse vs soft PCL over bases and seeds: runs, figures, summary table", runCompare},
+		{"bench", "training iterations/s and the training step's FLOP/s against a bare gemm", runBench},
 	}
 }

@@ -1,0 +1,300 @@
+// Package config holds every hyperparameter of a PCL training run in one JSON-serialisable struct,
+// with the paper's values (Nachum, Chow, Ghavamzadeh 2018, appendix "Experimental Details") as
+// documented defaults, validation, and registration of one command-line flag per field.
+//
+// Where the paper and the released soft-PCL code (tensorflow/models research/pcl_rl) differ, the
+// choice is a field; the comment on each field says which one the default follows and why.
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+)
+
+// Algorithms and forms accepted by Config.Algo and Config.Form.
+const (
+	AlgoSparse  = "sparse"  // sparse PCL: sparsemax policy, Tsallis (q = 2) consistency
+	AlgoSoft    = "soft"    // soft PCL: softmax policy, Shannon consistency
+	AlgoTsallis = "tsallis" // general Tsallis-q PCL with an entmax policy (q = TsallisQ)
+
+	FormSeparate = "separate" // policy logits, V and multiplier heads
+	FormUnified  = "unified"  // one Q head; policy and V derived from it through the value operator
+
+	// PGScaleInverseAlpha divides the gradient that reaches the policy (the per-step regularisation
+	// terms) by alpha, as the released PCL code does (its policy loss is -adv * sum gamma^i log pi,
+	// i.e. the gradient of C^2/2 divided by tau).
+	PGScaleInverseAlpha = "inverse-alpha"
+	// PGScaleNone uses the plain gradient of C^2/2 for every parameter, as the paper's Algorithm 1.
+	PGScaleNone = "none"
+
+	PriorityReward  = "reward"  // replay priority = total episode reward (the paper)
+	PriorityRecency = "recency" // replay priority = iteration of collection (what the released code did)
+
+	EvictRandom = "random" // overwrite a uniformly random episode when full (paper and code)
+	EvictFIFO   = "fifo"
+
+	// CurriculumShared: one curriculum for the whole training batch (as the reference code ran: gym
+	// kept the curriculum in class attributes shared by every instance).
+	CurriculumShared = "shared"
+	// CurriculumPerCopy: each env copy has its own curriculum (gym >= 2020 semantics).
+	CurriculumPerCopy = "per-copy"
+)
+
+// Config is one training run's complete configuration. The zero value is not useful: start from
+// Default and override.
+type Config struct {
+	// Environment.
+	Env        string `json:"env"`        // registered env id, e.g. "Copy-v0"
+	Base       int    `json:"base"`       // alphabet size of the algorithmic task (|A| = 2*2*base for Copy)
+	MaxSteps   int    `json:"max_steps"`  // cap on episode length; a cut-off episode is truncated (200 as in pcl_rl)
+	Curriculum string `json:"curriculum"` // "shared" (default, like the reference runs) or "per-copy"
+
+	// Algorithm.
+	Algo     string  `json:"algo"`      // "sparse", "soft" or "tsallis"
+	Form     string  `json:"form"`      // "separate" (default) or "unified"
+	Alpha    float64 `json:"alpha"`     // regularisation weight: alpha for sparse/tsallis, tau for soft
+	TsallisQ float64 `json:"tsallis_q"` // entropic index q of the tsallis algo (1 < q; q = 2 is sparse)
+	Gamma    float64 `json:"gamma"`     // discount; 0.9 (paper)
+	Rollout  int     `json:"rollout"`   // d of the d-step consistency; 10 (paper)
+	// CriticWeight multiplies the gradient reaching V; 1.0 as in the pcl_rl README's PCL command.
+	CriticWeight float64 `json:"critic_weight"`
+	// PGScale is "inverse-alpha" (default, the released code: policy gradient = grad(C^2/2)/alpha)
+	// or "none" (the paper's Algorithm 1: plain grad(C^2/2)). The default follows the code because
+	// its learning rate, clipping and Adam settings were tuned with that scaling.
+	PGScale string `json:"pg_scale"`
+
+	// Network.
+	Hidden int `json:"hidden"` // LSTM units; 128 (paper)
+
+	// Optimiser.
+	LearningRate float64 `json:"learning_rate"` // 0.005 (paper)
+	AdamBeta1    float64 `json:"adam_beta1"`    // 0.9 (TF default, used by pcl_rl)
+	AdamBeta2    float64 `json:"adam_beta2"`    // 0.999
+	AdamEps      float64 `json:"adam_eps"`      // 2e-4 (pcl_rl)
+	ClipNorm     float64 `json:"clip_norm"`     // global-norm clip; 10 (pcl_rl README PCL command; the paper is silent)
+
+	// Batches and replay.
+	BatchSize       int     `json:"batch_size"`        // fresh episodes per iteration; 400 (paper)
+	Replay          bool    `json:"replay"`            // one extra step on a replayed batch per iteration (paper: on)
+	ReplayBatchSize int     `json:"replay_batch_size"` // episodes per replay step; 0 means BatchSize
+	ReplayCapacity  int     `json:"replay_capacity"`   // episodes; 10,000 (paper)
+	ReplayAlpha     float64 `json:"replay_alpha"`      // softmax temperature on priorities; 0.5 (paper)
+	ReplayUniform   float64 `json:"replay_uniform"`    // uniform mixture weight; 0.1 (paper: 0.1 + 0.9 softmax)
+	ReplayPriority  string  `json:"replay_priority"`   // "reward" (default, the paper) or "recency" (the released code)
+	ReplayEviction  string  `json:"replay_eviction"`   // "random" (default) or "fifo"
+
+	// Run control.
+	Iters           int     `json:"iters"`            // training iterations
+	Seed            int64   `json:"seed"`             // seeds the network, the sampler and the envs
+	EvalEvery       int     `json:"eval_every"`       // greedy evaluation period in iterations
+	EvalEpisodes    int     `json:"eval_episodes"`    // episodes per greedy evaluation
+	CheckpointEvery int     `json:"checkpoint_every"` // checkpoint period in iterations (and always at the end)
+	RewardThreshold float64 `json:"reward_threshold"` // greedy reward counted as "solved" (Copy-v0: 25, gym's threshold)
+	StopAtThreshold bool    `json:"stop_at_threshold"`
+}
+
+// Default returns the paper's configuration for Copy-v0 with sparse PCL, separate form.
+func Default() Config {
+	return Config{
+		Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared,
+		Algo: AlgoSparse, Form: FormSeparate, Alpha: DefaultAlpha(AlgoSparse, 5), TsallisQ: 1.5,
+		Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
+		Hidden:       128,
+		LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10,
+		BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
+		ReplayAlpha: 0.5, ReplayUniform: 0.1, ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,
+		Iters: 2000, Seed: 1, EvalEvery: 5, EvalEpisodes: 100, CheckpointEvery: 50,
+		RewardThreshold: 25,
+	}
+}
+
+// DefaultAlpha is the regularisation weight used when none is given, per algorithm. The values come
+// from a small search on Copy (see the report of issue 5): the paper does not publish its alphas.
+func DefaultAlpha(algo string, base int) float64 {
+	switch algo {
+	case AlgoSoft:
+		return 0.025 // the pcl_rl README's tau for the algorithmic tasks
+	case AlgoTsallis:
+		return 0.05
+	default:
+		return 0.05
+	}
+}
+
+// EffectiveReplayBatch is ReplayBatchSize, or BatchSize when it is 0.
+func (c Config) EffectiveReplayBatch() int {
+	if c.ReplayBatchSize > 0 {
+		return c.ReplayBatchSize
+	}
+	return c.BatchSize
+}
+
+// Validate reports every invalid field, naming it.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, v any, want string) {
+		errs = append(errs, fmt.Errorf("config: %s = %v: %s", field, v, want))
+	}
+	if c.Env == "" {
+		bad("env", `""`, "must name an environment")
+	}
+	if c.Base < 2 {
+		bad("base", c.Base, "must be >= 2")
+	}
+	if c.MaxSteps < 1 {
+		bad("max_steps", c.MaxSteps, "must be >= 1")
+	}
+	if c.Curriculum != CurriculumShared && c.Curriculum != CurriculumPerCopy {
+		bad("curriculum", c.Curriculum, `must be "shared" or "per-copy"`)
+	}
+	switch c.Algo {
+	case AlgoSparse, AlgoSoft, AlgoTsallis:
+	default:
+		bad("algo", c.Algo, `must be "sparse", "soft" or "tsallis"`)
+	}
+	if c.Form != FormSeparate && c.Form != FormUnified {
+		bad("form", c.Form, `must be "separate" or "unified"`)
+	}
+	if !(c.Alpha > 0) {
+		bad("alpha", c.Alpha, "must be > 0")
+	}
+	if c.Algo == AlgoTsallis && !(c.TsallisQ > 1) {
+		bad("tsallis_q", c.TsallisQ, "must be > 1 (q = 1 is soft PCL: use --algo soft)")
+	}
+	if !(c.Gamma > 0 && c.Gamma <= 1) {
+		bad("gamma", c.Gamma, "must be in (0, 1]")
+	}
+	if c.Rollout < 1 {
+		bad("rollout", c.Rollout, "must be >= 1")
+	}
+	if !(c.CriticWeight >= 0) {
+		bad("critic_weight", c.CriticWeight, "must be >= 0")
+	}
+	if c.PGScale != PGScaleInverseAlpha && c.PGScale != PGScaleNone {
+		bad("pg_scale", c.PGScale, `must be "inverse-alpha" or "none"`)
+	}
+	if c.Hidden < 1 {
+		bad("hidden", c.Hidden, "must be >= 1")
+	}
+	if !(c.LearningRate > 0) {
+		bad("learning_rate", c.LearningRate, "must be > 0")
+	}
+	if !(c.AdamBeta1 >= 0 && c.AdamBeta1 < 1) {
+		bad("adam_beta1", c.AdamBeta1, "must be in [0, 1)")
+	}
+	if !(c.AdamBeta2 >= 0 && c.AdamBeta2 < 1) {
+		bad("adam_beta2", c.AdamBeta2, "must be in [0, 1)")
+	}
+	if !(c.AdamEps > 0) {
+		bad("adam_eps", c.AdamEps, "must be > 0")
+	}
+	if !(c.ClipNorm >= 0) {
+		bad("clip_norm", c.ClipNorm, "must be >= 0 (0 disables clipping)")
+	}
+	if c.BatchSize < 1 {
+		bad("batch_size", c.BatchSize, "must be >= 1")
+	}
+	if c.ReplayBatchSize < 0 {
+		bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means batch_size)")
+	}
+	if c.Replay && c.ReplayCapacity < 1 {
+		bad("replay_capacity", c.ReplayCapacity, "must be >= 1")
+	}
+	if !(c.ReplayAlpha >= 0) {
+		bad("replay_alpha", c.ReplayAlpha, "must be >= 0")
+	}
+	if !(c.ReplayUniform >= 0 && c.ReplayUniform <= 1) {
+		bad("replay_uniform", c.ReplayUniform, "must be in [0, 1]")
+	}
+	if c.ReplayPriority != PriorityReward && c.ReplayPriority != PriorityRecency {
+		bad("replay_priority", c.ReplayPriority, `must be "reward" or "recency"`)
+	}
+	if c.ReplayEviction != EvictRandom && c.ReplayEviction != EvictFIFO {
+		bad("replay_eviction", c.ReplayEviction, `must be "random" or "fifo"`)
+	}
+	if c.Iters < 0 {
+		bad("iters", c.Iters, "must be >= 0")
+	}
+	if c.EvalEvery < 0 {
+		bad("eval_every", c.EvalEvery, "must be >= 0 (0 disables greedy evaluation)")
+	}
+	if c.EvalEpisodes < 1 {
+		bad("eval_episodes", c.EvalEpisodes, "must be >= 1")
+	}
+	if c.CheckpointEvery < 0 {
+		bad("checkpoint_every", c.CheckpointEvery, "must be >= 0 (0: only at the end)")
+	}
+	return errors.Join(errs...)
+}
+
+// RegisterFlags adds one flag per field to fs, writing into c (whose current values are the
+// defaults shown). Flag names are the JSON names with "_" replaced by "-".
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Env, "env", c.Env, "environment id")
+	fs.IntVar(&c.Base, "base", c.Base, "alphabet size of the algorithmic task")
+	fs.IntVar(&c.MaxSteps, "max-steps", c.MaxSteps, "cap on episode length (cut-off episodes are truncated)")
+	fs.StringVar(&c.Curriculum, "curriculum", c.Curriculum, `"shared" (one curriculum per batch, as the reference runs) or "per-copy"`)
+	fs.StringVar(&c.Algo, "algo", c.Algo, `"sparse", "soft" or "tsallis"`)
+	fs.StringVar(&c.Form, "form", c.Form, `"separate" or "unified"`)
+	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "regularisation weight (alpha, or tau for soft); default per algorithm")
+	fs.Float64Var(&c.TsallisQ, "tsallis-q", c.TsallisQ, "entropic index q of --algo tsallis")
+	fs.Float64Var(&c.Gamma, "gamma", c.Gamma, "discount")
+	fs.IntVar(&c.Rollout, "rollout", c.Rollout, "d of the d-step path consistency")
+	fs.Float64Var(&c.CriticWeight, "critic-weight", c.CriticWeight, "multiplier of the gradient reaching V")
+	fs.StringVar(&c.PGScale, "pg-scale", c.PGScale, `"inverse-alpha" (released code) or "none" (paper)`)
+	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "LSTM units")
+	fs.Float64Var(&c.LearningRate, "lr", c.LearningRate, "Adam learning rate")
+	fs.Float64Var(&c.AdamBeta1, "adam-beta1", c.AdamBeta1, "Adam beta1")
+	fs.Float64Var(&c.AdamBeta2, "adam-beta2", c.AdamBeta2, "Adam beta2")
+	fs.Float64Var(&c.AdamEps, "adam-eps", c.AdamEps, "Adam epsilon")
+	fs.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "global gradient-norm clip (0: off)")
+	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "fresh episodes per iteration")
+	fs.BoolVar(&c.Replay, "replay", c.Replay, "take a second step on a replayed batch each iteration")
+	fs.IntVar(&c.ReplayBatchSize, "replay-batch", c.ReplayBatchSize, "episodes per replay step (0: --batch)")
+	fs.IntVar(&c.ReplayCapacity, "replay-capacity", c.ReplayCapacity, "replay capacity in episodes")
+	fs.Float64Var(&c.ReplayAlpha, "replay-alpha", c.ReplayAlpha, "softmax temperature on replay priorities")
+	fs.Float64Var(&c.ReplayUniform, "replay-uniform", c.ReplayUniform, "uniform weight of the replay sampling mixture")
+	fs.StringVar(&c.ReplayPriority, "replay-priority", c.ReplayPriority, `"reward" (paper) or "recency" (released code)`)
+	fs.StringVar(&c.ReplayEviction, "replay-eviction", c.ReplayEviction, `"random" or "fifo"`)
+	fs.IntVar(&c.Iters, "iters", c.Iters, "training iterations")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
+	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "greedy evaluation period (0: off)")
+	fs.IntVar(&c.EvalEpisodes, "eval-episodes", c.EvalEpisodes, "episodes per greedy evaluation")
+	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint period (0: only at the end)")
+	fs.Float64Var(&c.RewardThreshold, "threshold", c.RewardThreshold, "greedy reward that counts as solved")
+	fs.BoolVar(&c.StopAtThreshold, "stop-at-threshold", c.StopAtThreshold, "stop once greedy reward reaches --threshold")
+}
+
+// WriteFile writes c as indented JSON to path (not atomically: the run dir writes it once).
+func (c Config) WriteFile(path string) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("config: encode: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile reads a config written by WriteFile, rejecting unknown fields, and validates it.
+func ReadFile(path string) (Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	c := Default()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("config: decode %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}

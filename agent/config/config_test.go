@@ -1,0 +1,82 @@
+package config
+
+import (
+	"flag"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDefaultIsValidAndPaperValues(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("default config invalid: %v", err)
+	}
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"gamma", c.Gamma, 0.9},
+		{"rollout", float64(c.Rollout), 10},
+		{"lr", c.LearningRate, 0.005},
+		{"batch", float64(c.BatchSize), 400},
+		{"replay capacity", float64(c.ReplayCapacity), 10000},
+		{"replay alpha", c.ReplayAlpha, 0.5},
+		{"replay uniform", c.ReplayUniform, 0.1},
+		{"hidden", float64(c.Hidden), 128},
+		{"adam eps", c.AdamEps, 2e-4},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+func TestValidateNamesField(t *testing.T) {
+	cases := []struct {
+		field string
+		mut   func(*Config)
+	}{
+		{"algo", func(c *Config) { c.Algo = "greedy" }},
+		{"form", func(c *Config) { c.Form = "both" }},
+		{"alpha", func(c *Config) { c.Alpha = 0 }},
+		{"gamma", func(c *Config) { c.Gamma = 1.5 }},
+		{"rollout", func(c *Config) { c.Rollout = 0 }},
+		{"tsallis_q", func(c *Config) { c.Algo = AlgoTsallis; c.TsallisQ = 1 }},
+		{"replay_priority", func(c *Config) { c.ReplayPriority = "td" }},
+		{"pg_scale", func(c *Config) { c.PGScale = "x" }},
+		{"batch_size", func(c *Config) { c.BatchSize = 0 }},
+	}
+	for _, tc := range cases {
+		c := Default()
+		tc.mut(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: error %v does not name the field", tc.field, err)
+		}
+	}
+}
+
+func TestFlagsAndJSONRoundTrip(t *testing.T) {
+	c := Default()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--algo", "soft", "--base", "40", "--lr", "0.01", "--replay-priority", "recency", "--seed", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Algo != "soft" || c.Base != 40 || c.LearningRate != 0.01 || c.ReplayPriority != "recency" || c.Seed != 7 {
+		t.Fatalf("flags not applied: %+v", c)
+	}
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := c.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back != c {
+		t.Fatalf("round trip changed the config:\n%+v\n%+v", back, c)
+	}
+}

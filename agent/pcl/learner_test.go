@@ -1,0 +1,312 @@
+package pcl
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+var testSpec = Spec{ObsVocab: 3, ActionComponents: []int{2, 2, 2}} // |A| = 8, Copy with base 2
+
+func testConfig(algo, form string) config.Config {
+	c := config.Default()
+	c.Algo, c.Form, c.Hidden, c.Rollout, c.Gamma = algo, form, 8, 3, 0.9
+	c.Alpha = 0.3
+	c.TsallisQ = 1.5
+	return c
+}
+
+func randomEpisodes(rng *rand.Rand, n int) []*episode.Episode {
+	eps := make([]*episode.Episode, n)
+	for i := range eps {
+		L := 1 + rng.IntN(6)
+		e := &episode.Episode{Terminated: rng.IntN(2) == 0}
+		for t := 0; t < L; t++ {
+			e.Obs = append(e.Obs, int32(rng.IntN(3)))
+			e.Actions = append(e.Actions, int32(rng.IntN(8)))
+			e.Rewards = append(e.Rewards, float64(rng.IntN(3))-0.5)
+		}
+		e.Obs = append(e.Obs, int32(rng.IntN(3)))
+		eps[i] = e
+	}
+	return eps
+}
+
+// slowSparsemax is sparsemax by the sort definition, in float64.
+func slowSparsemax(z []float64) ([]float64, float64) {
+	s := append([]float64(nil), z...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(s)))
+	cum, k, cumK := 0.0, 0, 0.0
+	for j, v := range s {
+		cum += v
+		if 1+float64(j+1)*v > cum {
+			k, cumK = j+1, cum
+		}
+	}
+	g := (cumK - 1) / float64(k)
+	p := make([]float64, len(z))
+	for i, v := range z {
+		p[i] = math.Max(v-g, 0)
+	}
+	return p, g
+}
+
+// slowEntmax15 finds tau by bisection on sum relu(0.5 z - tau)^2 = 1.
+func slowEntmax(z []float64, q float64) []float64 {
+	am1 := q - 1
+	f := func(tau float64) float64 {
+		s := 0.0
+		for _, v := range z {
+			s += math.Pow(math.Max(am1*v-tau, 0), 1/am1)
+		}
+		return s - 1
+	}
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = max(mx, am1*v)
+	}
+	lo, hi := mx-1, mx
+	for i := 0; i < 200; i++ {
+		mid := (lo + hi) / 2
+		if f(mid) >= 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	p := make([]float64, len(z))
+	for i, v := range z {
+		p[i] = math.Pow(math.Max(am1*v-lo, 0), 1/am1)
+	}
+	return p
+}
+
+// slowLoss recomputes the loss from the definitions: heads from the network in step mode (one
+// step at a time, an independent code path from Forward), per-step terms from the paper's
+// formulas in float64, and the rows by direct enumeration (directLoss).
+func slowLoss(t *testing.T, m *Model, cfg config.Config, eps []*episode.Episode) float64 {
+	K := m.Spec.NumActions()
+	B := len(eps)
+	T := 0
+	for _, e := range eps {
+		T = max(T, e.Len())
+	}
+	in := PathInputs{T: T, B: B, Lengths: make([]int, B), Terminated: make([]bool, B),
+		Values: make([]float64, (T+1)*B), Rewards: make([]float64, T*B), Terms: make([]float64, T*B)}
+	sizes := m.Net.Config().HeadSizes
+	for b, e := range eps {
+		in.Lengths[b], in.Terminated[b] = e.Len(), e.Terminated
+		st := m.Net.NewState(1)
+		outs := make([]*tensor.Matrix, len(sizes))
+		for i, s := range sizes {
+			outs[i] = tensor.New(1, s)
+		}
+		tok := make([]int32, m.Spec.Features())
+		for s := 0; s <= e.Len(); s++ {
+			tok[0] = e.Obs[s]
+			prev := -1
+			if s > 0 {
+				prev = int(e.Actions[s-1])
+			}
+			m.Spec.PrevActionTokens(tok[1:], prev)
+			if err := m.Net.Step(st, tok, outs); err != nil {
+				t.Fatal(err)
+			}
+			z := make([]float64, K)
+			for i := range z {
+				z[i] = float64(outs[0].Data[i])
+				if cfg.Form == config.FormUnified {
+					z[i] /= cfg.Alpha
+				}
+			}
+			alpha := cfg.Alpha
+			var p []float64
+			var v float64
+			switch cfg.Algo {
+			case config.AlgoSoft:
+				mx := math.Inf(-1)
+				for _, x := range z {
+					mx = max(mx, x)
+				}
+				sum := 0.0
+				for _, x := range z {
+					sum += math.Exp(x - mx)
+				}
+				lse := mx + math.Log(sum)
+				p = make([]float64, K)
+				for i, x := range z {
+					p[i] = math.Exp(x - lse)
+				}
+				v = alpha * lse
+			case config.AlgoSparse:
+				var g float64
+				p, g = slowSparsemax(z)
+				// spmax = 1/2 sum_S (z^2 - G^2) + 1/2
+				sp := 0.5
+				for i, x := range z {
+					if p[i] > 0 {
+						sp += 0.5 * (x*x - g*g)
+					}
+				}
+				v = alpha * sp
+			default:
+				q := cfg.TsallisQ
+				p = slowEntmax(z, q)
+				// Omega* = <p, z> + (1 - sum p^q)/(q(q-1))
+				dot, spq := 0.0, 0.0
+				for i := range z {
+					dot += p[i] * z[i]
+					spq += math.Pow(p[i], q)
+				}
+				v = alpha * (dot + (1-spq)/(q*(q-1)))
+			}
+			if cfg.Form == config.FormSeparate {
+				v = float64(outs[1].Data[0])
+			}
+			in.Values[s*B+b] = v
+			if s == e.Len() {
+				continue
+			}
+			a := int(e.Actions[s])
+			in.Rewards[s*B+b] = e.Rewards[s]
+			var term float64
+			switch cfg.Algo {
+			case config.AlgoSoft:
+				term = -alpha * math.Log(p[a])
+			case config.AlgoSparse:
+				_, g := slowSparsemax(z)
+				mu := math.Max(z[a]-g, 0)
+				lam := math.Max(g-z[a], 0) * math.Exp(float64(outs[m.lamHead].Data[0]))
+				bigLam := -alpha / 2 / (1 + math.Exp(-float64(outs[m.bigHead].Data[0])))
+				term = alpha/2 - alpha*mu + lam - bigLam
+			default:
+				q := cfg.TsallisQ
+				spq := 0.0
+				for _, x := range p {
+					spq += math.Pow(x, q)
+				}
+				phi := (math.Pow(p[a], q-1)-1)/(q-1) + (1-spq)/q
+				term = -alpha * phi
+				if p[a] == 0 {
+					// tau of entmax in z coordinates: (q-1) z_i - tau = p_i^(q-1) on the support.
+					var tau float64
+					for i := range p {
+						if p[i] > 0 {
+							tau = (q-1)*z[i] - math.Pow(p[i], q-1)
+							break
+						}
+					}
+					term += math.Max(tau-(q-1)*z[a], 0) / (q - 1) * math.Exp(float64(outs[m.lamHead].Data[0]))
+				}
+			}
+			in.Terms[s*B+b] = term
+		}
+	}
+	return directLoss(in, cfg.Gamma, cfg.Rollout)
+}
+
+var algoForms = []struct{ algo, form string }{
+	{config.AlgoSoft, config.FormSeparate}, {config.AlgoSoft, config.FormUnified},
+	{config.AlgoSparse, config.FormSeparate}, {config.AlgoSparse, config.FormUnified},
+	{config.AlgoTsallis, config.FormSeparate}, {config.AlgoTsallis, config.FormUnified},
+}
+
+func TestLossMatchesSlowRecomputation(t *testing.T) {
+	for i, af := range algoForms {
+		cfg := testConfig(af.algo, af.form)
+		cfg.Seed = int64(10 + i)
+		l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Larger logits so that sparse policies have non-trivial supports.
+		for _, p := range l.Params() {
+			if p.Name == "head0.W" {
+				for k := range p.Value.Data {
+					p.Value.Data[k] *= 6
+				}
+			}
+		}
+		eps := randomEpisodes(rand.New(rand.NewPCG(uint64(i), 7)), 5)
+		info, err := l.Loss(eps, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := slowLoss(t, l.Model, cfg, eps)
+		if math.Abs(info.Loss-want) > 1e-4*(1+want) {
+			t.Errorf("%s/%s: loss %v, slow recomputation %v", af.algo, af.form, info.Loss, want)
+		}
+	}
+}
+
+// The gradient through the whole network matches finite differences of the loss along random
+// directions (pg-scale none and critic weight 1 make it the exact gradient of the loss).
+func TestGradientThroughNetworkFiniteDifferences(t *testing.T) {
+	for i, af := range algoForms {
+		cfg := testConfig(af.algo, af.form)
+		cfg.PGScale, cfg.CriticWeight, cfg.Seed = config.PGScaleNone, 1, int64(20+i)
+		l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range l.Params() {
+			if p.Name == "head0.W" {
+				for k := range p.Value.Data {
+					p.Value.Data[k] *= 4
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(uint64(i), 9))
+		eps := randomEpisodes(rng, 4)
+		if _, err := l.Loss(eps, true); err != nil {
+			t.Fatal(err)
+		}
+		params := l.Params()
+		for trial := 0; trial < 3; trial++ {
+			dir := make([][]float32, len(params))
+			analytic := 0.0
+			for j, p := range params {
+				dir[j] = make([]float32, len(p.Value.Data))
+				for k := range dir[j] {
+					dir[j][k] = float32(rng.NormFloat64())
+					analytic += float64(dir[j][k]) * float64(p.Grad.Data[k])
+				}
+			}
+			eval := func(h float64) float64 {
+				saved := make([][]float32, len(params))
+				for j, p := range params {
+					saved[j] = append([]float32(nil), p.Value.Data...)
+					for k := range p.Value.Data {
+						p.Value.Data[k] += float32(h) * dir[j][k]
+					}
+				}
+				info, err := l.Loss(eps, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, p := range params {
+					copy(p.Value.Data, saved[j])
+				}
+				return info.Loss
+			}
+			// The best of a few step sizes: float32 noise grows as h shrinks, a support change
+			// of a sparse policy (a kink) inside [-h, h] spoils large h.
+			best := math.Inf(1)
+			var fd float64
+			for _, h := range []float64{4e-3, 2e-3, 1e-3, 5e-4} {
+				f := (eval(h) - eval(-h)) / (2 * h)
+				if d := math.Abs(f - analytic); d < best {
+					best, fd = d, f
+				}
+			}
+			if math.Abs(fd-analytic) > 0.02*math.Abs(fd)+1e-3 {
+				t.Errorf("%s/%s trial %d: directional derivative %v, finite difference %v", af.algo, af.form, trial, analytic, fd)
+			}
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package plot draws the PNG figures of training runs with gonum.org/v1/plot: curves of one
+// quantity against iterations, one line per series.
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Series is one named curve.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+var palette = []color.RGBA{
+	{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 255},
+	{R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255},
+}
+
+// Lines writes a PNG of the series to path (atomically: temp file + rename). Series with no points
+// are skipped; colours repeat after six series unless colorOf maps a series to a palette index.
+func Lines(path, title, xLabel, yLabel string, series []Series, colorOf func(i int) int) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	for i, s := range series {
+		if len(s.X) == 0 {
+			continue
+		}
+		if len(s.X) != len(s.Y) {
+			return fmt.Errorf("plot: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
+		}
+		pts := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			pts[j].X, pts[j].Y = s.X[j], s.Y[j]
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return fmt.Errorf("plot: series %q: %w", s.Name, err)
+		}
+		c := i
+		if colorOf != nil {
+			c = colorOf(i)
+		}
+		l.Color = palette[c%len(palette)]
+		l.Width = vg.Points(1.2)
+		p.Add(l)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".plot-*.png")
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	if err := p.Save(8*vg.Inch, 5*vg.Inch, tmp.Name()); err != nil {
+		return fmt.Errorf("plot: save %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+// Package rollout samples whole episodes from a VecEnv with a PCL model: all copies start together,
+// step in lockstep (the VecEnv in AutoresetDisabled mode) until every copy has ended, and come back
+// as episodes with their final observations, rewards and terminated/truncated flags.
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/policy"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
+)
+
+// Sampler collects batches of episodes from one VecEnv.
+type Sampler struct {
+	env      envs.VecEnv
+	model    *pcl.Model
+	maxSteps int
+}
+
+// Result is one batch of episodes with policy statistics over the visited states.
+type Result struct {
+	Episodes []*episode.Episode
+	Stats    pcl.Stats
+	// MeanReward is the mean total reward per episode.
+	MeanReward float64
+	// EnvSteps is the number of environment steps taken by live copies.
+	EnvSteps int
+}
+
+// CheckEnv verifies that env fits a PCL model: Discrete observations and actions, autoreset
+// disabled. It returns the model's Spec (action components from envs.ActionFactors when the env
+// has them, else one component).
+func CheckEnv(env envs.VecEnv) (pcl.Spec, error) {
+	if env.AutoresetMode() != envs.AutoresetDisabled {
+		return pcl.Spec{}, fmt.Errorf("rollout: env autoreset mode is %v, the sampler needs %v", env.AutoresetMode(), envs.AutoresetDisabled)
+	}
+	obs, ok := env.ObservationSpace().(envs.Discrete)
+	if !ok || obs.Start != 0 {
+		return pcl.Spec{}, fmt.Errorf("rollout: observation space %v is not Discrete(n) starting at 0", env.ObservationSpace())
+	}
+	act, ok := env.ActionSpace().(envs.Discrete)
+	if !ok || act.Start != 0 {
+		return pcl.Spec{}, fmt.Errorf("rollout: action space %v is not Discrete(n) starting at 0 (combine Tuple actions first)", env.ActionSpace())
+	}
+	spec := pcl.Spec{ObsVocab: int(obs.N), ActionComponents: []int{int(act.N)}}
+	if f, ok := env.(envs.ActionFactors); ok {
+		comps := f.ActionComponents()
+		spec.ActionComponents = spec.ActionComponents[:0]
+		for _, c := range comps {
+			spec.ActionComponents = append(spec.ActionComponents, int(c))
+		}
+		if spec.NumActions() != int(act.N) {
+			return pcl.Spec{}, fmt.Errorf("rollout: action components %v do not multiply to |A| = %d", comps, act.N)
+		}
+	}
+	return spec, nil
+}
+
+// NewSampler returns a sampler of at most maxSteps steps per episode (longer ones are truncated).
+func NewSampler(env envs.VecEnv, model *pcl.Model, maxSteps int) (*Sampler, error) {
+	spec, err := CheckEnv(env)
+	if err != nil {
+		return nil, err
+	}
+	if spec.ObsVocab != model.Spec.ObsVocab || spec.NumActions() != model.Spec.NumActions() {
+		return nil, fmt.Errorf("rollout: env has %d observations and %d actions, the model %d and %d", spec.ObsVocab, spec.NumActions(), model.Spec.ObsVocab, model.Spec.NumActions())
+	}
+	if maxSteps < 1 {
+		return nil, fmt.Errorf("rollout: max steps %d, want >= 1", maxSteps)
+	}
+	return &Sampler{env: env, model: model, maxSteps: maxSteps}, nil
+}
+
+// Sample plays one episode in every copy. Copy i is reset with seed seedBase+i, so a batch is a
+// function of the model, seedBase and rng alone (and the env's curriculum). With greedy the
+// policy's most likely action is taken; otherwise actions are drawn from the policy with rng.
+// Episodes are tagged with iteration.
+func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, iteration int, seedBase int64) (Result, error) {
+	n := s.env.NumEnvs()
+	req := envs.ResetRequest{Seeds: make([]int64, n)}
+	for i := range req.Seeds {
+		req.Seeds[i] = seedBase + int64(i)
+	}
+	obs, _, err := s.env.Reset(ctx, req)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollout: reset: %w", err)
+	}
+	m := s.model
+	spec := m.Spec
+	F, K := spec.Features(), spec.NumActions()
+	eps := make([]*episode.Episode, n)
+	for i := range eps {
+		eps[i] = &episode.Episode{Obs: []int32{int32(obs.Ints[i])}, Iteration: iteration}
+	}
+	sizes := m.Net.Config().HeadSizes
+	heads := make([]*tensor.Matrix, len(sizes))
+	for i, sz := range sizes {
+		heads[i] = tensor.New(n, sz)
+	}
+	state := m.Net.NewState(n)
+	tokens := make([]int32, n*F)
+	done := make([]bool, n)
+	actions := envs.NewArray(envs.Int64, n)
+	p, z := make([]float32, K), make([]float32, K)
+	var res Result
+	live := n
+	for step := 0; live > 0; step++ {
+		if err := ctx.Err(); err != nil {
+			return Result{}, fmt.Errorf("rollout: %w", err)
+		}
+		for i, e := range eps {
+			row := tokens[i*F : (i+1)*F]
+			row[0] = e.Obs[len(e.Obs)-1]
+			prev := -1
+			if len(e.Actions) > 0 {
+				prev = int(e.Actions[len(e.Actions)-1])
+			}
+			spec.PrevActionTokens(row[1:], prev)
+		}
+		if err := m.Net.Step(state, tokens, heads); err != nil {
+			return Result{}, fmt.Errorf("rollout: %w", err)
+		}
+		for i := range eps {
+			actions.Ints[i] = 0
+			if done[i] {
+				continue
+			}
+			m.Probs(p, z, heads[0].Row(i))
+			var a int
+			if greedy {
+				a = policy.Greedy(z, nil)
+			} else {
+				a = policy.Sample(p, rng)
+			}
+			if a < 0 {
+				return Result{}, fmt.Errorf("rollout: copy %d: the policy has no valid action (non-finite logits?)", i)
+			}
+			res.Stats.Add(p)
+			actions.Ints[i] = int64(a)
+		}
+		out, err := s.env.Step(ctx, actions)
+		if err != nil {
+			return Result{}, fmt.Errorf("rollout: step: %w", err)
+		}
+		for i, e := range eps {
+			if done[i] {
+				continue
+			}
+			e.Actions = append(e.Actions, int32(actions.Ints[i]))
+			e.Rewards = append(e.Rewards, out.Rewards[i])
+			e.Obs = append(e.Obs, int32(out.Obs.Ints[i]))
+			res.EnvSteps++
+			switch {
+			case out.Terminated[i]:
+				e.Terminated, done[i] = true, true
+			case out.Truncated[i] || e.Len() >= s.maxSteps:
+				done[i] = true
+			}
+			if done[i] {
+				live--
+			}
+		}
+	}
+	res.Episodes = eps
+	for _, e := range eps {
+		res.MeanReward += e.TotalReward()
+	}
+	res.MeanReward /= float64(n)
+	return res, nil
+}
