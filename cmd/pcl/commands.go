@@ -3,6 +3,7 @@ package main
 // commands lists the subcommands in the order `pcl help` shows them. Each lives in its own file.
 func commands() []command {
 	return []command{
+		{"envbench", "measure env stepping: in-process Gymnasium vs the bridge, transport cost, Go-native vs Python", runEnvBench},
 		{"list", "list the environments and their spaces", runList},
 		{"play", "play an environment from the terminal, or replay a list of actions", runPlay},
 		{"train", "train sparse / soft / Tsallis PCL on an environment", runTrain},

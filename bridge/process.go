@@ -1,0 +1,252 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ServerOptions says how to start a local server process.
+type ServerOptions struct {
+	// Python is the interpreter. Empty: $SPARSEPCL_PYTHON, else <Root>/.venv/bin/python if it exists, else python3.
+	Python string
+	// Root is the directory holding python_server/. Empty: $SPARSEPCL_ROOT, else the nearest ancestor
+	// of the working directory that holds python_server/__main__.py.
+	Root string
+	// AllowImports lets the server make "module:Class" env ids.
+	AllowImports bool
+	// IdleTimeout closes the envs of a silent client (0: the server's default of 300 s; <0: never).
+	IdleTimeout time.Duration
+	// MaxMessageBytes caps requests on the server (0: the server's default of 64 MiB).
+	MaxMessageBytes int
+	// StartTimeout bounds the wait for the ready handshake (0: 60 s).
+	StartTimeout time.Duration
+	// Stderr receives the server's stderr (nil: kept only as a tail for error messages).
+	Stderr io.Writer
+}
+
+// Server is a server process started by this package.
+type Server struct {
+	// Endpoint is the ipc:// address the server listens on.
+	Endpoint string
+	cmd      *exec.Cmd
+	dir      string
+	exited   chan struct{}
+	waitErr  error
+	tail     *tailBuffer
+	stopOnce sync.Once
+	stopCtx  chan struct{}
+}
+
+// FindRoot returns the directory holding python_server/ (see ServerOptions.Root).
+func FindRoot() (string, error) {
+	if r := os.Getenv("SPARSEPCL_ROOT"); r != "" {
+		return r, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("bridge: find python_server: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "python_server", "__main__.py")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("bridge: no python_server/ in the working directory or its parents (set SPARSEPCL_ROOT)")
+		}
+		dir = parent
+	}
+}
+
+// FindPython returns the interpreter to run the server with (see ServerOptions.Python).
+func FindPython(root string) string {
+	if p := os.Getenv("SPARSEPCL_PYTHON"); p != "" {
+		return p
+	}
+	venv := filepath.Join(root, ".venv", "bin", "python")
+	if _, err := os.Stat(venv); err == nil {
+		return venv
+	}
+	return "python3"
+}
+
+// StartServer starts a server on a fresh ipc endpoint and waits for its ready handshake. The process
+// is killed by Close, or when ctx is cancelled.
+func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	root := opts.Root
+	if root == "" {
+		r, err := FindRoot()
+		if err != nil {
+			return nil, err
+		}
+		root = r
+	}
+	python := opts.Python
+	if python == "" {
+		python = FindPython(root)
+	}
+	dir, err := os.MkdirTemp("", "sparsepcl-bridge-")
+	if err != nil {
+		return nil, fmt.Errorf("bridge: temp dir for the server socket: %w", err)
+	}
+	endpoint := "ipc://" + filepath.Join(dir, "env.sock")
+	args := []string{"-m", "python_server", "--bind", endpoint}
+	if opts.AllowImports {
+		args = append(args, "--allow-imports")
+	}
+	switch {
+	case opts.IdleTimeout < 0:
+		args = append(args, "--idle-timeout", "0")
+	case opts.IdleTimeout > 0:
+		args = append(args, "--idle-timeout", strconv.FormatFloat(opts.IdleTimeout.Seconds(), 'f', -1, 64))
+	}
+	if opts.MaxMessageBytes > 0 {
+		args = append(args, "--max-message-bytes", strconv.Itoa(opts.MaxMessageBytes))
+	}
+	cmd := exec.Command(python, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+root)
+	cmd.SysProcAttr = procAttr()
+	s := &Server{Endpoint: endpoint, cmd: cmd, dir: dir, exited: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}, stopCtx: make(chan struct{})}
+	var errw io.Writer = s.tail
+	if opts.Stderr != nil {
+		errw = io.MultiWriter(s.tail, opts.Stderr)
+	}
+	cmd.Stderr = errw
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("bridge: server stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("bridge: start server %s: %w", python, err)
+	}
+	ready := make(chan error, 1)
+	go func() {
+		r := bufio.NewReader(stdout)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			ready <- fmt.Errorf("no ready handshake: %w", err)
+		} else {
+			ready <- checkHandshake(line, endpoint)
+		}
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	go func() { // kill on context cancel
+		select {
+		case <-ctx.Done():
+			s.kill()
+		case <-s.stopCtx:
+		case <-s.exited:
+		}
+	}()
+	timeout := opts.StartTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err = <-ready:
+	case <-s.exited:
+		err = fmt.Errorf("server exited before it was ready: %w", s.exitErr())
+	case <-timer.C:
+		err = fmt.Errorf("no ready handshake within %v", timeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("bridge: start server (%s -m python_server in %s): %w", python, root, err)
+	}
+	return s, nil
+}
+
+func checkHandshake(line, endpoint string) error {
+	var h struct {
+		Ready    bool   `json:"ready"`
+		Protocol int    `json:"protocol"`
+		Endpoint string `json:"endpoint"`
+	}
+	if err := json.Unmarshal([]byte(line), &h); err != nil {
+		return fmt.Errorf("bad ready handshake %q: %w", line, err)
+	}
+	if !h.Ready || h.Endpoint != endpoint {
+		return fmt.Errorf("bad ready handshake %q", line)
+	}
+	if h.Protocol != ProtocolVersion {
+		return fmt.Errorf("server speaks protocol %d, this client %d", h.Protocol, ProtocolVersion)
+	}
+	return nil
+}
+
+// Exited closes when the process has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// exitErr describes how the process ended, with the tail of its stderr.
+func (s *Server) exitErr() error {
+	return fmt.Errorf("server process exited (%v); stderr tail: %s", s.waitErr, s.tail.String())
+}
+
+func (s *Server) kill() {
+	if s.cmd.Process != nil {
+		_ = killGroup(s.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// Close stops the server (SIGTERM, then SIGKILL after 2 s), waits for it and removes its socket directory.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() {
+		close(s.stopCtx)
+		if s.cmd.Process != nil {
+			_ = killGroup(s.cmd.Process.Pid, syscall.SIGTERM)
+		}
+		select {
+		case <-s.exited:
+		case <-time.After(2 * time.Second):
+			s.kill()
+			<-s.exited
+		}
+		os.RemoveAll(s.dir)
+	})
+	return nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,584 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sparsepcl/sparsepcl/envs"
+)
+
+// Config describes the remote VecEnv to make.
+type Config struct {
+	EnvID   string         // a registered Gymnasium id, e.g. "HalfCheetah-v5" or "Copy-v0"
+	Kwargs  map[string]any // passed to gymnasium.make
+	NumEnvs int
+	// Seeds, when non-nil (len NumEnvs), seed each copy at its first reset that gives no seed.
+	Seeds     []int64
+	Autoreset envs.AutoresetMode
+	// Infos asks for the per-copy info dicts of reset and step (off by default: they cost time).
+	Infos bool
+	// Timeout bounds every call whose context has no deadline (0: 60 s).
+	Timeout time.Duration
+	// MaxReplyBytes caps replies before decoding (0: 256 MiB).
+	MaxReplyBytes int
+}
+
+// VecEnv is an envs.VecEnv whose copies live in one or more Python servers.
+type VecEnv struct {
+	cfg      Config
+	shards   []*shard
+	servers  []*Server // started by Start; stopped by Close
+	obsSpace envs.Space
+	actSpace envs.Space
+	n        int
+	obsSize  int
+	actSize  int
+
+	obs    envs.Array
+	res    envs.StepResult
+	closed bool
+	broken error
+	// EnvSeconds is the time the servers spent inside env.reset/env.step during the last call
+	// (summed over servers): what is left of the wall time is transport.
+	EnvSeconds float64
+	Hello      Hello
+}
+
+// shard is the copies [lo, hi) held by one env group on one server.
+type shard struct {
+	c      *conn
+	handle int64
+	lo, hi int
+}
+
+var _ envs.VecEnv = (*VecEnv)(nil)
+
+// Start starts `servers` local server processes (at least 1), spreads cfg.NumEnvs copies over them
+// and returns the VecEnv; Close stops the servers. Cancelling ctx kills them.
+func Start(ctx context.Context, cfg Config, servers int, opts ServerOptions) (*VecEnv, error) {
+	if servers < 1 {
+		return nil, fmt.Errorf("bridge: need at least one server, got %d", servers)
+	}
+	started := make([]*Server, 0, servers)
+	stopAll := func() {
+		for _, s := range started {
+			s.Close()
+		}
+	}
+	type res struct {
+		s   *Server
+		err error
+	}
+	ch := make(chan res, servers)
+	for range servers {
+		go func() {
+			s, err := StartServer(ctx, opts)
+			ch <- res{s, err}
+		}()
+	}
+	var firstErr error
+	for range servers {
+		r := <-ch
+		if r.err != nil {
+			firstErr = cmpErr(firstErr, r.err)
+			continue
+		}
+		started = append(started, r.s)
+	}
+	if firstErr != nil {
+		stopAll()
+		return nil, firstErr
+	}
+	eps := make([]string, len(started))
+	for i, s := range started {
+		eps[i] = s.Endpoint
+	}
+	e, err := dial(ctx, cfg, eps, started)
+	if err != nil {
+		stopAll()
+		return nil, err
+	}
+	e.servers = started
+	return e, nil
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// Dial connects to running servers (e.g. tcp://127.0.0.1:5555) and spreads the copies over them.
+func Dial(ctx context.Context, cfg Config, endpoints ...string) (*VecEnv, error) {
+	if len(endpoints) == 0 {
+		return nil, errors.New("bridge: no endpoints to dial")
+	}
+	return dial(ctx, cfg, endpoints, nil)
+}
+
+func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server) (*VecEnv, error) {
+	if cfg.NumEnvs < 1 {
+		return nil, fmt.Errorf("bridge: NumEnvs must be >= 1, got %d", cfg.NumEnvs)
+	}
+	if len(endpoints) > cfg.NumEnvs {
+		return nil, fmt.Errorf("bridge: %d servers for %d copies", len(endpoints), cfg.NumEnvs)
+	}
+	if cfg.Seeds != nil && len(cfg.Seeds) != cfg.NumEnvs {
+		return nil, fmt.Errorf("bridge: %d seeds for %d copies", len(cfg.Seeds), cfg.NumEnvs)
+	}
+	if cfg.Autoreset != envs.AutoresetNextStep && cfg.Autoreset != envs.AutoresetDisabled {
+		return nil, fmt.Errorf("bridge: unsupported autoreset mode %v", cfg.Autoreset)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = 256 << 20
+	}
+	ctx, cancel := withDeadline(ctx, cfg.Timeout)
+	defer cancel()
+	e := &VecEnv{cfg: cfg, n: cfg.NumEnvs}
+	fail := func(err error) (*VecEnv, error) {
+		e.Close()
+		return nil, err
+	}
+	for k, ep := range endpoints {
+		c, err := dialConn(ctx, ep, cfg.MaxReplyBytes)
+		if err != nil {
+			return fail(err)
+		}
+		if servers != nil {
+			s := servers[k]
+			c.dead, c.deadFn = s.Exited(), s.exitErr
+		}
+		lo, hi := k*cfg.NumEnvs/len(endpoints), (k+1)*cfg.NumEnvs/len(endpoints)
+		e.shards = append(e.shards, &shard{c: c, lo: lo, hi: hi})
+	}
+	// hello, then make, on every server at once.
+	hellos := make([]*pending, len(e.shards))
+	for k, sh := range e.shards {
+		p, err := sh.c.send("hello", map[string]any{"op": "hello"})
+		if err != nil {
+			return fail(err)
+		}
+		hellos[k] = p
+	}
+	for k, p := range hellos {
+		var h Hello
+		if err := p.recv(ctx, &h); err != nil {
+			return fail(err)
+		}
+		if h.Protocol != ProtocolVersion {
+			return fail(fmt.Errorf("bridge: server %s speaks protocol %d, this client %d", e.shards[k].c.endpoint, h.Protocol, ProtocolVersion))
+		}
+		e.Hello = h
+	}
+	makes := make([]*pending, len(e.shards))
+	for k, sh := range e.shards {
+		req := map[string]any{"op": "make", "env_id": cfg.EnvID, "kwargs": cfg.Kwargs, "num_envs": sh.hi - sh.lo,
+			"autoreset": cfg.Autoreset.String(), "infos": cfg.Infos}
+		if cfg.Seeds != nil {
+			req["seeds"] = cfg.Seeds[sh.lo:sh.hi]
+		}
+		p, err := sh.c.send("make", req)
+		if err != nil {
+			return fail(err)
+		}
+		makes[k] = p
+	}
+	var firstErr error
+	for k, p := range makes {
+		var r struct {
+			Handle int64     `msgpack:"handle"`
+			Obs    wireSpace `msgpack:"observation_space"`
+			Act    wireSpace `msgpack:"action_space"`
+		}
+		if err := p.recv(ctx, &r); err != nil {
+			firstErr = cmpErr(firstErr, e.shiftCopy(err, e.shards[k]))
+			continue
+		}
+		e.shards[k].handle = r.Handle
+		obs, err := r.Obs.toSpace(0)
+		if err != nil {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: observation space of %s: %w", cfg.EnvID, err))
+			continue
+		}
+		act, err := r.Act.toSpace(0)
+		if err != nil {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: action space of %s: %w", cfg.EnvID, err))
+			continue
+		}
+		if e.obsSpace == nil {
+			e.obsSpace, e.actSpace = obs, act
+		} else if obs.String() != e.obsSpace.String() || act.String() != e.actSpace.String() {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: servers disagree on the spaces of %s: %v %v vs %v %v", cfg.EnvID, obs, act, e.obsSpace, e.actSpace))
+		}
+	}
+	if firstErr != nil {
+		return fail(firstErr)
+	}
+	e.obsSize, e.actSize = e.obsSpace.FlatSize(), e.actSpace.FlatSize()
+	e.obs = envs.NewBatch(e.obsSpace, e.n)
+	e.res = envs.StepResult{Obs: envs.NewBatch(e.obsSpace, e.n), Rewards: make([]float64, e.n), Terminated: make([]bool, e.n), Truncated: make([]bool, e.n)}
+	return e, nil
+}
+
+// shiftCopy turns a shard-local copy index in a remote error into a global one.
+func (e *VecEnv) shiftCopy(err error, sh *shard) error {
+	var re *RemoteError
+	if errors.As(err, &re) {
+		if re.Copy >= 0 {
+			re.Copy += sh.lo
+		}
+		if re.Fatal {
+			e.broken = err
+		}
+	}
+	return err
+}
+
+func (e *VecEnv) NumEnvs() int                      { return e.n }
+func (e *VecEnv) ObservationSpace() envs.Space      { return e.obsSpace }
+func (e *VecEnv) ActionSpace() envs.Space           { return e.actSpace }
+func (e *VecEnv) AutoresetMode() envs.AutoresetMode { return e.cfg.Autoreset }
+
+// Endpoints lists the servers the copies are spread over, in copy order.
+func (e *VecEnv) Endpoints() []string {
+	out := make([]string, len(e.shards))
+	for i, sh := range e.shards {
+		out[i] = sh.c.endpoint
+	}
+	return out
+}
+
+func (e *VecEnv) usable() error {
+	if e.closed {
+		return ErrClosed
+	}
+	if e.broken != nil {
+		return fmt.Errorf("bridge: env group unusable after an earlier fatal error: %w", e.broken)
+	}
+	return nil
+}
+
+// Reset implements envs.VecEnv.
+func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, []envs.Info, error) {
+	if err := e.usable(); err != nil {
+		return envs.Array{}, nil, err
+	}
+	for name, l := range map[string]int{"Seeds": len(req.Seeds), "Mask": len(req.Mask), "PerCopy": len(req.PerCopy)} {
+		if l != 0 && l != e.n {
+			return envs.Array{}, nil, fmt.Errorf("bridge: reset: %s has %d entries for %d copies", name, l, e.n)
+		}
+	}
+	for i, s := range req.Seeds {
+		if s < 0 {
+			return envs.Array{}, nil, fmt.Errorf("bridge: reset: copy %d: negative seed %d", i, s)
+		}
+	}
+	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	defer cancel()
+	type sent struct {
+		sh *shard
+		p  *pending
+	}
+	var all []sent
+	for _, sh := range e.shards {
+		r := map[string]any{"op": "reset", "handle": sh.handle}
+		if req.Mask != nil {
+			m := req.Mask[sh.lo:sh.hi]
+			anySet := false
+			ints := make([]int64, len(m))
+			for i, b := range m {
+				if b {
+					ints[i], anySet = 1, true
+				}
+			}
+			if !anySet {
+				continue
+			}
+			r["mask"] = encodeArray(envs.Array{DType: envs.Bool, Ints: ints}, envs.Bool, []int{len(m)})
+		}
+		if req.Seeds != nil {
+			r["seeds"] = req.Seeds[sh.lo:sh.hi]
+		}
+		if req.Options != nil {
+			r["options"] = req.Options
+		}
+		if req.PerCopy != nil {
+			r["per_copy"] = req.PerCopy[sh.lo:sh.hi]
+		}
+		p, err := sh.c.send("reset", r)
+		if err != nil {
+			return envs.Array{}, nil, err
+		}
+		all = append(all, sent{sh, p})
+	}
+	var infos []envs.Info
+	if e.cfg.Infos {
+		infos = make([]envs.Info, e.n)
+	}
+	e.EnvSeconds = 0
+	var firstErr error
+	for _, s := range all {
+		var r struct {
+			Obs        wireArray        `msgpack:"obs"`
+			Infos      []map[string]any `msgpack:"infos"`
+			EnvSeconds float64          `msgpack:"env_seconds"`
+		}
+		if err := s.p.recv(ctx, &r); err != nil {
+			firstErr = cmpErr(firstErr, e.shiftCopy(err, s.sh))
+			continue
+		}
+		if err := e.storeObs(e.obs, &r.Obs, s.sh.lo, s.sh.hi); err != nil {
+			firstErr = cmpErr(firstErr, err)
+			continue
+		}
+		e.storeInfos(infos, r.Infos, s.sh.lo, s.sh.hi)
+		e.EnvSeconds += r.EnvSeconds
+	}
+	if firstErr != nil {
+		return envs.Array{}, nil, firstErr
+	}
+	return e.obs, infos, nil
+}
+
+// storeObs checks a received observation batch and copies it into rows [lo, hi) of dst.
+func (e *VecEnv) storeObs(dst envs.Array, w *wireArray, lo, hi int) error {
+	d := e.obsSpace.DType()
+	if err := checkArray(w, "observations", d, []int{hi - lo, e.obsSize}); err != nil {
+		return fmt.Errorf("bridge: %w", err)
+	}
+	if d.IsFloat() {
+		decodeInto(w, d, dst.Floats[lo*e.obsSize:hi*e.obsSize], nil)
+	} else {
+		decodeInto(w, d, nil, dst.Ints[lo*e.obsSize:hi*e.obsSize])
+	}
+	return nil
+}
+
+func (e *VecEnv) storeInfos(dst []envs.Info, src []map[string]any, lo, hi int) {
+	if dst == nil || len(src) != hi-lo {
+		return
+	}
+	for i, m := range src {
+		if m != nil {
+			dst[lo+i] = envs.Info(plainInfo(m).(map[string]any))
+		}
+	}
+}
+
+// checkActions rejects actions of the wrong dtype, shape or range before anything is sent.
+func (e *VecEnv) checkActions(a envs.Array, rows, offset int) error {
+	if err := a.Validate(); err != nil {
+		return fmt.Errorf("bridge: actions: %w", err)
+	}
+	if a.DType != e.actSpace.DType() {
+		return fmt.Errorf("bridge: actions have dtype %s, %v needs %s", a.DType, e.actSpace, e.actSpace.DType())
+	}
+	if a.Rows() != rows || a.RowSize() != e.actSize {
+		return fmt.Errorf("bridge: actions have shape %v, want %d rows of %d elements", a.Shape, rows, e.actSize)
+	}
+	for r := range rows {
+		v, err := envs.ReadRow(e.actSpace, a, r)
+		if err == nil {
+			err = e.actSpace.Check(v)
+		}
+		if err != nil {
+			return fmt.Errorf("bridge: action of copy %d: %w", offset+r, err)
+		}
+	}
+	return nil
+}
+
+// PendingStep is a sub-batch step sent with StepAsync whose results have not been collected.
+type PendingStep struct {
+	e      *VecEnv
+	lo, hi int
+	parts  []stepPart
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+type stepPart struct {
+	sh     *shard
+	p      *pending
+	lo, hi int // global copy range of this part
+}
+
+// StepAsync validates and sends the actions of copies [lo, hi) (rows of actions: hi-lo) and returns
+// without waiting, so the caller can work while the servers step. Collect with Wait. Sub-batches in
+// flight must not overlap.
+func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) (*PendingStep, error) {
+	if err := e.usable(); err != nil {
+		return nil, err
+	}
+	if lo < 0 || hi > e.n || lo >= hi {
+		return nil, fmt.Errorf("bridge: step: copy range [%d, %d) not inside [0, %d)", lo, hi, e.n)
+	}
+	if err := e.checkActions(actions, hi-lo, lo); err != nil {
+		return nil, err
+	}
+	ps := &PendingStep{e: e, lo: lo, hi: hi}
+	ps.ctx, ps.cancel = withDeadline(ctx, e.cfg.Timeout)
+	d := e.actSpace.DType()
+	for _, sh := range e.shards {
+		a, b := max(lo, sh.lo), min(hi, sh.hi)
+		if a >= b {
+			continue
+		}
+		part := envs.Array{DType: actions.DType}
+		if d.IsFloat() {
+			part.Floats = actions.Floats[(a-lo)*e.actSize : (b-lo)*e.actSize]
+		} else {
+			part.Ints = actions.Ints[(a-lo)*e.actSize : (b-lo)*e.actSize]
+		}
+		req := stepRequest{Op: "step", Handle: sh.handle, Lo: a - sh.lo, Hi: b - sh.lo, Actions: encodeArray(part, d, []int{b - a, e.actSize})}
+		p, err := sh.c.send("step", &req)
+		if err != nil {
+			ps.abandon()
+			return nil, err
+		}
+		ps.parts = append(ps.parts, stepPart{sh: sh, p: p, lo: a, hi: b})
+	}
+	return ps, nil
+}
+
+type stepRequest struct {
+	Op      string    `msgpack:"op"`
+	Handle  int64     `msgpack:"handle"`
+	Lo      int       `msgpack:"lo"`
+	Hi      int       `msgpack:"hi"`
+	Actions wireArray `msgpack:"actions"`
+}
+
+type stepReply struct {
+	Obs        wireArray        `msgpack:"obs"`
+	Rewards    wireArray        `msgpack:"rewards"`
+	Terminated wireArray        `msgpack:"terminated"`
+	Truncated  wireArray        `msgpack:"truncated"`
+	Infos      []map[string]any `msgpack:"infos"`
+	EnvSeconds float64          `msgpack:"env_seconds"`
+}
+
+func (ps *PendingStep) abandon() {
+	for _, pt := range ps.parts {
+		pt.p.abandon()
+	}
+	ps.cancel()
+}
+
+// Wait collects a sub-batch into the VecEnv's step buffers (rows [lo, hi) of StepResult) and returns
+// the whole-batch StepResult; rows outside [lo, hi) hold whatever the last steps left there.
+func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
+	defer ps.cancel()
+	e := ps.e
+	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	defer cancel()
+	var firstErr error
+	var tmp [3][]int64
+	if e.cfg.Infos && e.res.Infos == nil {
+		e.res.Infos = make([]envs.Info, e.n)
+	}
+	envSec := 0.0
+	for _, pt := range ps.parts {
+		var r stepReply
+		err := pt.p.recv(ctx, &r)
+		if err == nil {
+			err = ps.ctx.Err()
+		}
+		if err != nil {
+			firstErr = cmpErr(firstErr, e.shiftCopy(err, pt.sh))
+			continue
+		}
+		m := pt.hi - pt.lo
+		if err := e.storeObs(e.res.Obs, &r.Obs, pt.lo, pt.hi); err != nil {
+			firstErr = cmpErr(firstErr, err)
+			continue
+		}
+		if err := checkArray(&r.Rewards, "rewards", envs.Float64, []int{m}); err != nil {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: %w", err))
+			continue
+		}
+		decodeInto(&r.Rewards, envs.Float64, e.res.Rewards[pt.lo:pt.hi], nil)
+		flagErr := error(nil)
+		for k, w := range []*wireArray{&r.Terminated, &r.Truncated} {
+			if err := checkArray(w, "end flags", envs.Bool, []int{m}); err != nil {
+				flagErr = fmt.Errorf("bridge: %w", err)
+				break
+			}
+			tmp[k] = append(tmp[k][:0], make([]int64, m)...)
+			decodeInto(w, envs.Bool, nil, tmp[k])
+		}
+		if flagErr != nil {
+			firstErr = cmpErr(firstErr, flagErr)
+			continue
+		}
+		for i := range m {
+			e.res.Terminated[pt.lo+i] = tmp[0][i] != 0
+			e.res.Truncated[pt.lo+i] = tmp[1][i] != 0
+		}
+		if e.cfg.Infos {
+			for i := pt.lo; i < pt.hi; i++ {
+				e.res.Infos[i] = nil
+			}
+			e.storeInfos(e.res.Infos, r.Infos, pt.lo, pt.hi)
+		}
+		envSec += r.EnvSeconds
+	}
+	e.EnvSeconds = envSec
+	if firstErr != nil {
+		return envs.StepResult{}, firstErr
+	}
+	return e.res, nil
+}
+
+// Step implements envs.VecEnv: one batch, each server stepping its copies at the same time.
+func (e *VecEnv) Step(ctx context.Context, actions envs.Array) (envs.StepResult, error) {
+	ps, err := e.StepAsync(ctx, 0, e.n, actions)
+	if err != nil {
+		return envs.StepResult{}, err
+	}
+	return ps.Wait(ctx)
+}
+
+// Ping round-trips a no-op to every server.
+func (e *VecEnv) Ping(ctx context.Context) error {
+	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	defer cancel()
+	for _, sh := range e.shards {
+		if err := sh.c.call(ctx, "ping", map[string]any{"op": "ping"}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the remote env groups (best effort, 2 s), the connections and any servers Start started.
+func (e *VecEnv) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var firstErr error
+	for _, sh := range e.shards {
+		if sh.handle != 0 && e.broken == nil {
+			if err := sh.c.call(ctx, "close", map[string]any{"op": "close", "handle": sh.handle}, nil); err != nil && !errors.Is(err, ErrConnectionLost) {
+				firstErr = cmpErr(firstErr, err)
+			}
+		}
+		sh.c.close()
+	}
+	for _, s := range e.servers {
+		s.Close()
+	}
+	if firstErr != nil && len(e.servers) == 0 {
+		return fmt.Errorf("bridge: close: %w", firstErr)
+	}
+	return nil
+}

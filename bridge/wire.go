@@ -1,0 +1,288 @@
+package bridge
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/sparsepcl/sparsepcl/envs"
+)
+
+// ProtocolVersion is the version of PROTOCOL.md this client speaks; hello and the ready handshake check it.
+const ProtocolVersion = 1
+
+// wireArray is an array on the wire: raw little-endian bytes with an explicit dtype and shape.
+type wireArray struct {
+	DType string `msgpack:"dtype"`
+	Shape []int  `msgpack:"shape"`
+	Data  []byte `msgpack:"data"`
+}
+
+func itemSize(d envs.DType) int {
+	switch d {
+	case envs.Int64, envs.Float64:
+		return 8
+	case envs.Int32, envs.Float32:
+		return 4
+	default:
+		return 1
+	}
+}
+
+// encodeArray packs the row-major values of a (already validated) into wire bytes of dtype d.
+func encodeArray(a envs.Array, d envs.DType, shape []int) wireArray {
+	n := a.Len()
+	buf := make([]byte, n*itemSize(d))
+	switch d {
+	case envs.Float64:
+		for i, x := range a.Floats {
+			binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(x))
+		}
+	case envs.Float32:
+		for i, x := range a.Floats {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(x)))
+		}
+	case envs.Int64:
+		for i, x := range a.Ints {
+			binary.LittleEndian.PutUint64(buf[8*i:], uint64(x))
+		}
+	case envs.Int32:
+		for i, x := range a.Ints {
+			binary.LittleEndian.PutUint32(buf[4*i:], uint32(int32(x)))
+		}
+	default: // int8, uint8, bool: one byte
+		for i, x := range a.Ints {
+			buf[i] = byte(x)
+		}
+	}
+	return wireArray{DType: d.String(), Shape: shape, Data: buf}
+}
+
+// checkArray validates a received array's dtype, shape and byte count.
+func checkArray(w *wireArray, what string, want envs.DType, shape []int) error {
+	d, err := envs.ParseDType(w.DType)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if d != want {
+		return fmt.Errorf("%s: dtype %s, want %s", what, d, want)
+	}
+	if len(w.Shape) != len(shape) {
+		return fmt.Errorf("%s: shape %v, want %v", what, w.Shape, shape)
+	}
+	n := 1
+	for i := range shape {
+		if w.Shape[i] != shape[i] {
+			return fmt.Errorf("%s: shape %v, want %v", what, w.Shape, shape)
+		}
+		n *= shape[i]
+	}
+	if len(w.Data) != n*itemSize(d) {
+		return fmt.Errorf("%s: %d bytes for shape %v of %s", what, len(w.Data), shape, d)
+	}
+	return nil
+}
+
+// decodeInto writes a checked array's values into dst (floats or ints, as its dtype says).
+func decodeInto(w *wireArray, d envs.DType, floats []float64, ints []int64) {
+	b := w.Data
+	switch d {
+	case envs.Float64:
+		for i := range floats {
+			floats[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	case envs.Float32:
+		for i := range floats {
+			floats[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+	case envs.Int64:
+		for i := range ints {
+			ints[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	case envs.Int32:
+		for i := range ints {
+			ints[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+	case envs.Int8:
+		for i := range ints {
+			ints[i] = int64(int8(b[i]))
+		}
+	default: // uint8, bool
+		for i := range ints {
+			ints[i] = int64(b[i])
+		}
+	}
+}
+
+// decodeArray turns any well-formed wire array into an envs.Array (used for space bounds and infos).
+func decodeArray(w *wireArray, what string) (envs.Array, error) {
+	d, err := envs.ParseDType(w.DType)
+	if err != nil {
+		return envs.Array{}, fmt.Errorf("%s: %w", what, err)
+	}
+	for _, s := range w.Shape {
+		if s < 0 || s > len(w.Data) {
+			return envs.Array{}, fmt.Errorf("%s: bad shape %v", what, w.Shape)
+		}
+	}
+	if err := checkArray(w, what, d, w.Shape); err != nil {
+		return envs.Array{}, err
+	}
+	a := envs.NewArray(d, w.Shape...)
+	decodeInto(w, d, a.Floats, a.Ints)
+	return a, nil
+}
+
+// wireSpace describes a space; which fields are set depends on Kind.
+type wireSpace struct {
+	Kind   string      `msgpack:"kind"`
+	N      int64       `msgpack:"n"`
+	Start  int64       `msgpack:"start"`
+	Shape  []int       `msgpack:"shape"`
+	DType  string      `msgpack:"dtype"`
+	Low    *wireArray  `msgpack:"low"`
+	High   *wireArray  `msgpack:"high"`
+	Nvec   *wireArray  `msgpack:"nvec"`
+	Starts *wireArray  `msgpack:"starts"`
+	Spaces []wireSpace `msgpack:"spaces"`
+	Keys   []string    `msgpack:"keys"`
+}
+
+const maxSpaceDepth = 32
+
+func (w *wireSpace) toSpace(depth int) (envs.Space, error) {
+	if depth > maxSpaceDepth {
+		return nil, fmt.Errorf("space nested deeper than %d", maxSpaceDepth)
+	}
+	switch w.Kind {
+	case "discrete":
+		if w.N <= 0 {
+			return nil, fmt.Errorf("discrete space with n = %d", w.N)
+		}
+		return envs.Discrete{N: w.N, Start: w.Start}, nil
+	case "box":
+		d, err := envs.ParseDType(w.DType)
+		if err != nil {
+			return nil, fmt.Errorf("box: %w", err)
+		}
+		if w.Low == nil || w.High == nil {
+			return nil, fmt.Errorf("box without bounds")
+		}
+		lo, err := decodeArray(w.Low, "box low")
+		if err != nil {
+			return nil, err
+		}
+		hi, err := decodeArray(w.High, "box high")
+		if err != nil {
+			return nil, err
+		}
+		b := envs.Box{Low: lo.Floats, High: hi.Floats, Shape: w.Shape, Dtype: d}
+		if b.Shape == nil {
+			b.Shape = []int{}
+		}
+		if err := b.Validate(); err != nil {
+			return nil, fmt.Errorf("box: %w", err)
+		}
+		return b, nil
+	case "multi_discrete":
+		if w.Nvec == nil || w.Starts == nil {
+			return nil, fmt.Errorf("multi_discrete without nvec or starts")
+		}
+		nv, err := decodeArray(w.Nvec, "nvec")
+		if err != nil {
+			return nil, err
+		}
+		st, err := decodeArray(w.Starts, "starts")
+		if err != nil {
+			return nil, err
+		}
+		if len(nv.Ints) != len(st.Ints) {
+			return nil, fmt.Errorf("multi_discrete with %d nvec and %d starts", len(nv.Ints), len(st.Ints))
+		}
+		return envs.MultiDiscrete{Nvec: nv.Ints, Start: st.Ints}, nil
+	case "multi_binary":
+		if w.N < 0 {
+			return nil, fmt.Errorf("multi_binary with n = %d", w.N)
+		}
+		return envs.MultiBinary{N: int(w.N)}, nil
+	case "tuple":
+		t := envs.Tuple{Spaces: make([]envs.Space, len(w.Spaces))}
+		for i := range w.Spaces {
+			s, err := w.Spaces[i].toSpace(depth + 1)
+			if err != nil {
+				return nil, fmt.Errorf("tuple component %d: %w", i, err)
+			}
+			t.Spaces[i] = s
+		}
+		return t, nil
+	case "dict":
+		if len(w.Keys) != len(w.Spaces) {
+			return nil, fmt.Errorf("dict with %d keys and %d spaces", len(w.Keys), len(w.Spaces))
+		}
+		d := envs.Dict{Spaces: make(map[string]envs.Space, len(w.Keys))}
+		for i, k := range w.Keys {
+			s, err := w.Spaces[i].toSpace(depth + 1)
+			if err != nil {
+				return nil, fmt.Errorf("dict entry %q: %w", k, err)
+			}
+			d.Spaces[k] = s
+		}
+		return d, nil
+	default:
+		return nil, fmt.Errorf("unknown space kind %q", w.Kind)
+	}
+}
+
+// plainInfo converts a decoded info map: wire arrays become envs.Array, everything else stays.
+func plainInfo(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if d, ok := x["dtype"].(string); ok && len(x) == 3 {
+			if data, ok := x["data"].([]byte); ok {
+				if shape, ok := x["shape"].([]any); ok {
+					w := wireArray{DType: d, Data: data}
+					for _, s := range shape {
+						w.Shape = append(w.Shape, int(toInt64(s)))
+					}
+					if a, err := decodeArray(&w, "info array"); err == nil {
+						return a
+					}
+				}
+			}
+		}
+		for k, e := range x {
+			x[k] = plainInfo(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = plainInfo(e)
+		}
+		return x
+	default:
+		return v
+	}
+}
+
+func toInt64(v any) int64 {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	default:
+		return -1
+	}
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparsepcl/sparsepcl/bridge"
+)
+
+// TestEnvBenchSmoke runs `pcl envbench` at a tiny size against the real server and checks every section
+// of the table is there.
+func TestEnvBenchSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if s, err := bridge.StartServer(ctx, bridge.ServerOptions{}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("python server unavailable: %v", err)
+		}
+		t.Skipf("python server unavailable (set SPARSEPCL_PYTHON): %v", err)
+	} else {
+		s.Close()
+	}
+	var out, errb bytes.Buffer
+	if err := runEnvBench(ctx, []string{"-env", "Copy-v0", "-n", "2", "-steps", "20"}, &out, &errb); err != nil {
+		t.Fatalf("envbench: %v\n%s", err, errb.String())
+	}
+	for _, want := range []string{"in-process Gymnasium (anchor)", "bridge, 2 server(s)", "N=64", "Go-native", "Python via bridge"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,0 +1,142 @@
+"""EnvGroup: N Gymnasium env copies stepped in a loop, with the autoreset semantics of envs/env.go."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from . import wire
+
+NEXT_STEP = "next-step"
+DISABLED = "disabled"
+
+
+class CopyError(Exception):
+    """An exception raised by one env copy; fatal when the batch is left half-stepped."""
+
+    def __init__(self, copy: int, cause: BaseException, fatal: bool) -> None:
+        super().__init__(str(cause))
+        self.copy = copy
+        self.cause = cause
+        self.fatal = fatal
+
+
+class EnvGroup:
+    """N copies of one env. Rows of observations are flattened as wire.flatten_into describes."""
+
+    def __init__(self, envs: list[gym.Env[Any, Any]], autoreset: str, want_infos: bool, seeds: list[int] | None) -> None:
+        if autoreset not in (NEXT_STEP, DISABLED):
+            raise wire.ProtocolError(f"autoreset must be {NEXT_STEP!r} or {DISABLED!r}, got {autoreset!r}")
+        self.envs = envs
+        self.n = len(envs)
+        self.autoreset = autoreset
+        self.want_infos = want_infos
+        self.obs_space = envs[0].observation_space
+        self.act_space = envs[0].action_space
+        self.obs_dtype = wire.flat_dtype(self.obs_space)
+        self.act_dtype = wire.flat_dtype(self.act_space)
+        self.obs_size = wire.flat_size(self.obs_space)
+        self.act_size = wire.flat_size(self.act_space)
+        self.obs = np.zeros((self.n, self.obs_size), dtype=self.obs_dtype)
+        self.started = [False] * self.n
+        self.ended = [False] * self.n  # episode over (disabled: frozen; next-step: reset on next step)
+        self.end_term = [False] * self.n
+        self.end_trunc = [False] * self.n
+        self.pending_seeds: list[int | None] = list(seeds) if seeds is not None else [None] * self.n
+        self.closed = False
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            for e in self.envs:
+                try:
+                    e.close()
+                except Exception:  # noqa: BLE001 - closing must reach every copy
+                    pass
+
+    def _reset_copy(self, i: int, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
+        if seed is None:
+            seed, self.pending_seeds[i] = self.pending_seeds[i], None
+        else:
+            self.pending_seeds[i] = None
+        obs, info = self.envs[i].reset(seed=seed, options=options)
+        wire.flatten_into(self.obs_space, obs, self.obs[i])
+        self.started[i] = True
+        self.ended[i] = self.end_term[i] = self.end_trunc[i] = False
+        return info
+
+    def reset(self, seeds: list[int] | None, mask: list[bool] | None, options: dict[str, Any] | None,
+              per_copy: list[dict[str, Any] | None] | None) -> tuple[np.ndarray, list[Any] | None, float]:
+        infos: list[Any] = [None] * self.n
+        t = 0.0
+        for i in range(self.n):
+            if mask is not None and not mask[i]:
+                continue
+            opts = dict(options or {})
+            if per_copy is not None and per_copy[i]:
+                opts.update(per_copy[i])
+            t0 = time.perf_counter()
+            try:
+                infos[i] = self._reset_copy(i, None if seeds is None else seeds[i], opts or None)
+            except Exception as e:  # noqa: BLE001
+                # A copy whose reset failed is not usable, but the others are: not fatal for the group.
+                self.started[i] = False
+                raise CopyError(i, e, fatal=False) from e
+            t += time.perf_counter() - t0
+        return self.obs, (self._plain_infos(infos) if self.want_infos else None), t
+
+    def step(self, lo: int, hi: int, actions: np.ndarray) -> dict[str, Any]:
+        """Step copies [lo, hi); actions has hi-lo validated rows. Returns the reply fields."""
+        for i in range(lo, hi):
+            if not self.started[i]:
+                raise CopyError(i, RuntimeError("step before the first reset of this copy"), fatal=False)
+        values = []
+        for k, i in enumerate(range(lo, hi)):
+            try:
+                a = wire.unflatten(self.act_space, actions[k])
+            except wire.ProtocolError as e:
+                raise CopyError(i, e, fatal=False) from e
+            if not self.act_space.contains(a):
+                raise CopyError(i, ValueError(f"action {actions[k].tolist()} is not in {self.act_space}"), fatal=False)
+            values.append(a)
+        m = hi - lo
+        rewards = np.zeros(m, dtype=np.float64)
+        term = np.zeros(m, dtype=np.bool_)
+        trunc = np.zeros(m, dtype=np.bool_)
+        infos: list[Any] = [None] * m
+        t = 0.0
+        for k, i in enumerate(range(lo, hi)):
+            t0 = time.perf_counter()
+            try:
+                if self.ended[i]:
+                    if self.autoreset == NEXT_STEP:
+                        infos[k] = self._reset_copy(i, None, None)
+                    else:
+                        term[k], trunc[k] = self.end_term[i], self.end_trunc[i]
+                    t += time.perf_counter() - t0
+                    continue
+                obs, r, te, tr, info = self.envs[i].step(values[k])
+                t += time.perf_counter() - t0
+            except Exception as e:  # noqa: BLE001
+                # Earlier copies already stepped: the batch is inconsistent, so the group is dead.
+                raise CopyError(i, e, fatal=True) from e
+            wire.flatten_into(self.obs_space, obs, self.obs[i])
+            rewards[k], term[k], trunc[k] = float(r), bool(te), bool(tr)
+            infos[k] = info
+            if te or tr:
+                self.ended[i], self.end_term[i], self.end_trunc[i] = True, bool(te), bool(tr)
+        return {
+            "obs": wire.encode_array(self.obs[lo:hi]),
+            "rewards": wire.encode_array(rewards),
+            "terminated": wire.encode_array(term),
+            "truncated": wire.encode_array(trunc),
+            "infos": self._plain_infos(infos) if self.want_infos else None,
+            "env_seconds": t,
+        }
+
+    @staticmethod
+    def _plain_infos(infos: list[Any]) -> list[Any]:
+        return [wire.plain(x) if x else None for x in infos]

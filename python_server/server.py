@@ -1,0 +1,281 @@
+"""The ROUTER loop: decode a request, dispatch it, send exactly one reply. See bridge/PROTOCOL.md."""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gymnasium as gym
+import msgpack
+import numpy as np
+import zmq
+
+from . import PROTOCOL_VERSION, SERVER_VERSION, algorithmic, wire
+from .envgroup import EnvGroup, CopyError
+
+MAX_COPIES = 4096
+
+
+class RequestError(Exception):
+    """An error reply: type, message, copy (-1: none) and whether the env group is gone."""
+
+    def __init__(self, type_: str, message: str, copy: int = -1, fatal: bool = False, tb: str = "") -> None:
+        super().__init__(message)
+        self.type, self.message, self.copy, self.fatal, self.tb = type_, message, copy, fatal, tb
+
+
+@dataclass
+class Client:
+    last_seen: float
+    handles: set[int] = field(default_factory=set)
+
+
+def _field(req: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    v = req.get(name, default)
+    if v is ...:
+        raise wire.ProtocolError(f"missing field {name!r}")
+    if v is None and default is None:
+        return None
+    if not isinstance(v, kind) or (isinstance(v, bool) and kind is int):
+        raise wire.ProtocolError(f"field {name!r} has type {type(v).__name__}")
+    return v
+
+
+def _seed_list(v: Any, n: int, what: str) -> list[int] | None:
+    if v is None:
+        return None
+    if not isinstance(v, list) or len(v) != n or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 1 << 64 for s in v):
+        raise wire.ProtocolError(f"{what} must be a list of {n} non-negative integers")
+    return list(v)
+
+
+class Server:
+    def __init__(self, bind: str, allow_imports: bool = False, idle_timeout: float = 300.0,
+                 max_message_bytes: int = 64 << 20, log: Callable[[str], None] | None = None) -> None:
+        algorithmic.register()
+        self.bind = bind
+        self.allow_imports = allow_imports
+        self.idle_timeout = idle_timeout
+        self.max_message_bytes = max_message_bytes
+        self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+        self.ctx = zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.ROUTER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        # libzmq drops a peer whose message exceeds this before it is ever buffered whole;
+        # messages between the cap and this get a proper error reply.
+        self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes + 4096)
+        self.sock.bind(bind)
+        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.groups: dict[int, EnvGroup] = {}
+        self.owner: dict[int, bytes] = {}
+        self.clients: dict[bytes, Client] = {}
+        self.next_handle = 1
+        self.stopping = False
+        self.ops: dict[str, Callable[[bytes, dict[str, Any]], dict[str, Any]]] = {
+            "hello": self.op_hello, "ping": self.op_ping, "make": self.op_make, "spaces": self.op_spaces,
+            "reset": self.op_reset, "step": self.op_step, "close": self.op_close,
+        }
+
+    def stop(self, *_: Any) -> None:
+        self.stopping = True
+
+    def serve(self) -> None:
+        """Serve until SIGTERM/SIGINT or stop(); then close every env."""
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        try:
+            while not self.stopping:
+                if poller.poll(200):
+                    self.handle_one()
+                self.reap_idle()
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        for g in self.groups.values():
+            g.close()
+        self.groups.clear()
+        self.sock.close(0)
+
+    def reap_idle(self) -> None:
+        if self.idle_timeout <= 0:
+            return
+        now = time.monotonic()
+        for ident, c in list(self.clients.items()):
+            if now - c.last_seen > self.idle_timeout:
+                for h in c.handles:
+                    g = self.groups.pop(h, None)
+                    if g is not None:
+                        g.close()
+                    self.owner.pop(h, None)
+                del self.clients[ident]
+                self.log(f"python_server: client {ident.hex()} idle for {self.idle_timeout}s; closed {len(c.handles)} env group(s)")
+
+    def handle_one(self) -> None:
+        frames = self.sock.recv_multipart(copy=True)
+        if len(frames) != 3 or len(frames[1]) != 8:
+            # Without a request id there is nobody to answer: drop it.
+            self.log(f"python_server: dropped a message of {len(frames)} frames")
+            return
+        ident, rid, payload = frames
+        client = self.clients.setdefault(ident, Client(time.monotonic()))
+        client.last_seen = time.monotonic()
+        try:
+            if len(payload) > self.max_message_bytes:
+                raise RequestError("MessageTooLarge", f"request of {len(payload)} bytes exceeds the cap of {self.max_message_bytes}")
+            try:
+                req = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+            except Exception as e:  # noqa: BLE001 - any decode failure is the client's error
+                raise RequestError("DecodeError", f"cannot decode request: {type(e).__name__}: {e}") from e
+            if not isinstance(req, dict):
+                raise RequestError("ProtocolError", "request must be a map")
+            op = req.get("op")
+            fn = self.ops.get(op) if isinstance(op, str) else None
+            if fn is None:
+                raise RequestError("ProtocolError", f"unknown op {op!r}")
+            reply: dict[str, Any] = {"ok": True, "result": fn(ident, req)}
+        except RequestError as e:
+            reply = {"ok": False, "error": {"type": e.type, "message": e.message, "traceback": e.tb, "copy": e.copy, "fatal": e.fatal}}
+        except wire.ProtocolError as e:
+            reply = {"ok": False, "error": {"type": "ProtocolError", "message": str(e), "traceback": "", "copy": -1, "fatal": False}}
+        except Exception as e:  # noqa: BLE001 - a bad request never kills the server
+            reply = {"ok": False, "error": {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc(), "copy": -1, "fatal": False}}
+        try:
+            out = msgpack.packb(reply, use_bin_type=True)
+        except Exception as e:  # noqa: BLE001
+            out = msgpack.packb({"ok": False, "error": {"type": "EncodeError", "message": str(e), "traceback": traceback.format_exc(), "copy": -1, "fatal": False}})
+        self.sock.send_multipart([ident, rid, out], copy=False)
+
+    # --- operations -------------------------------------------------------------------------
+
+    def group(self, ident: bytes, req: dict[str, Any]) -> tuple[int, EnvGroup]:
+        h = _field(req, "handle", int)
+        g = self.groups.get(h)
+        if g is None:
+            raise RequestError("UnknownHandle", f"no env group with handle {h} (closed, reaped after idling, or never made)")
+        return h, g
+
+    def op_hello(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        try:
+            import mujoco  # noqa: PLC0415 - optional; report its version when present
+            mj = str(mujoco.__version__)
+        except ImportError:
+            mj = ""
+        return {
+            "protocol": PROTOCOL_VERSION, "server": SERVER_VERSION, "python": platform.python_version(),
+            "gymnasium": gym.__version__, "numpy": np.__version__, "pyzmq": zmq.__version__,
+            "msgpack": ".".join(map(str, msgpack.version)), "mujoco": mj,
+        }
+
+    def op_ping(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        return {"time": time.time()}
+
+    def new_env(self, env_id: str, kwargs: dict[str, Any]) -> gym.Env[Any, Any]:
+        if ":" in env_id:
+            if not self.allow_imports:
+                raise RequestError("ImportRefused", f"env id {env_id!r} imports a module; start the server with --allow-imports to permit it")
+            mod, _, attr = env_id.partition(":")
+            target = getattr(importlib.import_module(mod), attr, None)
+            if isinstance(target, type) and issubclass(target, gym.Env):
+                return target(**kwargs)
+            return gym.make(env_id, **kwargs)
+        if env_id not in gym.registry:
+            raise RequestError("UnknownEnv", f"env id {env_id!r} is not registered")
+        return gym.make(env_id, **kwargs)
+
+    def op_make(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        env_id = _field(req, "env_id", str)
+        kwargs = _field(req, "kwargs", dict, None) or {}
+        n = _field(req, "num_envs", int)
+        if not 1 <= n <= MAX_COPIES:
+            raise wire.ProtocolError(f"num_envs must be in 1..{MAX_COPIES}, got {n}")
+        seeds = _seed_list(req.get("seeds"), n, "seeds")
+        autoreset = _field(req, "autoreset", str, "next-step")
+        want_infos = _field(req, "infos", bool, False)
+        shared = None
+        if env_id in algorithmic.TASKS and not kwargs.pop("per_copy_curriculum", False):
+            shared = algorithmic.TASKS[env_id].new_curriculum()
+        envs: list[gym.Env[Any, Any]] = []
+        try:
+            for i in range(n):
+                kw = dict(kwargs)
+                if shared is not None:
+                    kw["curriculum"] = shared
+                try:
+                    envs.append(self.new_env(env_id, kw))
+                except RequestError:
+                    raise
+                except Exception as e:  # noqa: BLE001
+                    raise RequestError(type(e).__name__, f"making copy {i} of {env_id!r}: {e}", copy=i, tb=traceback.format_exc()) from e
+            group = EnvGroup(envs, autoreset, want_infos, seeds)
+            spaces = {"observation_space": wire.encode_space(group.obs_space), "action_space": wire.encode_space(group.act_space)}
+        except BaseException:
+            for e in envs:
+                e.close()
+            raise
+        h = self.next_handle
+        self.next_handle += 1
+        self.groups[h] = group
+        self.owner[h] = ident
+        self.clients[ident].handles.add(h)
+        return {"handle": h, **spaces}
+
+    def op_spaces(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        _, g = self.group(ident, req)
+        return {"observation_space": wire.encode_space(g.obs_space), "action_space": wire.encode_space(g.act_space)}
+
+    def op_close(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        h, g = self.group(ident, req)
+        g.close()
+        del self.groups[h]
+        owner = self.owner.pop(h, None)
+        if owner in self.clients:
+            self.clients[owner].handles.discard(h)
+        return {}
+
+    def _copy_error(self, h: int, e: CopyError) -> RequestError:
+        if e.fatal:
+            self.groups.pop(h).close()
+        tb = "".join(traceback.format_exception(e.cause))
+        return RequestError(type(e.cause).__name__, str(e), copy=e.copy, fatal=e.fatal, tb=tb)
+
+    def op_reset(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        h, g = self.group(ident, req)
+        seeds = _seed_list(req.get("seeds"), g.n, "seeds")
+        mask = req.get("mask")
+        if mask is not None:
+            m = wire.decode_array(mask, "mask")
+            if m.dtype != np.bool_ or m.shape != (g.n,):
+                raise wire.ProtocolError(f"mask must be a bool array of shape ({g.n},), got {m.dtype} {m.shape}")
+            mask = [bool(x) for x in m]
+        options = _field(req, "options", dict, None)
+        per_copy = req.get("per_copy")
+        if per_copy is not None and (not isinstance(per_copy, list) or len(per_copy) != g.n or not all(x is None or isinstance(x, dict) for x in per_copy)):
+            raise wire.ProtocolError(f"per_copy must be a list of {g.n} maps or nils")
+        try:
+            obs, infos, t = g.reset(seeds, mask, options, per_copy)
+        except CopyError as e:
+            raise self._copy_error(h, e) from e
+        return {"obs": wire.encode_array(obs), "infos": infos, "env_seconds": t}
+
+    def op_step(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        h, g = self.group(ident, req)
+        lo = _field(req, "lo", int, 0)
+        hi = _field(req, "hi", int, g.n)
+        if not 0 <= lo < hi <= g.n:
+            raise wire.ProtocolError(f"copy range [{lo}, {hi}) is not inside [0, {g.n})")
+        a = wire.decode_array(req.get("actions"), "actions")
+        if a.dtype != g.act_dtype or a.shape != (hi - lo, g.act_size):
+            raise wire.ProtocolError(f"actions must be {g.act_dtype.name} of shape ({hi - lo}, {g.act_size}), got {a.dtype.name} {list(a.shape)}")
+        try:
+            return g.step(lo, hi, a)
+        except CopyError as e:
+            raise self._copy_error(h, e) from e
