@@ -194,16 +194,42 @@ func embeddingProblem(t *testing.T) gradProblem {
 	}
 }
 
-func lstmProblem(t *testing.T) gradProblem {
+// cellOption selects how the LSTM cells run in a gradient check.
+type cellOption int
+
+const (
+	pureGoCells cellOption = iota + 1 // Go cell functions instead of the C kernels
+	pooledCells                       // rows split over the worker pool (large B)
+)
+
+func lstmProblem(t *testing.T, opts ...cellOption) gradProblem {
 	eng := tensor.GonumEngine()
 	rng := NewRand(5, 0)
-	const T, B, In, H = 5, 3, 4, 6
+	const In, H = 4, 6
+	T, B := 5, 3
+	lengths := []int{5, 2, 3}
+	pooled := false
+	for _, o := range opts {
+		pooled = pooled || o == pooledCells
+	}
+	if pooled {
+		// B*H above parallelMinCells so the pool splits the rows.
+		T, B = 3, parallelMinCells/H+7
+		lengths = make([]int, B)
+		for b := range lengths {
+			lengths[b] = 1 + b%T
+		}
+	}
 	l, err := NewLSTM(eng, "lstm", In, H, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, o := range opts {
+		if o == pureGoCells {
+			l.pureGo = true
+		}
+	}
 	randFill(l.B.Value, rng, 0.3)
-	lengths := []int{5, 2, 3}
 	x := inputParam("x", randFill(tensor.New(T*B, In), rng, 1))
 	rh := randFill(tensor.New(T*B, H), rng, 1)
 	rc := randFill(tensor.New(T*B, H), rng, 1)
@@ -256,13 +282,18 @@ func mlpProblem(t *testing.T, bias bool) gradProblem {
 
 // seqNetProblem is the whole EmbeddingSum+LSTM+heads network over a masked
 // batch; R is nonzero on inactive rows too, which must not leak into gradients.
-func seqNetProblem(t *testing.T, eng *tensor.Engine) gradProblem {
+func seqNetProblem(t *testing.T, eng *tensor.Engine, opts ...cellOption) gradProblem {
 	n, err := NewSeqNet(SeqNetConfig{
 		InputVocabs: []int{4, 3, 3}, Hidden: 5, EmbedDim: 4, HeadSizes: []int{6, 1},
 		StateHeads: []bool{false, true}, Seed: 11, EmbedStd: 0.5, Engine: eng,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		if o == pureGoCells {
+			n.setPureGo(true)
+		}
 	}
 	rng := NewRand(8, 0)
 	// Larger-than-default state-head weights so its gradient paths matter.
@@ -295,11 +326,14 @@ func TestGradCheck(t *testing.T) {
 		{"linear-bias", func(t *testing.T) gradProblem { return linearProblem(t, true) }},
 		{"linear-nobias", func(t *testing.T) gradProblem { return linearProblem(t, false) }},
 		{"embedding-sum", embeddingProblem},
-		{"lstm-masked", lstmProblem},
+		{"lstm-masked", func(t *testing.T) gradProblem { return lstmProblem(t) }},
 		{"mlp-tanh-bias", func(t *testing.T) gradProblem { return mlpProblem(t, true) }},
 		{"mlp-tanh-nobias", func(t *testing.T) gradProblem { return mlpProblem(t, false) }},
 		{"seqnet-gonum", func(t *testing.T) gradProblem { return seqNetProblem(t, tensor.GonumEngine()) }},
 		{"seqnet-default-engine", func(t *testing.T) gradProblem { return seqNetProblem(t, defaultEngine(t)) }},
+		{"seqnet-pure-go-cells", func(t *testing.T) gradProblem { return seqNetProblem(t, tensor.GonumEngine(), pureGoCells) }},
+		{"lstm-pure-go-cells", func(t *testing.T) gradProblem { return lstmProblem(t, pureGoCells) }},
+		{"lstm-pooled", func(t *testing.T) gradProblem { return lstmProblem(t, pooledCells) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runGradCheck(t, tc.make(t)) })

@@ -27,6 +27,8 @@ type LSTM struct {
 	ForgetBias float32
 	Wx, Wh, B  *Param
 	eng        *tensor.Engine
+	pool       *cellPool // runs the elementwise gate arithmetic; nil: caller only
+	pureGo     bool      // use the Go cell functions even with the C kernels built in
 
 	// Training caches (Forward), reused across calls.
 	t, b    int
@@ -51,7 +53,7 @@ func NewLSTM(eng *tensor.Engine, name string, in, hidden int, rng *rand.Rand) (*
 		return nil, fmt.Errorf("nn: lstm %q: sizes must be positive, got in=%d hidden=%d", name, in, hidden)
 	}
 	l := &LSTM{
-		In: in, Hidden: hidden, ForgetBias: 1, eng: eng,
+		In: in, Hidden: hidden, ForgetBias: 1, eng: eng, pool: newCellPool(),
 		Wx: NewParam(name+".Wx", in, 4*hidden),
 		Wh: NewParam(name+".Wh", hidden, 4*hidden),
 		B:  NewParam(name+".b", 1, 4*hidden),
@@ -139,18 +141,12 @@ func (l *LSTM) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.
 		if err := l.eng.MatMul(gt, l.hs.RowSlice(t*B, (t+1)*B), false, l.Wh.Value, false, 1, 1); err != nil {
 			return nil, nil, err
 		}
-		for b := 0; b < B; b++ {
-			r := t*B + b
-			hNew, cNew := l.hs.Row(r+B), l.cs.Row(r+B)
-			if t >= lengths[b] {
-				clear(hNew)
-				clear(cNew)
-				clear(l.tanhC.Row(r))
-				clear(l.gates.Row(r))
-				continue
-			}
-			cell(l.gates.Row(r), l.cs.Row(r), cNew, hNew, l.tanhC.Row(r), l.ForgetBias)
-		}
+		l.pool.run(cellJob{
+			hidden: H, forget: l.ForgetBias, t: t, lengths: l.lengths, pureGo: l.pureGo,
+			gates: l.gates.Data[t*B*4*H : (t+1)*B*4*H],
+			cPrev: l.cs.Data[t*B*H : (t+1)*B*H], c: l.cs.Data[(t+1)*B*H : (t+2)*B*H],
+			h: l.hs.Data[(t+1)*B*H : (t+2)*B*H], tc: l.tanhC.Data[t*B*H : (t+1)*B*H],
+		}, B)
 	}
 	return l.hs.RowSlice(B, (T+1)*B), l.cs.RowSlice(B, (T+1)*B), nil
 }
@@ -177,21 +173,16 @@ func (l *LSTM) Backward(dh, dc *tensor.Matrix) (*tensor.Matrix, error) {
 	l.dhNext.Zero()
 	l.dcNext.Zero()
 	for t := T - 1; t >= 0; t-- {
-		for b := 0; b < B; b++ {
-			r := t*B + b
-			dg := l.dGates.Row(r)
-			dcn := l.dcNext.Row(b)
-			if t >= l.lengths[b] {
-				clear(dg)
-				clear(dcn)
-				continue
-			}
-			var dcExt []float32
-			if dc != nil {
-				dcExt = dc.Row(r)
-			}
-			cellBackward(l.gates.Row(r), l.cs.Row(r), l.tanhC.Row(r), dh.Row(r), dcExt, l.dhNext.Row(b), dcn, dg)
+		j := cellJob{
+			backward: true, hidden: H, t: t, lengths: l.lengths, pureGo: l.pureGo,
+			gates: l.gates.Data[t*B*4*H : (t+1)*B*4*H], cPrev: l.cs.Data[t*B*H : (t+1)*B*H],
+			tc: l.tanhC.Data[t*B*H : (t+1)*B*H], dhExt: dh.Data[t*B*H : (t+1)*B*H],
+			dhNext: l.dhNext.Data, dcNext: l.dcNext.Data, dGates: l.dGates.Data[t*B*4*H : (t+1)*B*4*H],
 		}
+		if dc != nil {
+			j.dcExt = dc.Data[t*B*H : (t+1)*B*H]
+		}
+		l.pool.run(j, B)
 		if t > 0 {
 			if err := l.eng.MatMul(l.dhNext, l.dGates.RowSlice(t*B, (t+1)*B), false, l.Wh.Value, true, 1, 0); err != nil {
 				return nil, err
@@ -251,12 +242,16 @@ func (l *LSTM) Step(x, h, c, gates *tensor.Matrix) error {
 		return err
 	}
 	addRowVector(gates, l.B.Value.Data)
+	return l.stepFromInput(gates, h, c)
+}
+
+// stepFromInput finishes a step whose gates already hold x·Wx + b: it adds
+// the recurrent product and runs the cells, updating h and c in place.
+func (l *LSTM) stepFromInput(gates, h, c *tensor.Matrix) error {
 	if err := l.eng.MatMul(gates, h, false, l.Wh.Value, false, 1, 1); err != nil {
 		return err
 	}
-	for b := 0; b < B; b++ {
-		cell(gates.Row(b), c.Row(b), c.Row(b), h.Row(b), nil, l.ForgetBias)
-	}
+	l.pool.run(cellJob{hidden: l.Hidden, forget: l.ForgetBias, pureGo: l.pureGo, gates: gates.Data, cPrev: c.Data, c: c.Data, h: h.Data}, h.Rows)
 	return nil
 }
 

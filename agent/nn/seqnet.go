@@ -52,6 +52,9 @@ type SeqNet struct {
 	emb   *EmbeddingSum
 	lstm  *LSTM
 	heads []*seqHead
+	// Test switches: pureGo forces the Go fallbacks of the C kernels,
+	// directStep the unprojected Step path.
+	pureGo, directStep bool
 
 	// training caches
 	t, b    int
@@ -117,6 +120,9 @@ func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
 	n.dH, n.dC = tensor.New(0, H), tensor.New(0, H)
 	return n, nil
 }
+
+// setPureGo switches every kernel of n to its Go fallback (tests).
+func (n *SeqNet) setPureGo(on bool) { n.pureGo, n.lstm.pureGo = on, on }
 
 // Config returns the configuration with defaults filled in.
 func (n *SeqNet) Config() SeqNetConfig { return n.cfg }
@@ -273,6 +279,13 @@ type SeqState struct {
 	H, C  *tensor.Matrix // B x Hidden
 	x     *tensor.Matrix
 	gates *tensor.Matrix
+
+	// Projected-input step (see SeqNet.Step): stack holds every embedding
+	// row then the embedding bias, proj = stack·Wx with the LSTM bias added
+	// to its last row. Both are rebuilt from the parameters on every Step,
+	// so they can never be stale.
+	stack, proj *tensor.Matrix
+	offs        []int32 // first stack row of each feature
 }
 
 // NewState returns a zero state for B sequences.
@@ -319,11 +332,20 @@ func (n *SeqNet) Step(st *SeqState, tokens []int32, heads []*tensor.Matrix) erro
 			return fmt.Errorf("nn: seqnet step: head %d output: shape %s, want %dx%d", i, heads[i].Shape(), st.B, hd.size)
 		}
 	}
-	if err := n.emb.Lookup(st.x, tokens); err != nil {
-		return fmt.Errorf("nn: seqnet step: %w", err)
-	}
-	if err := n.lstm.Step(st.x, st.H, st.C, st.gates); err != nil {
-		return fmt.Errorf("nn: seqnet step: %w", err)
+	if n.projectedStep(st.B) {
+		if err := n.projectInputs(st, tokens); err != nil {
+			return fmt.Errorf("nn: seqnet step: %w", err)
+		}
+		if err := n.lstm.stepFromInput(st.gates, st.H, st.C); err != nil {
+			return fmt.Errorf("nn: seqnet step: %w", err)
+		}
+	} else {
+		if err := n.emb.Lookup(st.x, tokens); err != nil {
+			return fmt.Errorf("nn: seqnet step: %w", err)
+		}
+		if err := n.lstm.Step(st.x, st.H, st.C, st.gates); err != nil {
+			return fmt.Errorf("nn: seqnet step: %w", err)
+		}
 	}
 	for i, hd := range n.heads {
 		if err := n.applyHead(hd, st.H, st.C, heads[i]); err != nil {
@@ -331,4 +353,89 @@ func (n *SeqNet) Step(st *SeqState, tokens []int32, heads []*tensor.Matrix) erro
 		}
 	}
 	return nil
+}
+
+// projectedStep reports whether a step over B sequences computes the LSTM
+// input projection through projected tables. Since
+//
+//	(bias + Σ_f E_f[tok_f])·Wx + b = (bias·Wx + b) + Σ_f (E_f·Wx)[tok_f],
+//
+// one (V+1) x E x 4H product (V = Σ vocabularies) and a gather-add of rows
+// replace the B x E x 4H product; that pays when V+1 is well below B.
+func (n *SeqNet) projectedStep(B int) bool {
+	V := 0
+	for _, v := range n.emb.Vocabs {
+		V += v
+	}
+	return !n.directStep && 2*(V+1) <= B
+}
+
+// projectInputs writes x·Wx + b for the embedding sums x of tokens into
+// st.gates via freshly projected tables.
+func (n *SeqNet) projectInputs(st *SeqState, tokens []int32) error {
+	e, l := n.emb, n.lstm
+	V := 0
+	for _, v := range e.Vocabs {
+		V += v
+	}
+	if st.stack == nil {
+		st.stack, st.proj = tensor.New(V+1, e.Dim), tensor.New(V+1, 4*l.Hidden)
+	}
+	if wrongShape(st.stack, V+1, e.Dim) || wrongShape(st.proj, V+1, 4*l.Hidden) {
+		return fmt.Errorf("projection buffers %s and %s, want %dx%d and %dx%d (state from another network?)",
+			st.stack.Shape(), st.proj.Shape(), V+1, e.Dim, V+1, 4*l.Hidden)
+	}
+	off := 0
+	for _, t := range e.Tables {
+		copy(st.stack.Data[off*e.Dim:], t.Value.Data)
+		off += t.Value.Rows
+	}
+	copy(st.stack.Row(V), e.Bias.Value.Data)
+	if err := n.eng.MatMul(st.proj, st.stack, false, l.Wx.Value, false, 1, 0); err != nil {
+		return err
+	}
+	biasRow := st.proj.Row(V)
+	for j, v := range l.B.Value.Data {
+		biasRow[j] += v
+	}
+	F := len(e.Vocabs)
+	for r := 0; r < st.B; r++ {
+		for f, tok := range tokens[r*F : (r+1)*F] {
+			if tok < 0 || int(tok) >= e.Vocabs[f] {
+				return fmt.Errorf("embedding %s: row %d feature %d: token %d outside vocabulary [0,%d)",
+					e.Bias.Name, r, f, tok, e.Vocabs[f])
+			}
+		}
+	}
+	if len(st.offs) != F {
+		st.offs = make([]int32, F)
+		off := 0
+		for f, v := range e.Vocabs {
+			st.offs[f] = int32(off)
+			off += v
+		}
+	}
+	gatherRows(st.gates, st.proj, biasRow, tokens, st.offs, n.pureGo)
+	return nil
+}
+
+// gatherRows sets out[r] = bias + Σ_f proj[offs[f] + tokens[r*F+f]] on
+// validated tokens.
+func gatherRows(out, proj *tensor.Matrix, bias []float32, tokens, offs []int32, pureGo bool) {
+	F, W := len(offs), out.Cols
+	if haveCellKernel && !pureGo {
+		gatherKernel(out.Data, proj.Data, bias, tokens, offs, out.Rows, F, W)
+		return
+	}
+	for r := 0; r < out.Rows; r++ {
+		row := out.Row(r)
+		copy(row, bias)
+		for f, tok := range tokens[r*F : (r+1)*F] {
+			src := proj.Row(int(offs[f] + tok))
+			_ = src[len(row)-1]
+			for j := range row {
+				row[j] += src[j]
+			}
+		}
+	}
 }

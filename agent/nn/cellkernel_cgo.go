@@ -1,0 +1,142 @@
+//go:build cgo && amd64
+
+package nn
+
+/*
+#cgo CFLAGS: -O3
+#include <stdint.h>
+#include <string.h>
+
+// Lets GCC if-convert the clamps so the cell loop vectorises (not allowed
+// as a #cgo flag); it changes no result, only assumes FP traps are off.
+#pragma GCC optimize("no-trapping-math")
+
+// Branch-free float32 math written so GCC vectorises the loop below; the
+// same formulas as exp32, sigmoid32 and tanh32 in fastmath.go up to
+// rounding (round-to-nearest instead of floor(x+0.5) in the reduction, and
+// no small-|x| series for tanh, whose absolute error stays ~1e-7).
+static inline float k_exp(float x) {
+	x = x > 88.0f ? 88.0f : x;
+	x = x < -87.0f ? -87.0f : x;
+	const float magic = 12582912.0f; // 1.5*2^23: adding it rounds to an integer
+	float t = x * 1.44269504088896341f + magic;
+	float n = t - magic;
+	float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+	float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+	int32_t bits = ((int32_t)n + 127) << 23;
+	float s;
+	memcpy(&s, &bits, 4);
+	return p * s;
+}
+
+static inline float k_sigmoid(float x) { return 1.0f / (1.0f + k_exp(-x)); }
+static inline float k_tanh(float x) { return 2.0f / (1.0f + k_exp(-2.0f * x)) - 1.0f; }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLONES
+#endif
+
+// cell_row runs H cells of one row; store_tc is a constant at each call
+// so the branch folds away and the loop vectorises.
+static inline __attribute__((always_inline)) void cell_row(float *restrict g, const float *cp, float *cr,
+		float *restrict hr, float *restrict tr, int H, float fb, int store_tc) {
+	float *gi = g, *gj = g + H, *gf = g + 2 * H, *go = g + 3 * H;
+	for (int k = 0; k < H; k++) {
+		float i = k_sigmoid(gi[k]), j = k_tanh(gj[k]), f = k_sigmoid(gf[k] + fb), o = k_sigmoid(go[k]);
+		float ck = cp[k] * f + i * j;
+		float t = k_tanh(ck);
+		gi[k] = i; gj[k] = j; gf[k] = f; go[k] = o;
+		cr[k] = ck;
+		hr[k] = o * t;
+		if (store_tc) tr[k] = t;
+	}
+}
+
+// lstm_cells runs rows consecutive LSTM cells: g (rows x 4H) holds the
+// pre-activations [i j f o] in and the activations out; cprev may alias c;
+// tc may be NULL.
+CLONES void lstm_cells(float *g, const float *cprev, float *c, float *h, float *tc,
+                       int rows, int H, float fb) {
+	for (int b = 0; b < rows; b++) {
+		long o4 = (long)b * 4 * H, o1 = (long)b * H;
+		if (tc) cell_row(g + o4, cprev + o1, c + o1, h + o1, tc + o1, H, fb, 1);
+		else cell_row(g + o4, cprev + o1, c + o1, h + o1, 0, H, fb, 0);
+	}
+}
+
+static inline __attribute__((always_inline)) void cell_backward_row(const float *ai, const float *cp,
+		const float *tr, const float *dhe, const float *dce, const float *dhn, float *restrict dcn,
+		float *restrict dg, int H, int has_dce) {
+	const float *aj = ai + H, *af = aj + H, *ao = af + H;
+	float *di = dg, *dj = dg + H, *df = dg + 2 * H, *dout = dg + 3 * H;
+	for (int k = 0; k < H; k++) {
+		float i = ai[k], j = aj[k], f = af[k], o = ao[k], t = tr[k];
+		float dht = dhe[k] + dhn[k];
+		float dct = dcn[k] + dht * o * (1 - t * t);
+		if (has_dce) dct += dce[k];
+		dout[k] = dht * t * o * (1 - o);
+		di[k] = dct * j * i * (1 - i);
+		dj[k] = dct * i * (1 - j * j);
+		df[k] = dct * cp[k] * f * (1 - f);
+		dcn[k] = dct * f;
+	}
+}
+
+// lstm_cells_backward is cellBackward over rows consecutive active cells;
+// dcext may be NULL.
+CLONES void lstm_cells_backward(const float *a, const float *cprev, const float *tc, const float *dhext,
+                                const float *dcext, const float *dhnext, float *dcnext, float *dg,
+                                int rows, int H) {
+	for (int b = 0; b < rows; b++) {
+		long o4 = (long)b * 4 * H, o1 = (long)b * H;
+		if (dcext) cell_backward_row(a + o4, cprev + o1, tc + o1, dhext + o1, dcext + o1, dhnext + o1, dcnext + o1, dg + o4, H, 1);
+		else cell_backward_row(a + o4, cprev + o1, tc + o1, dhext + o1, 0, dhnext + o1, dcnext + o1, dg + o4, H, 0);
+	}
+}
+
+// gather_rows sets out[r] = bias + sum_f proj[offs[f] + tokens[r*F+f]] for
+// rows x W outputs; tokens were validated by the caller.
+CLONES void gather_rows(float *restrict out, const float *proj, const float *bias, const int32_t *tokens,
+                        const int32_t *offs, int rows, int F, int W) {
+	for (int r = 0; r < rows; r++) {
+		float *o = out + (long)r * W;
+		memcpy(o, bias, sizeof(float) * W);
+		for (int f = 0; f < F; f++) {
+			const float *src = proj + (long)(offs[f] + tokens[(long)r * F + f]) * W;
+			for (int k = 0; k < W; k++) o[k] += src[k];
+		}
+	}
+}
+*/
+import "C"
+
+import "unsafe"
+
+// haveCellKernel reports whether the vectorised C cell kernels are built in.
+const haveCellKernel = true
+
+func fptr(s []float32) *C.float {
+	if s == nil {
+		return nil
+	}
+	return (*C.float)(unsafe.Pointer(&s[0]))
+}
+
+// cellsKernel is cell over rows consecutive rows (slices start at the first row).
+func cellsKernel(g, cPrev, c, h, tc []float32, rows, H int, forget float32) {
+	C.lstm_cells(fptr(g[:rows*4*H]), fptr(cPrev[:rows*H]), fptr(c[:rows*H]), fptr(h[:rows*H]), fptr(tc), C.int(rows), C.int(H), C.float(forget))
+}
+
+// cellsBackwardKernel is cellBackward over rows consecutive rows.
+func cellsBackwardKernel(a, cPrev, tc, dhExt, dcExt, dhNext, dcNext, dg []float32, rows, H int) {
+	C.lstm_cells_backward(fptr(a[:rows*4*H]), fptr(cPrev[:rows*H]), fptr(tc[:rows*H]), fptr(dhExt[:rows*H]), fptr(dcExt),
+		fptr(dhNext[:rows*H]), fptr(dcNext[:rows*H]), fptr(dg[:rows*4*H]), C.int(rows), C.int(H))
+}
+
+// gatherKernel is gatherRows on the C kernel.
+func gatherKernel(out, proj, bias []float32, tokens, offs []int32, rows, F, W int) {
+	C.gather_rows(fptr(out[:rows*W]), fptr(proj), fptr(bias[:W]), (*C.int32_t)(unsafe.Pointer(&tokens[0])),
+		(*C.int32_t)(unsafe.Pointer(&offs[0])), C.int(rows), C.int(F), C.int(W))
+}

@@ -1,0 +1,18 @@
+//go:build !cgo || !amd64
+
+package nn
+
+// haveCellKernel reports whether the vectorised C cell kernels are built in.
+const haveCellKernel = false
+
+func cellsKernel(g, cPrev, c, h, tc []float32, rows, H int, forget float32) {
+	panic("nn: cellsKernel without cgo")
+}
+
+func cellsBackwardKernel(a, cPrev, tc, dhExt, dcExt, dhNext, dcNext, dg []float32, rows, H int) {
+	panic("nn: cellsBackwardKernel without cgo")
+}
+
+func gatherKernel(out, proj, bias []float32, tokens, offs []int32, rows, F, W int) {
+	panic("nn: gatherKernel without cgo")
+}
