@@ -4,6 +4,7 @@ package algorithmic
 // every episode that a reset ends, keeps the last `window` of them, and raises min_length by one
 // (clearing the record) once it holds `window` shortfalls all >= threshold, until MaxMinLength.
 type Curriculum struct {
+	start     int // the task's starting min_length, the lowest a restored state may hold
 	minLength int
 	threshold float64
 	ring      []float64
@@ -13,7 +14,7 @@ type Curriculum struct {
 }
 
 func newCurriculum(t Task) *Curriculum {
-	return &Curriculum{minLength: t.StartMinLength(), threshold: t.PromotionThreshold(), ring: make([]float64, t.CurriculumWindow())}
+	return &Curriculum{start: t.StartMinLength(), minLength: t.StartMinLength(), threshold: t.PromotionThreshold(), ring: make([]float64, t.CurriculumWindow())}
 }
 
 // MinLength is the current minimum input length; reset draws min_length + {0, 1, 2}.

@@ -12,4 +12,8 @@
 // (bool; default one curriculum shared by all copies, as in the paper) and "autoreset"
 // ("next-step" or "disabled"). Reset options: "input", an explicit input ([]int64 symbols for the
 // tape tasks, [][]int64 columns for the grid tasks) from which the target is derived.
+//
+// Curriculum state can be saved and restored for exact resume: Curriculum.State/Restore for one
+// curriculum, VecEnv.CurriculumState/RestoreCurriculum for a VecEnv's shared or per-copy curricula
+// together with each copy's pending shortfall (plain data, JSON-friendly).
 package algorithmic
