@@ -2,7 +2,9 @@ package config
 
 import (
 	"flag"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,5 +80,62 @@ func TestFlagsAndJSONRoundTrip(t *testing.T) {
 	}
 	if back != c {
 		t.Fatalf("round trip changed the config:\n%+v\n%+v", back, c)
+	}
+}
+
+// WriteFile replaces the file rather than writing into it: a hard link to the old file keeps the
+// old content (an in-place write, torn by a crash, would change both), and no temporary is left.
+func TestWriteFileIsAtomicReplace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	old := Default()
+	if err := old.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "old.json")
+	if err := os.Link(path, link); err != nil {
+		t.Fatalf("hard link: %v", err)
+	}
+	next := Default()
+	next.Iters = 7
+	if err := next.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		want Config
+	}{{path, next}, {link, old}} {
+		got, err := ReadFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: iters %d, want %d", filepath.Base(tc.path), got.Iters, tc.want.Iters)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("dir holds %d entries, want 2 (no temporaries)", len(entries))
+	}
+	if err := next.WriteFile(filepath.Join(dir, "missing", "config.json")); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("write into a missing dir: %v", err)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a := Default()
+	b := a
+	b.Alpha, b.Seed = 0.5, 9
+	tests := []struct {
+		name string
+		a, b Config
+		want []string
+	}{
+		{"equal", a, a, nil},
+		{"two fields", a, b, []string{"alpha: 0.05 -> 0.5", "seed: 1 -> 9"}},
+	}
+	for _, tc := range tests {
+		if got := Diff(tc.a, tc.b); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

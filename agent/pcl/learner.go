@@ -1,6 +1,7 @@
 package pcl
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -27,6 +28,9 @@ type Learner struct {
 	grads   PathGrads
 	dHeads  []*tensor.Matrix
 }
+
+// ErrNonFinite marks a loss, gradient or parameter that became NaN or Inf.
+var ErrNonFinite = errors.New("pcl: non-finite value")
 
 // StepInfo reports one gradient step.
 type StepInfo struct {
@@ -190,18 +194,29 @@ func (l *Learner) Loss(eps []*episode.Episode, grad bool) (StepInfo, error) {
 }
 
 // TrainStep takes one clipped Adam step on eps. A non-finite loss or gradient leaves the
-// parameters untouched and returns an error.
+// parameters untouched and returns an error wrapping ErrNonFinite. A step that makes a parameter
+// non-finite (an absurd learning rate) is also reported with ErrNonFinite; the parameters are then
+// unusable and the caller must not save them.
 func (l *Learner) TrainStep(eps []*episode.Episode) (StepInfo, error) {
 	info, err := l.Loss(eps, true)
 	if err != nil {
+		if math.IsNaN(info.Loss) || math.IsInf(info.Loss, 0) {
+			return info, fmt.Errorf("%w: path-consistency loss is %v", ErrNonFinite, info.Loss)
+		}
 		return info, err
 	}
 	info.GradNorm = optim.ClipGlobalNorm(l.Params(), l.Cfg.ClipNorm)
 	if math.IsNaN(info.GradNorm) || math.IsInf(info.GradNorm, 0) {
-		return info, fmt.Errorf("pcl: gradient norm is %v (loss %v)", info.GradNorm, info.Loss)
+		return info, fmt.Errorf("%w: gradient norm is %v (loss %v)", ErrNonFinite, info.GradNorm, info.Loss)
 	}
 	if err := l.Opt.Step(); err != nil {
 		return info, fmt.Errorf("pcl: %w", err)
+	}
+	for _, p := range l.Params() {
+		if i := p.Value.FirstNonFinite(); i >= 0 {
+			return info, fmt.Errorf("%w: parameter %s[%d] is %v after the Adam step (learning rate %v)",
+				ErrNonFinite, p.Name, i, p.Value.Data[i], l.Cfg.LearningRate)
+		}
 	}
 	return info, nil
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -33,6 +34,40 @@ func (r Row) record() []string {
 		f(r.GreedyReward), f(r.Loss), f(r.ReplayLoss), f(r.Support), f(r.MaxProb), strconv.Itoa(r.Curriculum), f(r.GradNorm)}
 }
 
+// parseRow parses one metrics.csv record; line is its line number for errors.
+func parseRow(rec []string, path string, line int) (Row, error) {
+	if len(rec) != len(header) {
+		return Row{}, fmt.Errorf("metrics: %s line %d: %d columns, want %d", path, line, len(rec), len(header))
+	}
+	var r Row
+	var errs [11]error
+	r.Iteration, errs[0] = strconv.Atoi(rec[0])
+	r.EnvSteps, errs[1] = strconv.ParseInt(rec[1], 10, 64)
+	r.WallSeconds, errs[2] = strconv.ParseFloat(rec[2], 64)
+	r.MeanReward, errs[3] = strconv.ParseFloat(rec[3], 64)
+	r.GreedyReward, errs[4] = strconv.ParseFloat(rec[4], 64)
+	r.Loss, errs[5] = strconv.ParseFloat(rec[5], 64)
+	r.ReplayLoss, errs[6] = strconv.ParseFloat(rec[6], 64)
+	r.Support, errs[7] = strconv.ParseFloat(rec[7], 64)
+	r.MaxProb, errs[8] = strconv.ParseFloat(rec[8], 64)
+	r.Curriculum, errs[9] = strconv.Atoi(rec[9])
+	r.GradNorm, errs[10] = strconv.ParseFloat(rec[10], 64)
+	for j, e := range errs {
+		if e != nil {
+			return Row{}, fmt.Errorf("metrics: %s line %d column %s: %w", path, line, header[j], e)
+		}
+	}
+	return r, nil
+}
+
+// checkHeader verifies the first record of a metrics file.
+func checkHeader(rec []string, path string) error {
+	if len(rec) != len(header) || rec[0] != header[0] {
+		return fmt.Errorf("metrics: %s: missing or unexpected header", path)
+	}
+	return nil
+}
+
 // ReadMetrics parses a metrics.csv file.
 func ReadMetrics(path string) ([]Row, error) {
 	fh, err := os.Open(path)
@@ -40,32 +75,23 @@ func ReadMetrics(path string) ([]Row, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	defer fh.Close()
-	recs, err := csv.NewReader(fh).ReadAll()
+	cr := csv.NewReader(fh)
+	cr.FieldsPerRecord = -1 // counted by parseRow, with the line number
+	recs, err := cr.ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %s: %w", path, err)
 	}
-	if len(recs) == 0 || len(recs[0]) != len(header) || recs[0][0] != header[0] {
+	if len(recs) == 0 {
 		return nil, fmt.Errorf("metrics: %s: missing or unexpected header", path)
+	}
+	if err := checkHeader(recs[0], path); err != nil {
+		return nil, err
 	}
 	rows := make([]Row, 0, len(recs)-1)
 	for i, rec := range recs[1:] {
-		var r Row
-		var errs [11]error
-		r.Iteration, errs[0] = strconv.Atoi(rec[0])
-		r.EnvSteps, errs[1] = strconv.ParseInt(rec[1], 10, 64)
-		r.WallSeconds, errs[2] = strconv.ParseFloat(rec[2], 64)
-		r.MeanReward, errs[3] = strconv.ParseFloat(rec[3], 64)
-		r.GreedyReward, errs[4] = strconv.ParseFloat(rec[4], 64)
-		r.Loss, errs[5] = strconv.ParseFloat(rec[5], 64)
-		r.ReplayLoss, errs[6] = strconv.ParseFloat(rec[6], 64)
-		r.Support, errs[7] = strconv.ParseFloat(rec[7], 64)
-		r.MaxProb, errs[8] = strconv.ParseFloat(rec[8], 64)
-		r.Curriculum, errs[9] = strconv.Atoi(rec[9])
-		r.GradNorm, errs[10] = strconv.ParseFloat(rec[10], 64)
-		for j, e := range errs {
-			if e != nil {
-				return nil, fmt.Errorf("metrics: %s line %d column %s: %w", path, i+2, header[j], e)
-			}
+		r, err := parseRow(rec, path, i+2)
+		if err != nil {
+			return nil, err
 		}
 		rows = append(rows, r)
 	}
@@ -93,17 +119,84 @@ type metricsWriter struct {
 	cw *csv.Writer
 }
 
-// openMetrics creates path with the given existing rows (kept on resume) and returns an appender.
-func openMetrics(path string, keep []Row) (*metricsWriter, error) {
+// openMetrics creates path with the header and returns an appender.
+func openMetrics(path string) (*metricsWriter, error) {
 	fh, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	if err := WriteMetrics(fh, keep); err != nil {
+	if err := WriteMetrics(fh, nil); err != nil {
 		fh.Close()
 		return nil, fmt.Errorf("metrics: %s: %w", path, err)
 	}
 	return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, nil
+}
+
+// resumeMetrics opens an existing metrics file for appending the rows of iteration before and on.
+// The rows of earlier iterations are kept in place (and returned); rows of iteration >= before,
+// written after the checkpoint that the run resumes from, are cut off, as is a torn last line (a
+// crash in mid-write). dropped counts the rows cut off.
+func resumeMetrics(path string, before int) (mw *metricsWriter, kept []Row, dropped int, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("metrics: %w", err)
+	}
+	total := int64(len(data))
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		data, dropped = data[:i+1], 1 // a torn last line
+	}
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	rec, err := cr.Read()
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("metrics: %s: missing or unexpected header", path)
+	}
+	if err := checkHeader(rec, path); err != nil {
+		return nil, nil, 0, err
+	}
+	cut := cr.InputOffset()
+	for line := 2; ; line++ {
+		start := cr.InputOffset()
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("metrics: %s line %d: %w", path, line, err)
+		}
+		r, err := parseRow(rec, path, line)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if r.Iteration >= before {
+			for {
+				if _, err := cr.Read(); err != nil {
+					break
+				}
+				dropped++
+			}
+			dropped++
+			cut = start
+			break
+		}
+		kept = append(kept, r)
+		cut = cr.InputOffset()
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("metrics: %w", err)
+	}
+	if cut < total {
+		if err := fh.Truncate(cut); err != nil {
+			fh.Close()
+			return nil, nil, 0, fmt.Errorf("metrics: %s: cut rows after the checkpoint: %w", path, err)
+		}
+	}
+	if _, err := fh.Seek(cut, io.SeekStart); err != nil {
+		fh.Close()
+		return nil, nil, 0, fmt.Errorf("metrics: %w", err)
+	}
+	return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, kept, dropped, nil
 }
 
 func (m *metricsWriter) write(r Row) error {

@@ -1,12 +1,12 @@
 // Package train runs PCL training: the iteration loop (fresh batch, on-policy step, replay, replay
-// step, greedy evaluation), the run directory (config.json, metrics.csv, atomic checkpoints,
-// PNG plots), exact resume from the last checkpoint, and clean stops on cancel or non-finite loss.
+// step, greedy evaluation), the run directory (config.json and checkpoints written atomically,
+// metrics.csv appended, replay-<iteration>.bin beside the checkpoint, PNG plots), exact resume from
+// the last checkpoint (parameters, Adam state, env curricula, replay buffer), clean stops on cancel
+// or a non-finite loss, and greedy evaluation of a run, also per curriculum length.
 package train
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/nn"
-	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -47,14 +45,6 @@ type Options struct {
 	Logger   *slog.Logger   // nil: slog.Default()
 }
 
-// Meta is the checkpoint metadata.
-type Meta struct {
-	Config      config.Config `json:"config"`
-	Iteration   int           `json:"iteration"` // iterations completed
-	EnvSteps    int64         `json:"env_steps"`
-	WallSeconds float64       `json:"wall_seconds"`
-}
-
 // Summary is what a finished (or stopped) run reports.
 type Summary struct {
 	Iterations   int
@@ -64,8 +54,9 @@ type Summary struct {
 	Rows         []Row
 }
 
-// ErrNonFinite marks a run stopped because the loss or gradient became NaN or Inf.
-var ErrNonFinite = errors.New("non-finite loss or gradient")
+// ErrNonFinite marks a run stopped because the loss, a gradient or a parameter became NaN or Inf
+// (the learner's pcl.ErrNonFinite).
+var ErrNonFinite = pcl.ErrNonFinite
 
 // MakeEnv builds the VecEnv of n copies of cfg's env in AutoresetDisabled mode.
 func MakeEnv(reg *envs.Registry, cfg config.Config, n int) (envs.VecEnv, error) {
@@ -75,45 +66,6 @@ func MakeEnv(reg *envs.Registry, cfg config.Config, n int) (envs.VecEnv, error) 
 		return nil, err
 	}
 	return env, nil
-}
-
-// curriculumOf reports the curriculum length of copy 0 when the env has one.
-func curriculumOf(env envs.VecEnv) int {
-	if c, ok := env.(interface{ MinLength(i int) int }); ok {
-		return c.MinLength(0)
-	}
-	return 0
-}
-
-func saveCheckpoint(dir string, l *pcl.Learner, meta Meta) error {
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return fmt.Errorf("train: encode checkpoint meta: %w", err)
-	}
-	params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
-	if err := checkpoint.Save(filepath.Join(dir, CheckpointFile), params, b); err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
-	return nil
-}
-
-// LoadCheckpoint restores a learner from a run directory's checkpoint (parameters and optimizer
-// state) and returns its metadata. The learner must have been built from the same config.
-func LoadCheckpoint(dir string, l *pcl.Learner) (Meta, error) {
-	path := filepath.Join(dir, CheckpointFile)
-	f, err := checkpoint.Load(path)
-	if err != nil {
-		return Meta{}, fmt.Errorf("train: %w", err)
-	}
-	var meta Meta
-	if err := json.Unmarshal(f.Meta, &meta); err != nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s metadata: %w", path, err)
-	}
-	params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
-	if err := f.Apply(params); err != nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s does not match the run's network: %w", path, err)
-	}
-	return meta, nil
 }
 
 // iterSeed derives a deterministic seed for (run seed, iteration, purpose).
@@ -130,9 +82,12 @@ func iterRNG(seed int64, iter int, purpose uint64) *rand.Rand {
 }
 
 // Run trains cfg into opts.Dir. On resume the directory's config.json is used (cfg.Iters may
-// extend it) and training continues from the checkpoint. Cancelling ctx saves a checkpoint and
-// returns a Summary with Interrupted set and a nil error.
-func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) {
+// extend it) and training continues exactly from the checkpoint: parameters, Adam state, the
+// curricula of the training and evaluation envs and the replay buffer are restored, and metrics.csv
+// is appended to. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted set and
+// a nil error. A non-finite loss, gradient or parameter stops the run with an error wrapping
+// ErrNonFinite that names the iteration; nothing is saved then, so the last checkpoint stays good.
+func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -141,6 +96,9 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 		return Summary{}, fmt.Errorf("train: no environment registry")
 	}
 	if opts.Resume {
+		if !HasCheckpoint(opts.Dir) {
+			return Summary{}, fmt.Errorf("train: resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", opts.Dir, CheckpointFile)
+		}
 		saved, err := config.ReadFile(filepath.Join(opts.Dir, ConfigFile))
 		if err != nil {
 			return Summary{}, fmt.Errorf("train: resume: %w", err)
@@ -154,17 +112,14 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("train: run dir: %w", err)
 	}
-	if !opts.Resume {
-		if _, err := os.Stat(filepath.Join(opts.Dir, CheckpointFile)); err == nil {
-			return Summary{}, fmt.Errorf("train: %s already holds a run (use --resume, or another --out)", opts.Dir)
-		}
+	if !opts.Resume && HasCheckpoint(opts.Dir) {
+		return Summary{}, fmt.Errorf("train: %s already holds a run (use --resume, or another --out)", opts.Dir)
 	}
 	if err := cfg.WriteFile(filepath.Join(opts.Dir, ConfigFile)); err != nil {
 		return Summary{}, err
 	}
 	eng := opts.Engine
 	if eng == nil {
-		var err error
 		if eng, err = tensor.NewEngine(); err != nil {
 			return Summary{}, fmt.Errorf("train: %w", err)
 		}
@@ -203,40 +158,62 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 			return Summary{}, fmt.Errorf("train: %w", err)
 		}
 	}
+	sv := &saver{dir: opts.Dir, learner: learner, env: env, evalEnv: evalEnv, buf: buf, last: -1}
 	meta := Meta{Config: cfg}
 	var rows []Row
+	var mw *metricsWriter
 	if opts.Resume {
-		if meta, err = LoadCheckpoint(opts.Dir, learner); err != nil {
+		if meta, err = resume(opts.Dir, cfg, learner, env, evalEnv, buf, log); err != nil {
 			return Summary{}, err
 		}
-		meta.Config = cfg
-		old, err := ReadMetrics(filepath.Join(opts.Dir, MetricsFile))
-		if err != nil {
+		sv.last = meta.Iteration
+		var dropped int
+		if mw, rows, dropped, err = resumeMetrics(filepath.Join(opts.Dir, MetricsFile), meta.Iteration); err != nil {
 			return Summary{}, fmt.Errorf("train: resume: %w", err)
 		}
-		for _, r := range old {
-			if r.Iteration < meta.Iteration {
-				rows = append(rows, r)
-			}
+		if dropped > 0 {
+			log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
 		}
-		log.Info("resuming", "dir", opts.Dir, "iteration", meta.Iteration, "note", "replay buffer and env curriculum restart empty")
-	}
-	mw, err := openMetrics(filepath.Join(opts.Dir, MetricsFile), rows)
-	if err != nil {
+	} else if mw, err = openMetrics(filepath.Join(opts.Dir, MetricsFile)); err != nil {
 		return Summary{}, err
 	}
+	sv.mark()
 	defer mw.Close()
 	log.Info("training", "env", cfg.Env, "base", cfg.Base, "actions", spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
-		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "blas", eng.Backend(), "dir", opts.Dir)
+		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "from", meta.Iteration, "blas", eng.Backend(), "dir", opts.Dir)
 
 	writePlots := func() {
 		if err := Plots(opts.Dir, rows); err != nil {
 			log.Warn("plots not written", "err", err)
 		}
 	}
+	// stopped names where the run stopped and what is on disk, for errors.
+	stopped := func(it int, what string, err error) error {
+		kept := "no checkpoint was written"
+		if sv.last >= 0 {
+			kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", sv.last, opts.Dir)
+		}
+		return fmt.Errorf("train: stopped at iteration %d, %s: %w; %s", it, what, err, kept)
+	}
+	progressOpen := false
+	defer func() {
+		if progressOpen {
+			fmt.Fprintln(opts.Progress) // end the \r progress line before any message that follows
+		}
+		if f, ok := opts.Progress.(interface{ Flush() error }); ok {
+			if ferr := f.Flush(); ferr != nil && err == nil {
+				err = fmt.Errorf("train: progress output: %w", ferr)
+			}
+		}
+	}()
 	start := time.Now()
 	baseWall := meta.WallSeconds
-	sum := Summary{LastGreedy: math.NaN()}
+	sum = Summary{LastGreedy: math.NaN()}
+	for _, r := range rows { // a resumed run's last evaluation may precede the resume
+		if !math.IsNaN(r.GreedyReward) {
+			sum.LastGreedy = r.GreedyReward
+		}
+	}
 	firstIter := meta.Iteration
 	for it := meta.Iteration; it < cfg.Iters; it++ {
 		if ctx.Err() != nil {
@@ -249,13 +226,13 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 				sum.Interrupted = true
 				break
 			}
-			return sum, fmt.Errorf("train: iteration %d: %w", it, err)
+			return sum, stopped(it, "sampling", err)
 		}
 		row := Row{Iteration: it, MeanReward: res.MeanReward, Support: res.Stats.MeanSupport(), MaxProb: res.Stats.MeanMaxProb(),
 			Curriculum: curriculumOf(env), GreedyReward: math.NaN(), ReplayLoss: math.NaN()}
 		info, err := learner.TrainStep(res.Episodes)
 		if err != nil {
-			return sum, fmt.Errorf("train: iteration %d, on-policy step: %w: %w (last good checkpoint kept in %s)", it, ErrNonFinite, err, opts.Dir)
+			return sum, stopped(it, "on-policy step", err)
 		}
 		row.Loss, row.GradNorm = info.Loss, info.GradNorm
 		if buf != nil {
@@ -266,25 +243,25 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 					prio = float64(e.Iteration)
 				}
 				if err := buf.Add(rng, e, prio); err != nil {
-					return sum, fmt.Errorf("train: iteration %d: %w", it, err)
+					return sum, stopped(it, "replay", err)
 				}
 			}
 			batch := buf.Sample(rng, cfg.EffectiveReplayBatch())
 			rinfo, err := learner.TrainStep(batch)
 			if err != nil {
-				return sum, fmt.Errorf("train: iteration %d, replay step: %w: %w (last good checkpoint kept in %s)", it, ErrNonFinite, err, opts.Dir)
+				return sum, stopped(it, "replay step", err)
 			}
 			row.ReplayLoss = rinfo.Loss
 		}
 		meta.EnvSteps += int64(res.EnvSteps)
-		if evalSampler != nil && (it%cfg.EvalEvery == 0 || it == cfg.Iters-1) {
-			ev, err := evalSampler.Sample(ctx, iterRNG(cfg.Seed, it, 4), true, it, iterSeed(cfg.Seed, it, 5))
+		// Only on the schedule (not also at the last iteration): a run cut short and resumed must
+		// evaluate, and so move the evaluation curriculum, exactly as the uninterrupted run.
+		if evalSampler != nil && it%cfg.EvalEvery == 0 {
+			// Not cancellable: the iteration's training steps are done, and stopping here would
+			// save parameters of iteration it+1 under iteration it. The stop comes at the next one.
+			ev, err := evalSampler.Sample(context.WithoutCancel(ctx), iterRNG(cfg.Seed, it, 4), true, it, iterSeed(cfg.Seed, it, 5))
 			if err != nil {
-				if ctx.Err() != nil {
-					sum.Interrupted = true
-					break
-				}
-				return sum, fmt.Errorf("train: iteration %d, greedy evaluation: %w", it, err)
+				return sum, stopped(it, "greedy evaluation", err)
 			}
 			row.GreedyReward = ev.MeanReward
 			sum.LastGreedy = ev.MeanReward
@@ -293,8 +270,9 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 		meta.WallSeconds = baseWall + time.Since(start).Seconds()
 		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
 		rows = append(rows, row)
+		sv.mark()
 		if err := mw.write(row); err != nil {
-			return sum, err
+			return sum, stopped(it, "metrics", err)
 		}
 		if opts.Progress != nil {
 			g := "-"
@@ -303,22 +281,28 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 			}
 			fmt.Fprintf(opts.Progress, "\riter %d/%d  reward %.2f  greedy %s  curriculum %d  loss %.3g  support %.1f  %.2fs/it ",
 				it+1, cfg.Iters, row.MeanReward, g, row.Curriculum, row.Loss, row.Support, meta.WallSeconds/float64(meta.Iteration))
+			progressOpen = true
 		}
 		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {
-			if err := saveCheckpoint(opts.Dir, learner, meta); err != nil {
+			if err := sv.save(meta); err != nil {
 				return sum, err
 			}
 			writePlots()
+			if opts.Progress == nil {
+				log.Info("checkpoint", "iteration", meta.Iteration, "reward", row.MeanReward, "greedy", sum.LastGreedy,
+					"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds/float64(meta.Iteration))
+			}
 		}
 		if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
 			log.Info("reward threshold reached", "iteration", it, "greedy", row.GreedyReward)
 			break
 		}
 	}
-	if opts.Progress != nil {
+	if progressOpen {
 		fmt.Fprintln(opts.Progress)
+		progressOpen = false
 	}
-	if err := saveCheckpoint(opts.Dir, learner, meta); err != nil {
+	if err := sv.save(meta); err != nil {
 		return sum, err
 	}
 	writePlots()
@@ -329,6 +313,50 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 	}
 	log.Info("run saved", "dir", opts.Dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy)
 	return sum, nil
+}
+
+// resume loads the checkpoint of dir into the learner, the envs' curricula and the replay buffer.
+func resume(dir string, cfg config.Config, l *pcl.Learner, env, evalEnv envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, error) {
+	meta, err := LoadCheckpoint(dir, l)
+	if err != nil {
+		return Meta{}, fmt.Errorf("train: resume: %w", err)
+	}
+	ckptCfg := meta.Config
+	ckptCfg.Iters = cfg.Iters
+	if d := config.Diff(ckptCfg, cfg); d != nil {
+		log.Warn("resume: config.json differs from the checkpoint's config; training continues with config.json", "fields", d)
+	}
+	meta.Config = cfg
+	var notes []string
+	ok, err := restoreCurriculum(env, meta.TrainCurriculum, "training")
+	if err != nil {
+		return Meta{}, err
+	}
+	if !ok && curriculumState(env) != nil {
+		notes = append(notes, "training curriculum restarts (the checkpoint has none)")
+	}
+	if evalEnv != nil {
+		ok, err := restoreCurriculum(evalEnv, meta.EvalCurriculum, "evaluation")
+		if err != nil {
+			return Meta{}, err
+		}
+		if !ok && curriculumState(evalEnv) != nil {
+			notes = append(notes, "evaluation curriculum restarts (the checkpoint has none)")
+		}
+	}
+	if buf != nil {
+		if meta.ReplayFile == "" {
+			notes = append(notes, "replay buffer restarts empty (the checkpoint has none)")
+		} else if err := buf.LoadFile(filepath.Join(dir, filepath.Base(meta.ReplayFile))); err != nil {
+			return Meta{}, fmt.Errorf("train: resume: %w", err)
+		}
+	}
+	if len(notes) > 0 {
+		log.Warn("resuming inexactly", "dir", dir, "iteration", meta.Iteration, "notes", notes)
+	} else {
+		log.Info("resuming", "dir", dir, "iteration", meta.Iteration)
+	}
+	return meta, nil
 }
 
 // Plots writes reward.png, sparsity.png and maxprob.png for rows into dir.
@@ -359,44 +387,4 @@ func Plots(dir string, rows []Row) error {
 	}
 	return plot.Lines(filepath.Join(dir, SparsityPlot), "policy support size", "iteration", "mean |{a : pi(a|s) > 0}|",
 		[]plot.Series{{Name: "support size", X: it, Y: sup}}, nil)
-}
-
-// Evaluate loads a run directory's checkpoint and returns the mean greedy reward over n episodes
-// (the env's curriculum starts fresh, as in a new process).
-func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (float64, Meta, error) {
-	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		return 0, Meta{}, fmt.Errorf("eval: %w", err)
-	}
-	env, err := MakeEnv(reg, cfg, n)
-	if err != nil {
-		return 0, Meta{}, fmt.Errorf("eval: %w", err)
-	}
-	defer env.Close()
-	spec, err := rollout.CheckEnv(env)
-	if err != nil {
-		return 0, Meta{}, fmt.Errorf("eval: %w", err)
-	}
-	if eng == nil {
-		if eng, err = tensor.NewEngine(); err != nil {
-			return 0, Meta{}, err
-		}
-	}
-	l, err := pcl.NewLearner(cfg, spec, eng)
-	if err != nil {
-		return 0, Meta{}, fmt.Errorf("eval: %w", err)
-	}
-	meta, err := LoadCheckpoint(dir, l)
-	if err != nil {
-		return 0, Meta{}, fmt.Errorf("eval: %w", err)
-	}
-	s, err := rollout.NewSampler(env, l.Model, cfg.MaxSteps)
-	if err != nil {
-		return 0, Meta{}, fmt.Errorf("eval: %w", err)
-	}
-	res, err := s.Sample(ctx, rand.New(rand.NewPCG(uint64(seed), 0)), true, meta.Iteration, seed)
-	if err != nil {
-		return 0, Meta{}, fmt.Errorf("eval: %w", err)
-	}
-	return res.MeanReward, meta, nil
 }

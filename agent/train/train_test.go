@@ -1,12 +1,17 @@
 package train
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -52,40 +57,181 @@ func TestCopyBase2ReachesThreshold(t *testing.T) {
 	}
 }
 
-// Stopping after 2 iterations and resuming gives the same losses as 4 uninterrupted iterations
-// (parameters and Adam state come from the checkpoint; batches are seeded per iteration). Replay
-// and greedy evaluation are off: the replay buffer is not checkpointed.
-func TestResumeContinuesExactly(t *testing.T) {
+// resumeConfig is Copy base 2 with replay and greedy evaluation on, whose shared curriculum first
+// levels up at iteration 24 and then climbs every iteration or two.
+func resumeConfig() config.Config {
 	cfg := smallCopyConfig(config.AlgoSparse, 0.05)
-	cfg.Replay, cfg.EvalEvery, cfg.StopAtThreshold, cfg.Iters, cfg.BatchSize = false, 0, false, 4, 8
+	cfg.EvalEvery, cfg.EvalEpisodes, cfg.CheckpointEvery, cfg.StopAtThreshold, cfg.Iters = 3, 8, 10, false, 30
+	return cfg
+}
+
+// sameRows reports the first difference between two runs' metrics, bit for bit (wall time aside).
+func sameRows(t *testing.T, what string, want, got []Row) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		w.WallSeconds, g.WallSeconds = 0, 0
+		if fmt.Sprintf("%#v", w) != fmt.Sprintf("%#v", g) {
+			t.Fatalf("%s: iteration %d differs:\nuninterrupted %+v\nresumed       %+v", what, i, w, g)
+		}
+	}
+}
+
+// Stopping a run after a curriculum level-up and resuming it gives, bit for bit, the rows of the
+// uninterrupted run: parameters and Adam state, the training and evaluation curricula (min_length,
+// shortfall record, pending shortfalls) and the replay buffer all come back from the checkpoint.
+// Dropping any of them changes the rows after the resume.
+func TestResumeContinuesExactly(t *testing.T) {
+	cfg := resumeConfig()
 	reg := registry.Default()
-	full, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()})
+	fullDir := t.TempDir()
+	full, err := Run(context.Background(), cfg, Options{Dir: fullDir, Registry: reg, Engine: tensor.GonumEngine()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	// The checkpoint at the split holds min_length 3 (a level-up before it), the reset that starts
+	// the resumed part levels up again while recording the pending shortfalls, and more follow.
+	const split = 25
+	if first, saved, last := full.Rows[0].Curriculum, full.Rows[split-1].Curriculum, full.Rows[len(full.Rows)-1].Curriculum; first == saved || saved == full.Rows[split].Curriculum || full.Rows[split].Curriculum == last {
+		t.Fatalf("the curriculum must level up before the split at %d, at it and after it: %d, %d, %d, %d (retune resumeConfig)",
+			split, first, saved, full.Rows[split].Curriculum, last)
+	}
+	halfDir := t.TempDir()
 	half := cfg
-	half.Iters = 2
-	if _, err := Run(context.Background(), half, Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine()}); err != nil {
+	half.Iters = split
+	if _, err := Run(context.Background(), half, Options{Dir: halfDir, Registry: reg, Engine: tensor.GonumEngine()}); err != nil {
 		t.Fatal(err)
+	}
+	dir := copyDir(t, halfDir)
+	meta, err := ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.TrainCurriculum == nil || meta.EvalCurriculum == nil || meta.ReplayFile != replayFileName(split) {
+		t.Fatalf("checkpoint meta lacks the curricula or the replay file: %+v", meta)
+	}
+	if got := meta.TrainCurriculum.Curricula[0].MinLength; got != full.Rows[split-1].Curriculum {
+		t.Fatalf("saved training min_length %d, the uninterrupted run has %d at iteration %d", got, full.Rows[split-1].Curriculum, split-1)
 	}
 	resumed, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Registry: reg, Engine: tensor.GonumEngine()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resumed.Rows) != 4 || len(full.Rows) != 4 {
-		t.Fatalf("rows: resumed %d, full %d", len(resumed.Rows), len(full.Rows))
+	sameRows(t, "resumed run", full.Rows, resumed.Rows)
+	onDisk, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range full.Rows {
-		if full.Rows[i].Loss != resumed.Rows[i].Loss || full.Rows[i].MeanReward != resumed.Rows[i].MeanReward {
-			t.Errorf("iteration %d: full loss %v reward %v, resumed loss %v reward %v", i, full.Rows[i].Loss, full.Rows[i].MeanReward, resumed.Rows[i].Loss, resumed.Rows[i].MeanReward)
+	sameRows(t, "resumed metrics.csv", full.Rows, onDisk)
+	fullCur, resumedCur := finalCurricula(t, fullDir), finalCurricula(t, dir)
+	if fullCur != resumedCur {
+		t.Errorf("final curricula differ:\nuninterrupted %s\nresumed       %s", fullCur, resumedCur)
+	}
+	a, errA := os.ReadFile(filepath.Join(fullDir, replayFileName(cfg.Iters)))
+	b, errB := os.ReadFile(filepath.Join(dir, replayFileName(cfg.Iters)))
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Errorf("final replay buffers differ (%v, %v)", errA, errB)
+	}
+	if old, _ := filepath.Glob(filepath.Join(dir, "replay-*.bin")); len(old) != 1 {
+		t.Errorf("run dir holds replay files %v, want only the last checkpoint's", old)
+	}
+
+	// Each piece of restored state matters: resuming without it diverges after the split.
+	drops := []struct {
+		name string
+		drop func(m *Meta)
+	}{
+		{"replay buffer", func(m *Meta) { m.ReplayFile = "" }},
+		{"training curriculum", func(m *Meta) { m.TrainCurriculum = nil }},
+		{"pending shortfalls", func(m *Meta) { m.TrainCurriculum.Pending = make([]*float64, len(m.TrainCurriculum.Pending)) }},
+		{"evaluation curriculum", func(m *Meta) { m.EvalCurriculum = nil }},
+	}
+	for _, d := range drops {
+		dir := copyDir(t, halfDir)
+		rewriteMeta(t, dir, d.drop)
+		inexact, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Registry: reg, Engine: tensor.GonumEngine()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := finalCurricula(t, dir) == fullCur
+		for i := split; i < cfg.Iters; i++ {
+			w, g := full.Rows[i], inexact.Rows[i]
+			w.WallSeconds, g.WallSeconds = 0, 0
+			same = same && fmt.Sprintf("%#v", w) == fmt.Sprintf("%#v", g)
+		}
+		if same {
+			t.Errorf("resuming without the %s still matched the uninterrupted run: the test does not exercise it", d.name)
 		}
 	}
+
 	// A cancelled context saves and stops cleanly.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	sum, err := Run(ctx, cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()})
 	if err != nil || !sum.Interrupted {
 		t.Fatalf("cancelled run: err %v, interrupted %v", err, sum.Interrupted)
+	}
+}
+
+// copyDir copies the files of a run dir into a new temporary dir.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// finalCurricula is the JSON of the curricula saved in dir's checkpoint.
+func finalCurricula(t *testing.T, dir string) string {
+	t.Helper()
+	m, err := ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal([]any{m.TrainCurriculum, m.EvalCurriculum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// rewriteMeta edits the metadata of dir's checkpoint in place (parameters unchanged).
+func rewriteMeta(t *testing.T, dir string, edit func(m *Meta)) {
+	t.Helper()
+	path := filepath.Join(dir, CheckpointFile)
+	f, err := checkpoint.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Meta
+	if err := json.Unmarshal(f.Meta, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(&m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([]*nn.Param, len(f.Tensors))
+	for i, tn := range f.Tensors {
+		params[i] = &nn.Param{Name: tn.Name, Value: tn.Value}
+	}
+	if err := checkpoint.Save(path, params, b); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -31,7 +31,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg := config.Default()
 	cfg.Base = 40
 	iters := fs.Int("measure", 3, "measured iterations (after one warm-up)")
-	if err := parseTrainConfig(fs, args, &cfg); err != nil {
+	if _, err := parseTrainConfig(fs, args, &cfg); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
@@ -83,18 +86,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 					return usageError{err}
 				}
 				dir := filepath.Join(*out, fmt.Sprintf("base%d", base), fmt.Sprintf("%s-seed%d", algo, c.Seed))
-				fmt.Fprintf(stdout, "compare: %s base %d %s seed %d -> %s\n", c.Env, base, algo, c.Seed, dir)
-				os.RemoveAll(dir)
-				opts := train.Options{Dir: dir, Registry: reg}
-				if isTerminal(stderr) {
-					opts.Progress = stderr
-				}
-				sum, err := train.Run(ctx, c, opts)
+				rows, err := compareRun(ctx, c, dir, reg, stdout, stderr)
 				if err != nil {
 					return err
 				}
-				if sum.Interrupted {
-					return fmt.Errorf("compare: interrupted during %s", dir)
+				sum := train.Summary{Rows: rows}
+				if n := len(rows); n > 0 {
+					sum.SecondsPerIt = rows[n-1].WallSeconds / float64(n)
 				}
 				res.secPerIt += sum.SecondsPerIt / float64(*seeds)
 				var xs, ys []float64
@@ -132,6 +130,63 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprint(stdout, md)
 	return nil
+}
+
+// compareRun makes sure dir holds the complete run of c and returns its metrics rows (those of
+// iterations < c.Iters). A complete run is reused, an incomplete one resumed, a missing one
+// trained. A dir whose run has another config (apart from iters) is an error: compare never
+// deletes or overwrites a run.
+func compareRun(ctx context.Context, c config.Config, dir string, reg *envs.Registry, stdout, stderr io.Writer) ([]train.Row, error) {
+	opts := train.Options{Dir: dir, Registry: reg}
+	if isTerminal(stderr) {
+		opts.Progress = stderr
+	}
+	if saved, err := config.ReadFile(filepath.Join(dir, train.ConfigFile)); err == nil {
+		saved.Iters = c.Iters
+		if d := config.Diff(saved, c); d != nil {
+			return nil, fmt.Errorf("compare: %s holds a run with another config (%s); use another --out, or move that run away yourself",
+				dir, strings.Join(d, ", "))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("compare: %s: %w", dir, err)
+	}
+	what := "train"
+	if train.HasCheckpoint(dir) {
+		meta, err := train.ReadMeta(dir)
+		if err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		rows, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
+		if err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		_, reached := train.FirstReach(rows, c.RewardThreshold)
+		if meta.Iteration >= c.Iters || (c.StopAtThreshold && reached) {
+			fmt.Fprintf(stdout, "compare: %s is complete (%d iterations): reused\n", dir, meta.Iteration)
+			return rowsBefore(rows, c.Iters), nil
+		}
+		what, opts.Resume = fmt.Sprintf("resume from iteration %d", meta.Iteration), true
+	}
+	fmt.Fprintf(stdout, "compare: %s base %d %s seed %d: %s -> %s\n", c.Env, c.Base, c.Algo, c.Seed, what, dir)
+	sum, err := train.Run(ctx, c, opts)
+	if err != nil {
+		return nil, err
+	}
+	if sum.Interrupted {
+		return nil, fmt.Errorf("compare: interrupted during %s (run compare again to resume)", dir)
+	}
+	return rowsBefore(sum.Rows, c.Iters), nil
+}
+
+// rowsBefore keeps the rows of iterations < n.
+func rowsBefore(rows []train.Row, n int) []train.Row {
+	var out []train.Row
+	for _, r := range rows {
+		if r.Iteration < n {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func meanStd(xs []float64) (float64, float64) {

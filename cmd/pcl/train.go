@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/train"
@@ -23,18 +26,18 @@ func isTerminal(w io.Writer) bool {
 }
 
 // parseTrainConfig registers every config flag on fs, parses args and applies the per-algorithm
-// default alpha when --alpha was not given.
-func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) error {
+// default alpha when --alpha was not given. It returns the names of the flags given.
+func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
 	cfg.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
-	alphaSet := false
-	fs.Visit(func(f *flag.Flag) { alphaSet = alphaSet || f.Name == "alpha" })
-	if !alphaSet {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["alpha"] {
 		cfg.Alpha = config.DefaultAlpha(cfg.Algo, cfg.Base)
 	}
-	return nil
+	return set, nil
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,7 +45,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg := config.Default()
 	out := fs.String("out", "", "run directory (default runs/<env>-base<B>-<algo>-seed<S>)")
 	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint (its config.json wins; --iters may extend it)")
-	if err := parseTrainConfig(fs, args, &cfg); err != nil {
+	given, err := parseTrainConfig(fs, args, &cfg)
+	if err != nil {
 		return err
 	}
 	if *out == "" {
@@ -51,7 +55,30 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		*out = fmt.Sprintf("runs/%s-base%d-%s-seed%d", cfg.Env, cfg.Base, cfg.Algo, cfg.Seed)
 	}
-	if !*resume {
+	if *resume {
+		// The run's config.json wins; silently ignoring a flag would surprise, so refuse it.
+		var extra []string
+		for name := range given {
+			if name != "out" && name != "resume" && name != "iters" {
+				extra = append(extra, "--"+name)
+			}
+		}
+		if len(extra) > 0 {
+			slices.Sort(extra)
+			return usageError{fmt.Errorf("--resume continues the run with its config.json: only --iters may be given with it, not %s (edit %s to change the config)",
+				strings.Join(extra, ", "), filepath.Join(*out, train.ConfigFile))}
+		}
+		if !train.HasCheckpoint(*out) {
+			return fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", *out, train.CheckpointFile)
+		}
+		if !given["iters"] {
+			saved, err := config.ReadFile(filepath.Join(*out, train.ConfigFile))
+			if err != nil {
+				return fmt.Errorf("resume: %w", err)
+			}
+			cfg.Iters = saved.Iters
+		}
+	} else {
 		if err := cfg.Validate(); err != nil {
 			return usageError{err}
 		}

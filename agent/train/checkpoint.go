@@ -1,0 +1,179 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/replay"
+	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+)
+
+// Meta is the checkpoint metadata: with the parameters, the Adam state and the replay file it
+// names, everything a resumed run needs to continue exactly (batches are seeded per iteration).
+type Meta struct {
+	Config      config.Config `json:"config"`
+	Iteration   int           `json:"iteration"` // iterations completed
+	EnvSteps    int64         `json:"env_steps"`
+	WallSeconds float64       `json:"wall_seconds"`
+	// TrainCurriculum and EvalCurriculum are the curricula of the training and the greedy-evaluation
+	// envs (nil for envs without one, and in checkpoints written before they were saved).
+	TrainCurriculum *algorithmic.VecCurriculumState `json:"train_curriculum,omitempty"`
+	EvalCurriculum  *algorithmic.VecCurriculumState `json:"eval_curriculum,omitempty"`
+	// ReplayFile names the replay buffer saved with this checkpoint, in the run dir ("" without
+	// replay). Each checkpoint writes its own (replay-<iteration>.bin) before the checkpoint itself
+	// and removes the older ones after, so a crash never pairs a checkpoint with another's buffer.
+	ReplayFile string `json:"replay_file,omitempty"`
+}
+
+// curriculumEnv is an env whose curriculum can be saved and restored (envs/algorithmic).
+type curriculumEnv interface {
+	CurriculumState() algorithmic.VecCurriculumState
+	RestoreCurriculum(algorithmic.VecCurriculumState) error
+	MinLength(i int) int
+}
+
+// curriculumOf reports the curriculum length of copy 0 when the env has one.
+func curriculumOf(env envs.VecEnv) int {
+	if c, ok := env.(curriculumEnv); ok {
+		return c.MinLength(0)
+	}
+	return 0
+}
+
+// curriculumState snapshots env's curriculum, or returns nil when it has none.
+func curriculumState(env envs.VecEnv) *algorithmic.VecCurriculumState {
+	c, ok := env.(curriculumEnv)
+	if !ok {
+		return nil
+	}
+	s := c.CurriculumState()
+	return &s
+}
+
+// restoreCurriculum restores env's curriculum from s; it reports whether s was there to restore.
+func restoreCurriculum(env envs.VecEnv, s *algorithmic.VecCurriculumState, which string) (bool, error) {
+	c, ok := env.(curriculumEnv)
+	if !ok || s == nil {
+		return false, nil
+	}
+	if err := c.RestoreCurriculum(*s); err != nil {
+		return false, fmt.Errorf("train: resume: %s env curriculum: %w", which, err)
+	}
+	return true, nil
+}
+
+// replayFileName is the replay file saved with the checkpoint of iteration it.
+func replayFileName(it int) string { return fmt.Sprintf("replay-%08d.bin", it) }
+
+// saver writes checkpoints of one run and remembers the last one written.
+type saver struct {
+	dir     string
+	learner *pcl.Learner
+	env     envs.VecEnv
+	evalEnv envs.VecEnv // nil without greedy evaluation
+	buf     *replay.Buffer
+	last    int // iteration of the last checkpoint on disk, -1 for none
+
+	// The curricula as they were after the last completed iteration: a sample interrupted in
+	// mid-iteration has already reset the envs (recording shortfalls), so save must not read them.
+	trainCur, evalCur *algorithmic.VecCurriculumState
+}
+
+// mark records the envs' curricula as those of the current completed iteration.
+func (s *saver) mark() {
+	s.trainCur = curriculumState(s.env)
+	if s.evalEnv != nil {
+		s.evalCur = curriculumState(s.evalEnv)
+	}
+}
+
+// save writes the checkpoint of meta.Iteration: the replay buffer first, then the checkpoint (which
+// names it), then removes older replay files. Each write is atomic.
+func (s *saver) save(meta Meta) error {
+	if s.last == meta.Iteration {
+		return nil
+	}
+	meta.TrainCurriculum, meta.EvalCurriculum = s.trainCur, s.evalCur
+	if s.buf != nil {
+		meta.ReplayFile = replayFileName(meta.Iteration)
+		if err := s.buf.SaveFile(filepath.Join(s.dir, meta.ReplayFile)); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("train: encode checkpoint meta: %w", err)
+	}
+	params := append(append([]*nn.Param(nil), s.learner.Params()...), s.learner.Opt.StateParams()...)
+	if err := checkpoint.Save(filepath.Join(s.dir, CheckpointFile), params, b); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	s.last = meta.Iteration
+	return removeStaleReplays(s.dir, meta.ReplayFile)
+}
+
+// removeStaleReplays deletes the run dir's replay files other than keep.
+func removeStaleReplays(dir, keep string) error {
+	old, err := filepath.Glob(filepath.Join(dir, "replay-*.bin"))
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	for _, f := range old {
+		if filepath.Base(f) == keep || !strings.HasPrefix(filepath.Base(f), "replay-") {
+			continue
+		}
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("train: remove old replay file: %w", err)
+		}
+	}
+	return nil
+}
+
+// LoadCheckpoint restores a learner from a run directory's checkpoint (parameters and optimizer
+// state) and returns its metadata. The learner must have been built from the same config.
+func LoadCheckpoint(dir string, l *pcl.Learner) (Meta, error) {
+	path := filepath.Join(dir, CheckpointFile)
+	f, err := checkpoint.Load(path)
+	if err != nil {
+		return Meta{}, fmt.Errorf("train: %w", err)
+	}
+	var meta Meta
+	if err := json.Unmarshal(f.Meta, &meta); err != nil {
+		return Meta{}, fmt.Errorf("train: checkpoint %s metadata: %w", path, err)
+	}
+	params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
+	if err := f.Apply(params); err != nil {
+		return Meta{}, fmt.Errorf("train: checkpoint %s does not match the run's network: %w", path, err)
+	}
+	return meta, nil
+}
+
+// ReadMeta returns the metadata of dir's checkpoint (the file is verified whole).
+func ReadMeta(dir string) (Meta, error) {
+	path := filepath.Join(dir, CheckpointFile)
+	f, err := checkpoint.Load(path)
+	if err != nil {
+		return Meta{}, fmt.Errorf("train: %w", err)
+	}
+	var meta Meta
+	if err := json.Unmarshal(f.Meta, &meta); err != nil {
+		return Meta{}, fmt.Errorf("train: checkpoint %s metadata: %w", path, err)
+	}
+	return meta, nil
+}
+
+// HasCheckpoint reports whether dir holds a checkpoint file.
+func HasCheckpoint(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, CheckpointFile))
+	return err == nil
+}

@@ -1,0 +1,141 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+)
+
+// evaluator is a run's checkpoint loaded for greedy evaluation on n env copies.
+type evaluator struct {
+	cfg     config.Config
+	meta    Meta
+	env     envs.VecEnv
+	sampler *rollout.Sampler
+}
+
+func loadEvaluator(dir string, reg *envs.Registry, eng *tensor.Engine, n int) (*evaluator, error) {
+	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	env, err := MakeEnv(reg, cfg, n)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	ev := &evaluator{cfg: cfg, env: env}
+	if err := ev.load(dir, eng); err != nil {
+		env.Close()
+		return nil, err
+	}
+	return ev, nil
+}
+
+func (ev *evaluator) load(dir string, eng *tensor.Engine) error {
+	spec, err := rollout.CheckEnv(ev.env)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if eng == nil {
+		if eng, err = tensor.NewEngine(); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
+	l, err := pcl.NewLearner(ev.cfg, spec, eng)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if ev.meta, err = LoadCheckpoint(dir, l); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if ev.sampler, err = rollout.NewSampler(ev.env, l.Model, ev.cfg.MaxSteps); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	return nil
+}
+
+func (ev *evaluator) sample(ctx context.Context, seed int64) (rollout.Result, error) {
+	res, err := ev.sampler.Sample(ctx, rand.New(rand.NewPCG(uint64(seed), 0)), true, ev.meta.Iteration, seed)
+	if err != nil {
+		return rollout.Result{}, fmt.Errorf("eval: %w", err)
+	}
+	return res, nil
+}
+
+// Evaluate loads a run directory's checkpoint and returns the mean greedy reward over n episodes
+// (the env's curriculum starts fresh, as in a new process).
+func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (float64, Meta, error) {
+	ev, err := loadEvaluator(dir, reg, eng, n)
+	if err != nil {
+		return 0, Meta{}, err
+	}
+	defer ev.env.Close()
+	res, err := ev.sample(ctx, seed)
+	if err != nil {
+		return 0, Meta{}, err
+	}
+	return res.MeanReward, ev.meta, nil
+}
+
+// LengthResult is the greedy performance at one curriculum level.
+type LengthResult struct {
+	MinLength  int     // curriculum min_length: the inputs have min_length + {0, 1, 2} symbols
+	Episodes   int     // episodes played
+	MeanReward float64 // mean total reward
+	MeanTarget float64 // mean len(target), the largest possible total reward
+	Solved     float64 // fraction of episodes that earned the whole target (shortfall >= 0)
+}
+
+// EvaluateLengths loads a run directory's checkpoint and plays n greedy episodes at each curriculum
+// min_length from the task's start up to algorithmic.MaxMinLength, which shows how far the policy
+// generalises beyond the level training reached. The env must have a curriculum.
+func EvaluateLengths(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) ([]LengthResult, Meta, error) {
+	ev, err := loadEvaluator(dir, reg, eng, n)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	defer ev.env.Close()
+	cur, ok := ev.env.(interface {
+		curriculumEnv
+		TargetLength(i int) int
+	})
+	if !ok {
+		return nil, Meta{}, fmt.Errorf("eval: %s has no curriculum to evaluate per length", ev.cfg.Env)
+	}
+	fresh := cur.CurriculumState()
+	start := fresh.Curricula[0].MinLength
+	var out []LengthResult
+	for m := start; m <= algorithmic.MaxMinLength; m++ {
+		s := fresh
+		s.Curricula = make([]algorithmic.CurriculumState, len(fresh.Curricula))
+		for i := range s.Curricula {
+			s.Curricula[i] = algorithmic.CurriculumState{MinLength: m}
+		}
+		s.Pending = make([]*float64, n) // a fresh batch: its reset records nothing
+		if err := cur.RestoreCurriculum(s); err != nil {
+			return nil, Meta{}, fmt.Errorf("eval: min_length %d: %w", m, err)
+		}
+		res, err := ev.sample(ctx, seed+int64(m)*1_000_003)
+		if err != nil {
+			return nil, Meta{}, fmt.Errorf("eval: min_length %d: %w", m, err)
+		}
+		r := LengthResult{MinLength: m, Episodes: n, MeanReward: res.MeanReward}
+		for i, e := range res.Episodes {
+			L := float64(cur.TargetLength(i))
+			r.MeanTarget += L / float64(n)
+			if e.TotalReward() >= L {
+				r.Solved += 1 / float64(n)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, ev.meta, nil
+}
