@@ -5,9 +5,9 @@ package plot
 import (
 	"fmt"
 	"image/color"
-	"os"
-	"path/filepath"
+	"io"
 
+	"github.com/sparsepcl/sparsepcl/agent/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -59,16 +59,14 @@ func Lines(path, title, xLabel, yLabel string, series []Series, colorOf func(i i
 			p.Legend.Add(s.Name, l)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".plot-*.png")
+	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, "png")
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return fmt.Errorf("plot: %s: %w", path, err)
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, tmp.Name()); err != nil {
-		return fmt.Errorf("plot: save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := wt.WriteTo(w)
+		return err
+	}); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
 	return nil

@@ -1,9 +1,11 @@
 package plot
 
 import (
+	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +29,20 @@ func TestLinesWritesPNG(t *testing.T) {
 	}
 	if err := Lines(path, "t", "x", "y", []Series{{X: []float64{1}, Y: nil}}, nil); err == nil {
 		t.Fatal("mismatched series accepted")
+	}
+	// Written atomically (agent/internal/atomicfile): only the figure is left, world-readable.
+	es, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Name() != "r.png" {
+		t.Fatalf("directory holds %v, want only r.png", es)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("stat: %v, %v; want mode 0644", st, err)
+	}
+	missing := filepath.Join(filepath.Dir(path), "gone", "r.png")
+	if err := Lines(missing, "t", "x", "y", s, nil); err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("error %v, want one naming %s", err, missing)
 	}
 }

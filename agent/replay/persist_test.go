@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/episode"
@@ -108,5 +109,33 @@ func TestLoadRejectsBadData(t *testing.T) {
 	}
 	if err := src.LoadFile(filepath.Join(t.TempDir(), "missing.bin")); err == nil {
 		t.Error("missing file accepted")
+	}
+}
+
+// SaveFile replaces the file atomically (agent/internal/atomicfile): no temporary file is left,
+// the file is world-readable, and a save into a missing directory names the path.
+func TestSaveFileLeavesOnlyTheFile(t *testing.T) {
+	b, _ := New(10, 0.5, 0.1, "fifo")
+	fill(t, b, rand.New(rand.NewPCG(3, 4)), 4)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "replay.bin")
+	for range 2 {
+		if err := b.SaveFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Name() != "replay.bin" {
+		t.Fatalf("directory holds %v, want only replay.bin", es)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("stat: %v, %v; want mode 0644", st, err)
+	}
+	missing := filepath.Join(dir, "gone", "replay.bin")
+	if err := b.SaveFile(missing); err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "replay: save: ") || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("error %v, want a replay save error naming %s", err, missing)
 	}
 }

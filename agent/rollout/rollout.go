@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
@@ -69,6 +70,11 @@ func NewSampler(env envs.VecEnv, model *pcl.Model, maxSteps int) (*Sampler, erro
 	}
 	if spec.ObsVocab != model.Spec.ObsVocab || spec.NumActions() != model.Spec.NumActions() {
 		return nil, fmt.Errorf("rollout: env has %d observations and %d actions, the model %d and %d", spec.ObsVocab, spec.NumActions(), model.Spec.ObsVocab, model.Spec.NumActions())
+	}
+	// Equal |A| is not enough: the previous action is embedded per component, so a model built for
+	// other components would read the env's actions with another encoding than it was built for.
+	if !slices.Equal(spec.ActionComponents, model.Spec.ActionComponents) {
+		return nil, fmt.Errorf("rollout: env has action components %v, the model %v", spec.ActionComponents, model.Spec.ActionComponents)
 	}
 	if maxSteps < 1 {
 		return nil, fmt.Errorf("rollout: max steps %d, want >= 1", maxSteps)

@@ -182,3 +182,29 @@ func TestResumeIsExact(t *testing.T) {
 		}
 	}
 }
+
+// Save replaces the file atomically (agent/internal/atomicfile): no temporary file is left, the
+// file is world-readable, and a save into a missing directory names the path.
+func TestSaveLeavesOnlyTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ckpt.bin")
+	for range 2 {
+		if err := Save(path, testParams(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Name() != "ckpt.bin" {
+		t.Fatalf("directory holds %v, want only ckpt.bin", es)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("stat: %v, %v; want mode 0644", st, err)
+	}
+	missing := filepath.Join(dir, "gone", "ckpt.bin")
+	if err := Save(missing, testParams(), nil); err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "checkpoint: save: ") || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("error %v, want a checkpoint save error naming %s", err, missing)
+	}
+}

@@ -1,0 +1,543 @@
+package rollout_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/envs/wrappers"
+)
+
+// task is a Go-native environment the sampler runs on.
+type task struct {
+	id   string
+	base int
+}
+
+func (tk task) options(extra map[string]any) map[string]any {
+	o := map[string]any{"base": tk.base, "autoreset": "disabled"}
+	for k, v := range extra {
+		o[k] = v
+	}
+	return o
+}
+
+// newVecEnv builds n copies of tk with autoreset disabled, as the trainer does.
+func newVecEnv(t *testing.T, tk task, n int) envs.VecEnv {
+	t.Helper()
+	env, err := registry.MakeVec(tk.id, n, tk.options(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close() })
+	return env
+}
+
+// newModel builds a small, freshly initialised model for env, with its parameters scaled up by
+// sharpen so that the policy is far from uniform (greedy choices are then clear-cut and sparsemax
+// has a small support).
+func newModel(t *testing.T, env envs.VecEnv, algo, form string, seed int64, sharpen float32) *pcl.Model {
+	t.Helper()
+	spec, err := rollout.CheckEnv(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Algo, cfg.Form, cfg.Hidden, cfg.Seed, cfg.Alpha, cfg.TsallisQ = algo, form, 16, seed, 0.5, 1.5
+	m, err := pcl.NewModel(cfg, spec, tensor.GonumEngine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Net.Params() {
+		for i := range p.Value.Data {
+			p.Value.Data[i] *= sharpen
+		}
+	}
+	return m
+}
+
+func newSampler(t *testing.T, env envs.VecEnv, m *pcl.Model, maxSteps int) *rollout.Sampler {
+	t.Helper()
+	s, err := rollout.NewSampler(env, m, maxSteps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func rng(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 7)) }
+
+// policyAlong recomputes the model's logits and policy at every step of eps on the learner's code
+// path: one batched Forward over tokens laid out as pcl.Learner lays them out (observation s_t and
+// the previous action a_{t-1}, "none" at t = 0). It returns z[b][t] and p[b][t] for t < L.
+func policyAlong(t *testing.T, m *pcl.Model, eps []*episode.Episode) (zs, ps [][][]float32) {
+	t.Helper()
+	spec := m.Spec
+	F, K, B := spec.Features(), spec.NumActions(), len(eps)
+	T := 0
+	for _, e := range eps {
+		T = max(T, e.Len()+1)
+	}
+	tokens := make([]int32, T*B*F)
+	lengths := make([]int, B)
+	for b, e := range eps {
+		lengths[b] = e.Len() + 1
+		for s := 0; s <= e.Len(); s++ {
+			row := tokens[(s*B+b)*F : (s*B+b+1)*F]
+			row[0] = e.Obs[s]
+			prev := -1
+			if s > 0 {
+				prev = int(e.Actions[s-1])
+			}
+			spec.PrevActionTokens(row[1:], prev)
+		}
+	}
+	heads, err := m.Net.Forward(tokens, T, B, lengths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zs, ps = make([][][]float32, B), make([][][]float32, B)
+	for b, e := range eps {
+		for s := 0; s < e.Len(); s++ {
+			z, p := make([]float32, K), make([]float32, K)
+			m.Probs(p, z, heads[0].Row(s*B+b))
+			zs[b], ps[b] = append(zs[b], z), append(ps[b], p)
+		}
+	}
+	return zs, ps
+}
+
+// replay plays episode e again on a fresh single copy of tk reset with seed, and checks that every
+// observation, reward and end flag the sampler stored is what the environment gives.
+func replay(t *testing.T, tk task, seed int64, e *episode.Episode, maxSteps int) {
+	t.Helper()
+	env, err := registry.Make(tk.id, map[string]any{"base": tk.base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	obs, _, err := env.Reset(&seed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int32(obs.(int64)) != e.Obs[0] {
+		t.Fatalf("seed %d: first observation %d, env gives %d", seed, e.Obs[0], obs)
+	}
+	total := 0.0
+	for s, a := range e.Actions {
+		o, r, term, trunc, _, err := env.Step(int64(a))
+		if err != nil {
+			t.Fatalf("seed %d step %d: %v", seed, s, err)
+		}
+		total += r
+		if int32(o.(int64)) != e.Obs[s+1] || r != e.Rewards[s] {
+			t.Fatalf("seed %d step %d: stored obs %d reward %v, env gives %d %v", seed, s, e.Obs[s+1], e.Rewards[s], o, r)
+		}
+		last := s == e.Len()-1
+		if ended := term || trunc; ended != last && !(last && !e.Terminated) {
+			t.Fatalf("seed %d step %d of %d: env ended = %v", seed, s, e.Len(), ended)
+		}
+		if last {
+			if e.Terminated != term {
+				t.Fatalf("seed %d: stored terminated = %v, env says %v at the last step", seed, e.Terminated, term)
+			}
+			if !e.Terminated && e.Len() != maxSteps {
+				t.Fatalf("seed %d: truncated after %d steps, max steps %d", seed, e.Len(), maxSteps)
+			}
+		}
+	}
+	if got := e.TotalReward(); got != total {
+		t.Fatalf("seed %d: episode reward %v, env paid %v", seed, got, total)
+	}
+}
+
+// Every batch holds one well-formed episode per copy whose steps are exactly what the environment
+// did; terminated/truncated follow the env and MaxSteps; the result's counters add up.
+func TestSampleEpisodesMatchTheEnvironment(t *testing.T) {
+	tests := []struct {
+		name     string
+		task     task
+		algo     string
+		form     string
+		greedy   bool
+		maxSteps int
+	}{
+		{"copy sparse stochastic", task{"Copy-v0", 2}, config.AlgoSparse, config.FormSeparate, false, 200},
+		{"copy soft greedy", task{"Copy-v0", 3}, config.AlgoSoft, config.FormUnified, true, 200},
+		{"reverse tsallis stochastic", task{"Reverse-v0", 3}, config.AlgoTsallis, config.FormSeparate, false, 200},
+		{"repeat copy sparse unified greedy", task{"RepeatCopy-v0", 2}, config.AlgoSparse, config.FormUnified, true, 200},
+		{"duplicated input soft stochastic", task{"DuplicatedInput-v0", 2}, config.AlgoSoft, config.FormSeparate, false, 200},
+		{"reversed addition sparse stochastic", task{"ReversedAddition-v0", 3}, config.AlgoSparse, config.FormSeparate, false, 200},
+		{"truncated at 1 step", task{"Copy-v0", 2}, config.AlgoSparse, config.FormSeparate, false, 1},
+		{"truncated at 3 steps, greedy", task{"Reverse-v0", 2}, config.AlgoSoft, config.FormSeparate, true, 3},
+		{"truncated at 4 steps, stochastic", task{"RepeatCopy-v0", 2}, config.AlgoSoft, config.FormSeparate, false, 4},
+	}
+	const n, seedBase, iteration = 16, 1000, 7
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newVecEnv(t, tc.task, n)
+			m := newModel(t, env, tc.algo, tc.form, 3, 1)
+			res, err := newSampler(t, env, m, tc.maxSteps).Sample(context.Background(), rng(1), tc.greedy, iteration, seedBase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Episodes) != n {
+				t.Fatalf("%d episodes for %d copies", len(res.Episodes), n)
+			}
+			steps, sum, terminated := 0, 0.0, 0
+			for i, e := range res.Episodes {
+				if err := e.Validate(); err != nil {
+					t.Fatalf("episode %d: %v", i, err)
+				}
+				if e.Len() > tc.maxSteps {
+					t.Fatalf("episode %d has %d steps, max %d", i, e.Len(), tc.maxSteps)
+				}
+				if e.Iteration != iteration {
+					t.Fatalf("episode %d tagged iteration %d, want %d", i, e.Iteration, iteration)
+				}
+				replay(t, tc.task, seedBase+int64(i), e, tc.maxSteps)
+				steps += e.Len()
+				sum += e.TotalReward()
+				if e.Terminated {
+					terminated++
+				}
+			}
+			if res.EnvSteps != steps || res.Stats.Steps != steps {
+				t.Errorf("EnvSteps %d, Stats.Steps %d, episodes hold %d steps", res.EnvSteps, res.Stats.Steps, steps)
+			}
+			if want := sum / n; math.Abs(res.MeanReward-want) > 1e-12 {
+				t.Errorf("MeanReward %v, episodes average %v", res.MeanReward, want)
+			}
+			// Every algorithmic episode ends by termination within its time limit (well under 200
+			// steps at the first curriculum level); a cap of a few steps cuts some of the random
+			// walks a stochastic policy makes (a greedy one may write, and end, at once everywhere).
+			switch {
+			case tc.maxSteps == 200 && terminated != n:
+				t.Errorf("%d of %d episodes terminated with a 200-step cap", terminated, n)
+			case tc.maxSteps <= 4 && !tc.greedy && terminated == n:
+				t.Errorf("no episode truncated with a %d-step cap", tc.maxSteps)
+			}
+			t.Logf("%d of %d terminated, %d steps", terminated, n, steps)
+		})
+	}
+}
+
+// The sampler's policy at every step is the one the learner computes for the stored episode, so the
+// stored observations and previous actions follow the learner's convention; greedy sampling takes
+// the arg max of that policy and stochastic sampling never leaves its support.
+func TestSampledActionsFollowTheLearnersPolicy(t *testing.T) {
+	tests := []struct {
+		name   string
+		task   task
+		algo   string
+		form   string
+		greedy bool
+	}{
+		{"sparse greedy", task{"Copy-v0", 3}, config.AlgoSparse, config.FormSeparate, true},
+		{"sparse stochastic", task{"Copy-v0", 3}, config.AlgoSparse, config.FormSeparate, false},
+		{"soft unified greedy", task{"Reverse-v0", 2}, config.AlgoSoft, config.FormUnified, true},
+		{"tsallis stochastic", task{"RepeatCopy-v0", 2}, config.AlgoTsallis, config.FormSeparate, false},
+		{"sparse unified greedy", task{"DuplicatedInput-v0", 3}, config.AlgoSparse, config.FormUnified, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newVecEnv(t, tc.task, 24)
+			m := newModel(t, env, tc.algo, tc.form, 11, 6)
+			res, err := newSampler(t, env, m, 200).Sample(context.Background(), rng(5), tc.greedy, 0, 40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			zs, ps := policyAlong(t, m, res.Episodes)
+			var maxProbSum float64
+			clear, zeroSupport := 0, 0
+			for b, e := range res.Episodes {
+				for s, a := range e.Actions {
+					z, p := zs[b][s], ps[b][s]
+					best, second := topTwo(z)
+					maxProbSum += float64(p[best])
+					if p[a] == 0 {
+						zeroSupport++
+						t.Errorf("episode %d step %d: action %d has probability 0 (policy %v)", b, s, a, p)
+					}
+					if !tc.greedy {
+						continue
+					}
+					// Batched and single-step float32 paths may differ in the last bits: only a
+					// clear-cut arg max is checked.
+					if z[best]-z[second] < 1e-4 {
+						continue
+					}
+					clear++
+					if int(a) != best {
+						t.Errorf("episode %d step %d: greedy took action %d (z %v), arg max is %d (z %v)", b, s, a, z[a], best, z[best])
+					}
+				}
+			}
+			if tc.greedy && clear < res.EnvSteps/2 {
+				t.Errorf("only %d of %d greedy steps had a clear arg max: the test checks too little", clear, res.EnvSteps)
+			}
+			if d := math.Abs(res.Stats.MaxProbSum - maxProbSum); d > 1e-4*float64(res.EnvSteps) {
+				t.Errorf("sampler's summed max probability %v, learner's policy gives %v", res.Stats.MaxProbSum, maxProbSum)
+			}
+			t.Logf("%d steps, mean support %.2f, mean max prob %.3f", res.EnvSteps, res.Stats.MeanSupport(), res.Stats.MeanMaxProb())
+		})
+	}
+}
+
+func topTwo(z []float32) (best, second int) {
+	best, second = 0, -1
+	for i := 1; i < len(z); i++ {
+		switch {
+		case z[i] > z[best]:
+			best, second = i, best
+		case second < 0 || z[i] > z[second]:
+			second = i
+		}
+	}
+	return best, second
+}
+
+// Stochastic first actions are drawn from the policy: over many copies that see the same first
+// observation (and so the same policy), each action's frequency is within 5 standard deviations
+// of its probability.
+func TestStochasticActionsHaveThePolicysFrequencies(t *testing.T) {
+	const n = 2000
+	tk := task{"Copy-v0", 2}
+	env := newVecEnv(t, tk, n)
+	for _, algo := range []string{config.AlgoSoft, config.AlgoSparse} {
+		m := newModel(t, env, algo, config.FormSeparate, 2, 3)
+		res, err := newSampler(t, env, m, 1).Sample(context.Background(), rng(9), false, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ps := policyAlong(t, m, res.Episodes)
+		K := m.Spec.NumActions()
+		counts := map[int32][]int{}
+		policies := map[int32][]float32{}
+		for b, e := range res.Episodes {
+			o := e.Obs[0]
+			if counts[o] == nil {
+				counts[o], policies[o] = make([]int, K), ps[b][0]
+			}
+			counts[o][e.Actions[0]]++
+		}
+		for o, c := range counts {
+			total := 0
+			for _, v := range c {
+				total += v
+			}
+			if total < 200 {
+				continue
+			}
+			for a, v := range c {
+				p := float64(policies[o][a])
+				sd := math.Sqrt(p*(1-p)/float64(total)) + 1e-9
+				if f := float64(v) / float64(total); math.Abs(f-p) > 5*sd {
+					t.Errorf("%s: first observation %d: action %d drawn %.3f of %d times, probability %.3f", algo, o, a, f, total, p)
+				}
+			}
+		}
+	}
+}
+
+// A batch is a function of the model, seedBase and rng (and, greedy, not even of rng): the same
+// inputs on fresh environments give identical batches, call after call; other seeds give others.
+// A Tuple-action env combined with wrappers.CombineVecActions gives the same batches as the
+// natively combined one (same mixed-radix index).
+func TestSampleIsDeterministic(t *testing.T) {
+	tk := task{"Copy-v0", 3}
+	type setup struct {
+		factored bool
+		rngSeed  uint64
+		seedBase int64
+	}
+	run := func(t *testing.T, greedy bool, su setup) []rollout.Result {
+		var env envs.VecEnv
+		if su.factored {
+			raw, err := registry.MakeVec(tk.id, 12, tk.options(map[string]any{"factored_actions": true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if env, err = wrappers.CombineVecActions(raw); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			env = newVecEnv(t, tk, 12)
+		}
+		m := newModel(t, env, config.AlgoSparse, config.FormSeparate, 4, 2)
+		s := newSampler(t, env, m, 50)
+		r := rng(su.rngSeed)
+		var out []rollout.Result
+		for it := range 3 {
+			res, err := s.Sample(context.Background(), r, greedy, it, su.seedBase+int64(100*it))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, res)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		greedy bool
+		a, b   setup
+		same   bool
+	}{
+		{"stochastic, same seeds", false, setup{false, 1, 10}, setup{false, 1, 10}, true},
+		{"stochastic, combined tuple actions", false, setup{false, 1, 10}, setup{true, 1, 10}, true},
+		{"stochastic, other rng", false, setup{false, 1, 10}, setup{false, 2, 10}, false},
+		{"stochastic, other seed base", false, setup{false, 1, 10}, setup{false, 1, 11}, false},
+		{"greedy ignores rng", true, setup{false, 1, 10}, setup{false, 2, 10}, true},
+		{"greedy, other seed base", true, setup{false, 1, 10}, setup{false, 1, 500}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := run(t, tc.greedy, tc.a), run(t, tc.greedy, tc.b)
+			if same := reflect.DeepEqual(a, b); same != tc.same {
+				t.Fatalf("batches equal = %v, want %v", same, tc.same)
+			}
+		})
+	}
+}
+
+func TestSampleHonoursContext(t *testing.T) {
+	env := newVecEnv(t, task{"Copy-v0", 2}, 4)
+	s := newSampler(t, env, newModel(t, env, config.AlgoSoft, config.FormSeparate, 1, 1), 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Sample(ctx, rng(1), false, 0, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want one wrapping context.Canceled", err)
+	}
+}
+
+// respaced is a real algorithmic VecEnv that reports other spaces or action components: no
+// Go-native env has a Box observation or a shifted Discrete (the bridge's HalfCheetah, which does,
+// needs Python), and CheckEnv reads nothing but these methods.
+type respaced struct {
+	envs.VecEnv
+	obs, act   envs.Space // nil: the wrapped env's
+	components []int64    // nil: no ActionFactors at all
+}
+
+func (r respaced) ObservationSpace() envs.Space {
+	if r.obs != nil {
+		return r.obs
+	}
+	return r.VecEnv.ObservationSpace()
+}
+
+func (r respaced) ActionSpace() envs.Space {
+	if r.act != nil {
+		return r.act
+	}
+	return r.VecEnv.ActionSpace()
+}
+
+type factoredRespaced struct{ respaced }
+
+func (r factoredRespaced) ActionComponents() []int64 { return r.components }
+
+func TestCheckEnv(t *testing.T) {
+	copy3 := func(extra map[string]any) envs.VecEnv {
+		env, err := registry.MakeVec("Copy-v0", 2, task{"Copy-v0", 3}.options(extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	nextStep, err := registry.MakeVec("Copy-v0", 2, map[string]any{"base": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	combined, err := wrappers.CombineVecActions(copy3(map[string]any{"factored_actions": true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		env     envs.VecEnv
+		want    pcl.Spec
+		wantErr []string
+	}{
+		{"combined Copy", copy3(nil), pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
+		{"factored Copy through CombineVecActions", combined, pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
+		{"reversed addition (4 moves)", func() envs.VecEnv {
+			e, err := registry.MakeVec("ReversedAddition-v0", 2, task{"ReversedAddition-v0", 3}.options(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		}(), pcl.Spec{ObsVocab: 4, ActionComponents: []int{4, 2, 3}}, nil},
+		{"no action factors: one component", respaced{VecEnv: copy3(nil)}, pcl.Spec{ObsVocab: 4, ActionComponents: []int{12}}, nil},
+		{"autoreset next-step", nextStep, pcl.Spec{}, []string{"autoreset mode is next-step", "needs disabled"}},
+		{"tuple actions", copy3(map[string]any{"factored_actions": true}), pcl.Spec{}, []string{"action space Tuple", "not Discrete(n) starting at 0", "combine Tuple actions"}},
+		{"box observations", respaced{VecEnv: copy3(nil), obs: envs.NewBox(-1, 1, envs.Float64, 17)}, pcl.Spec{}, []string{"observation space Box", "not Discrete(n) starting at 0"}},
+		{"observations start at 1", respaced{VecEnv: copy3(nil), obs: envs.Discrete{N: 4, Start: 1}}, pcl.Spec{}, []string{"observation space", "not Discrete(n) starting at 0"}},
+		{"actions start at 1", respaced{VecEnv: copy3(nil), act: envs.Discrete{N: 12, Start: 1}}, pcl.Spec{}, []string{"action space", "not Discrete(n) starting at 0"}},
+		{"components do not multiply to |A|", factoredRespaced{respaced{VecEnv: copy3(nil), components: []int64{2, 2, 2}}}, pcl.Spec{}, []string{"action components [2 2 2]", "|A| = 12"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := rollout.CheckEnv(tc.env)
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(spec, tc.want) {
+					t.Fatalf("spec %+v, want %+v", spec, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted, spec %+v", spec)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestNewSamplerRefusesMismatches(t *testing.T) {
+	env := newVecEnv(t, task{"Copy-v0", 3}, 2)
+	m := newModel(t, env, config.AlgoSparse, config.FormSeparate, 1, 1)
+	other := newModel(t, newVecEnv(t, task{"Copy-v0", 2}, 2), config.AlgoSparse, config.FormSeparate, 1, 1)
+	nextStep, err := registry.MakeVec("Copy-v0", 2, map[string]any{"base": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		env      envs.VecEnv
+		model    *pcl.Model
+		maxSteps int
+		wantErr  string
+	}{
+		{"max steps 0", env, m, 0, "max steps 0, want >= 1"},
+		{"negative max steps", env, m, -3, "max steps -3"},
+		{"model of another base", env, other, 10, "env has 4 observations and 12 actions, the model 3 and 8"},
+		{"env that autoresets", nextStep, m, 10, "autoreset mode"},
+		{"model of other action components", respaced{VecEnv: env}, m, 10, "env has action components [12], the model [2 2 3]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := rollout.NewSampler(tc.env, tc.model, tc.maxSteps)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+			}
+		})
+	}
+}
