@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -22,12 +23,13 @@ type conn struct {
 	dead   <-chan struct{}
 	deadFn func() error
 
-	sendMu sync.Mutex
-	mu     sync.Mutex
-	nextID uint64
-	wait   map[uint64]chan reply
-	err    error // set once: the connection is unusable
-	done   chan struct{}
+	sendMu   sync.Mutex
+	lastSend atomic.Int64 // unix nanoseconds of the last request sent (keepalive skips busy connections)
+	mu       sync.Mutex
+	nextID   uint64
+	wait     map[uint64]chan reply
+	err      error // set once: the connection is unusable
+	done     chan struct{}
 }
 
 type reply struct {
@@ -40,6 +42,13 @@ type wireReply struct {
 	OK     bool               `msgpack:"ok"`
 	Result msgpack.RawMessage `msgpack:"result"`
 	Error  *wireError         `msgpack:"error"`
+}
+
+// wireReplyInto decodes a reply with its result directly into Result's pointee.
+type wireReplyInto struct {
+	OK     bool       `msgpack:"ok"`
+	Result any        `msgpack:"result"`
+	Error  *wireError `msgpack:"error"`
 }
 
 type wireError struct {
@@ -142,6 +151,7 @@ func (c *conn) send(op string, req any) (*pending, error) {
 	c.sendMu.Lock()
 	err = c.sock.SendMulti(zmq4.NewMsgFrom(idb[:], payload))
 	c.sendMu.Unlock()
+	c.lastSend.Store(time.Now().UnixNano())
 	if err != nil {
 		p.abandon()
 		return nil, fmt.Errorf("%w: send %s to %s: %w", ErrConnectionLost, op, c.endpoint, err)
@@ -170,7 +180,11 @@ func (p *pending) recv(ctx context.Context, out any) error {
 	if r.err != nil {
 		return fmt.Errorf("bridge: %s: %w", p.op, r.err)
 	}
-	var wr wireReply
+	// One decoding pass: the result goes straight into out (a pointer held by the interface field).
+	wr := wireReplyInto{Result: out}
+	if out == nil {
+		wr.Result = &msgpack.RawMessage{}
+	}
 	if err := msgpack.Unmarshal(r.payload, &wr); err != nil {
 		return fmt.Errorf("bridge: decode %s reply from %s: %w", p.op, p.c.endpoint, err)
 	}
@@ -180,12 +194,6 @@ func (p *pending) recv(ctx context.Context, out any) error {
 		}
 		e := wr.Error
 		return &RemoteError{Op: p.op, Endpoint: p.c.endpoint, Type: e.Type, Message: e.Message, Traceback: e.Traceback, Copy: e.Copy, Fatal: e.Fatal}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := msgpack.Unmarshal(wr.Result, out); err != nil {
-		return fmt.Errorf("bridge: decode %s result from %s: %w", p.op, p.c.endpoint, err)
 	}
 	return nil
 }
@@ -217,6 +225,8 @@ type Hello struct {
 	PyZMQ     string `msgpack:"pyzmq"`
 	Msgpack   string `msgpack:"msgpack"`
 	MuJoCo    string `msgpack:"mujoco"`
+	// IdleTimeout is the server's --idle-timeout in seconds (0: never): VecEnv pings every third of it.
+	IdleTimeout float64 `msgpack:"idle_timeout"`
 }
 
 func (c *conn) hello(ctx context.Context) (Hello, error) {

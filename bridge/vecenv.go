@@ -23,6 +23,10 @@ type Config struct {
 	Timeout time.Duration
 	// MaxReplyBytes caps replies before decoding (0: 256 MiB).
 	MaxReplyBytes int
+	// Keepalive is the period of background pings to servers that close the envs of a client idle
+	// longer than their --idle-timeout: 0 pings every third of the server's timeout (none when it has
+	// none), <0 never pings. A connection that carried a request within the period is not pinged.
+	Keepalive time.Duration
 }
 
 // VecEnv is an envs.VecEnv whose copies live in one or more Python servers.
@@ -36,14 +40,18 @@ type VecEnv struct {
 	obsSize  int
 	actSize  int
 
-	obs    envs.Array
-	res    envs.StepResult
-	closed bool
-	broken error
+	obs      envs.Array
+	res      envs.StepResult
+	actCheck *flatChecker // nil: check every action row with ReadRow + Space.Check
+	closed   bool
+	broken   error
 	// EnvSeconds is the time the servers spent inside env.reset/env.step during the last call
 	// (summed over servers): what is left of the wall time is transport.
 	EnvSeconds float64
 	Hello      Hello
+
+	stopKeepalive chan struct{} // closed by Close; nil when no keepalive runs
+	keepaliveDone chan struct{}
 }
 
 // shard is the copies [lo, hi) held by one env group on one server.
@@ -51,6 +59,7 @@ type shard struct {
 	c      *conn
 	handle int64
 	lo, hi int
+	idle   time.Duration // the server's idle timeout (0: none)
 }
 
 var _ envs.VecEnv = (*VecEnv)(nil)
@@ -175,6 +184,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 			return fail(fmt.Errorf("bridge: server %s speaks protocol %d, this client %d", e.shards[k].c.endpoint, h.Protocol, ProtocolVersion))
 		}
 		e.Hello = h
+		e.shards[k].idle = time.Duration(h.IdleTimeout * float64(time.Second))
 	}
 	makes := make([]*pending, len(e.shards))
 	for k, sh := range e.shards {
@@ -221,6 +231,10 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		return fail(firstErr)
 	}
 	e.obsSize, e.actSize = e.obsSpace.FlatSize(), e.actSpace.FlatSize()
+	if fc, ok := newFlatChecker(e.actSpace); ok {
+		e.actCheck = fc
+	}
+	e.startKeepalive()
 	e.obs = envs.NewBatch(e.obsSpace, e.n)
 	e.res = envs.StepResult{Obs: envs.NewBatch(e.obsSpace, e.n), Rewards: make([]float64, e.n), Terminated: make([]bool, e.n), Truncated: make([]bool, e.n)}
 	return e, nil
@@ -382,7 +396,13 @@ func (e *VecEnv) checkActions(a envs.Array, rows, offset int) error {
 	if a.Rows() != rows || a.RowSize() != e.actSize {
 		return fmt.Errorf("bridge: actions have shape %v, want %d rows of %d elements", a.Shape, rows, e.actSize)
 	}
-	for r := range rows {
+	first := 0
+	if e.actCheck != nil {
+		if first = e.actCheck.firstBad(a, rows); first < 0 {
+			return nil
+		}
+	}
+	for r := first; r < rows; r++ {
 		v, err := envs.ReadRow(e.actSpace, a, r)
 		if err == nil {
 			err = e.actSpace.Check(v)
@@ -479,7 +499,6 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
 	defer cancel()
 	var firstErr error
-	var tmp [3][]int64
 	if e.cfg.Infos && e.res.Infos == nil {
 		e.res.Infos = make([]envs.Info, e.n)
 	}
@@ -504,22 +523,17 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 			continue
 		}
 		decodeInto(&r.Rewards, envs.Float64, e.res.Rewards[pt.lo:pt.hi], nil)
-		flagErr := error(nil)
-		for k, w := range []*wireArray{&r.Terminated, &r.Truncated} {
-			if err := checkArray(w, "end flags", envs.Bool, []int{m}); err != nil {
-				flagErr = fmt.Errorf("bridge: %w", err)
-				break
-			}
-			tmp[k] = append(tmp[k][:0], make([]int64, m)...)
-			decodeInto(w, envs.Bool, nil, tmp[k])
+		if err := checkArray(&r.Terminated, "terminated flags", envs.Bool, []int{m}); err != nil {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: %w", err))
+			continue
 		}
-		if flagErr != nil {
-			firstErr = cmpErr(firstErr, flagErr)
+		if err := checkArray(&r.Truncated, "truncated flags", envs.Bool, []int{m}); err != nil {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: %w", err))
 			continue
 		}
 		for i := range m {
-			e.res.Terminated[pt.lo+i] = tmp[0][i] != 0
-			e.res.Truncated[pt.lo+i] = tmp[1][i] != 0
+			e.res.Terminated[pt.lo+i] = r.Terminated.Data[i] != 0
+			e.res.Truncated[pt.lo+i] = r.Truncated.Data[i] != 0
 		}
 		if e.cfg.Infos {
 			for i := pt.lo; i < pt.hi; i++ {
@@ -557,12 +571,69 @@ func (e *VecEnv) Ping(ctx context.Context) error {
 	return nil
 }
 
+// startKeepalive pings, in the background, every server whose idle timeout would otherwise close the
+// envs of a client that is alive but busy elsewhere (e.g. training for minutes between steps).
+func (e *VecEnv) startKeepalive() {
+	period := e.cfg.Keepalive
+	if period < 0 {
+		return
+	}
+	if period == 0 {
+		for _, sh := range e.shards {
+			if sh.idle > 0 && (period == 0 || sh.idle/3 < period) {
+				period = sh.idle / 3
+			}
+		}
+		if period == 0 {
+			return
+		}
+	}
+	e.stopKeepalive, e.keepaliveDone = make(chan struct{}), make(chan struct{})
+	go e.keepalive(period, e.stopKeepalive, e.keepaliveDone)
+}
+
+func (e *VecEnv) keepalive(period time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		for _, sh := range e.shards {
+			if time.Since(time.Unix(0, sh.c.lastSend.Load())) < period {
+				continue // a request went out recently: the server saw this client
+			}
+			p, err := sh.c.send("ping", map[string]any{"op": "ping"})
+			if err != nil {
+				continue // the connection is gone; the next real call reports it
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), max(period, time.Second))
+			go func() {
+				select {
+				case <-stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			_ = p.recv(ctx, nil) // best effort: a failure shows up on the next real call
+			cancel()
+		}
+	}
+}
+
 // Close closes the remote env groups (best effort, 2 s), the connections and any servers Start started.
 func (e *VecEnv) Close() error {
 	if e.closed {
 		return nil
 	}
 	e.closed = true
+	if e.stopKeepalive != nil {
+		close(e.stopKeepalive)
+		<-e.keepaliveDone
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var firstErr error

@@ -9,7 +9,7 @@ import (
 )
 
 // ProtocolVersion is the version of PROTOCOL.md this client speaks; hello and the ready handshake check it.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // wireArray is an array on the wire: raw little-endian bytes with an explicit dtype and shape.
 type wireArray struct {

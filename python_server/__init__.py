@@ -3,5 +3,5 @@
 See bridge/PROTOCOL.md for the wire protocol. Run with ``python -m python_server --bind ipc:///tmp/x``.
 """
 
-PROTOCOL_VERSION = 1
-SERVER_VERSION = "0.1.0"
+PROTOCOL_VERSION = 2
+SERVER_VERSION = "0.2.0"

@@ -23,7 +23,18 @@ def main(argv: list[str] | None = None) -> int:
     srv = Server(args.bind, args.allow_imports, args.idle_timeout, args.max_message_bytes)
     # The ready handshake: one JSON line on stdout, after the socket is bound.
     print(json.dumps({"ready": True, "protocol": PROTOCOL_VERSION, "endpoint": srv.endpoint, "pid": os.getpid()}), flush=True)
-    srv.serve()
+    prof_path = os.environ.get("SPARSEPCL_SERVER_PROFILE")
+    if not prof_path:
+        srv.serve()
+        return 0
+    # Developer aid: profile the whole serve loop and dump cProfile stats at exit.
+    import cProfile  # noqa: PLC0415
+
+    prof = cProfile.Profile()
+    try:
+        prof.runcall(srv.serve)
+    finally:
+        prof.dump_stats(f"{prof_path}.{os.getpid()}")
     return 0
 
 

@@ -41,6 +41,12 @@ class EnvGroup:
         self.obs_size = wire.flat_size(self.obs_space)
         self.act_size = wire.flat_size(self.act_space)
         self.obs = np.zeros((self.n, self.obs_size), dtype=self.obs_dtype)
+        # Step outputs, filled in place (rows lo..hi of a sub-batch) and packed as bytes.
+        self.rewards = np.zeros(self.n, dtype=np.float64)
+        self.term = np.zeros(self.n, dtype=np.bool_)
+        self.trunc = np.zeros(self.n, dtype=np.bool_)
+        self.write_obs = wire.row_writer(self.obs_space)
+        self.act_decoder = wire.BatchDecoder(self.act_space)
         self.started = [False] * self.n
         self.ended = [False] * self.n  # episode over (disabled: frozen; next-step: reset on next step)
         self.end_term = [False] * self.n
@@ -63,7 +69,7 @@ class EnvGroup:
         else:
             self.pending_seeds[i] = None
         obs, info = self.envs[i].reset(seed=seed, options=options)
-        wire.flatten_into(self.obs_space, obs, self.obs[i])
+        self.write_obs(obs, self.obs[i])
         self.started[i] = True
         self.ended[i] = self.end_term[i] = self.end_trunc[i] = False
         return info
@@ -89,51 +95,58 @@ class EnvGroup:
         return self.obs, (self._plain_infos(infos) if self.want_infos else None), t
 
     def step(self, lo: int, hi: int, actions: np.ndarray) -> dict[str, Any]:
-        """Step copies [lo, hi); actions has hi-lo validated rows. Returns the reply fields."""
+        """Step copies [lo, hi); actions has hi-lo rows of the right dtype and width. Returns the reply fields.
+
+        Actions are validated and decoded for the whole sub-batch with numpy before any copy steps; the
+        per-copy loop does only env.step and writes into preallocated arrays (no per-copy objects
+        unless infos were asked for).
+        """
         for i in range(lo, hi):
             if not self.started[i]:
                 raise CopyError(i, RuntimeError("step before the first reset of this copy"), fatal=False)
-        values = []
-        for k, i in enumerate(range(lo, hi)):
-            try:
-                a = wire.unflatten(self.act_space, actions[k])
-            except wire.ProtocolError as e:
-                raise CopyError(i, e, fatal=False) from e
-            if not self.act_space.contains(a):
-                raise CopyError(i, ValueError(f"action {actions[k].tolist()} is not in {self.act_space}"), fatal=False)
-            values.append(a)
-        m = hi - lo
-        rewards = np.zeros(m, dtype=np.float64)
-        term = np.zeros(m, dtype=np.bool_)
-        trunc = np.zeros(m, dtype=np.bool_)
-        infos: list[Any] = [None] * m
+        with np.errstate(invalid="ignore", over="ignore"):
+            ok = self.act_decoder.check(actions)
+        if not ok.all():
+            k = int(np.argmin(ok))
+            raise CopyError(lo + k, ValueError(f"action {actions[k].tolist()} is not in {self.act_space}"), fatal=False)
+        values = self.act_decoder.values(actions)
+        rewards, term, trunc = self.rewards[lo:hi], self.term[lo:hi], self.trunc[lo:hi]
+        infos: list[Any] | None = [None] * (hi - lo) if self.want_infos else None
+        envs, ended, obs_rows, write = self.envs, self.ended, self.obs, self.write_obs
+        clock = time.perf_counter
         t = 0.0
-        for k, i in enumerate(range(lo, hi)):
-            t0 = time.perf_counter()
+        for k in range(hi - lo):
+            i = lo + k
+            t0 = clock()
             try:
-                if self.ended[i]:
+                if ended[i]:
                     if self.autoreset == NEXT_STEP:
-                        infos[k] = self._reset_copy(i, None, None)
+                        info = self._reset_copy(i, None, None)
+                        rewards[k], term[k], trunc[k] = 0.0, False, False
+                        if infos is not None:
+                            infos[k] = info
                     else:
-                        term[k], trunc[k] = self.end_term[i], self.end_trunc[i]
-                    t += time.perf_counter() - t0
+                        rewards[k], term[k], trunc[k] = 0.0, self.end_term[i], self.end_trunc[i]
+                    t += clock() - t0
                     continue
-                obs, r, te, tr, info = self.envs[i].step(values[k])
-                t += time.perf_counter() - t0
+                o, r, te, tr, info = envs[i].step(values[k])
+                t += clock() - t0
+                write(o, obs_rows[i])
             except Exception as e:  # noqa: BLE001
                 # Earlier copies already stepped: the batch is inconsistent, so the group is dead.
                 raise CopyError(i, e, fatal=True) from e
-            wire.flatten_into(self.obs_space, obs, self.obs[i])
-            rewards[k], term[k], trunc[k] = float(r), bool(te), bool(tr)
-            infos[k] = info
+            te, tr = bool(te), bool(tr)
+            rewards[k], term[k], trunc[k] = float(r), te, tr
+            if infos is not None:
+                infos[k] = info
             if te or tr:
-                self.ended[i], self.end_term[i], self.end_trunc[i] = True, bool(te), bool(tr)
+                ended[i], self.end_term[i], self.end_trunc[i] = True, te, tr
         return {
-            "obs": wire.encode_array(self.obs[lo:hi]),
+            "obs": wire.encode_array(obs_rows[lo:hi]),
             "rewards": wire.encode_array(rewards),
             "terminated": wire.encode_array(term),
             "truncated": wire.encode_array(trunc),
-            "infos": self._plain_infos(infos) if self.want_infos else None,
+            "infos": self._plain_infos(infos) if infos is not None else None,
             "env_seconds": t,
         }
 

@@ -5,6 +5,8 @@
         with observations and rewards as hex of float64 bytes so they compare bit for bit.
     python -m python_server.reference bench --env HalfCheetah-v5 --n 16 --steps 2000
         prints {"steps_per_second": ...} for in-process stepping of N copies with random actions.
+    python -m python_server.reference bench-serve --env HalfCheetah-v5 --n 16
+        the same, kept alive: prints {"ready": true}, then one result line per step count read on stdin.
 """
 
 from __future__ import annotations
@@ -61,28 +63,55 @@ def trajectory(env_id: str, n: int, steps: int, seed: int) -> dict[str, Any]:
     return out
 
 
+class Bench:
+    """N copies stepped in-process exactly as EnvGroup steps them (next-step autoreset), with 16 batches
+    of random actions drawn up front, as the Go side of `pcl envbench` does for the bridge: the anchor
+    pays for env.step and the loop, not for sampling."""
+
+    def __init__(self, env_id: str, n: int, seed: int) -> None:
+        self.envs = [gym.make(env_id) for _ in range(n)]
+        self.n = n
+        for i, e in enumerate(self.envs):
+            e.reset(seed=seed + i)
+            e.action_space.seed(seed + i)
+        self.actions = [[e.action_space.sample() for e in self.envs] for _ in range(16)]
+        self.ended = [False] * n
+        self.t = 0
+
+    def run(self, steps: int) -> dict[str, Any]:
+        warm = max(steps // 10, 1)
+        t0 = 0.0
+        envs, ended = self.envs, self.ended
+        for s in range(steps + warm):
+            if s == warm:
+                t0 = time.perf_counter()
+            acts = self.actions[self.t % len(self.actions)]
+            self.t += 1
+            for i, e in enumerate(envs):
+                if ended[i]:
+                    e.reset()
+                    ended[i] = False
+                    continue
+                _, _, te, tr, _ = e.step(acts[i])
+                ended[i] = bool(te or tr)
+        dt = time.perf_counter() - t0
+        return {"n": self.n, "steps": steps, "seconds": dt, "steps_per_second": steps * self.n / dt}
+
+
 def bench(env_id: str, n: int, steps: int, seed: int) -> dict[str, Any]:
-    envs = [gym.make(env_id) for _ in range(n)]
-    rng = np.random.default_rng(seed)
-    for i, e in enumerate(envs):
-        e.reset(seed=seed + i)
-        e.action_space.seed(seed + i)
-    ended = [False] * n
-    warm = max(steps // 10, 1)
-    t0 = 0.0
-    for t in range(steps + warm):
-        if t == warm:
-            t0 = time.perf_counter()
-        for i, e in enumerate(envs):
-            if ended[i]:
-                e.reset()
-                ended[i] = False
-                continue
-            _, _, te, tr, _ = e.step(e.action_space.sample())
-            ended[i] = bool(te or tr)
-    dt = time.perf_counter() - t0
-    del rng
-    return {"env": env_id, "n": n, "steps": steps, "seconds": dt, "steps_per_second": steps * n / dt}
+    return {"env": env_id, **Bench(env_id, n, seed).run(steps)}
+
+
+def bench_serve(env_id: str, n: int, seed: int) -> None:
+    """Make the envs once, print {"ready": true}, then run one measurement per stdin line (a step
+    count) and print its JSON: lets `pcl envbench` interleave anchor and bridge rounds cheaply."""
+    b = Bench(env_id, n, seed)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        print(json.dumps(b.run(int(line))), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     tp = sub.add_parser("trajectory")
     tp.add_argument("out")
     bp = sub.add_parser("bench")
-    for q in (tp, bp):
+    sp = sub.add_parser("bench-serve")
+    for q in (tp, bp, sp):
         q.add_argument("--env", default="HalfCheetah-v5")
         q.add_argument("--n", type=int, default=2)
         q.add_argument("--steps", type=int, default=1005)
@@ -101,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "trajectory":
         with open(a.out, "w") as f:
             json.dump(trajectory(a.env, a.n, a.steps, a.seed), f)
+    elif a.cmd == "bench-serve":
+        bench_serve(a.env, a.n, a.seed)
     else:
         print(json.dumps(bench(a.env, a.n, a.steps, a.seed)), flush=True)
     return 0

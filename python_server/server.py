@@ -92,10 +92,14 @@ class Server:
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)
         try:
+            next_reap = 0.0
             while not self.stopping:
                 if poller.poll(200):
                     self.handle_one()
-                self.reap_idle()
+                now = time.monotonic()
+                if now >= next_reap:
+                    self.reap_idle()
+                    next_reap = now + min(1.0, self.idle_timeout / 10) if self.idle_timeout > 0 else now + 1.0
         finally:
             self.shutdown()
 
@@ -173,6 +177,8 @@ class Server:
             "protocol": PROTOCOL_VERSION, "server": SERVER_VERSION, "python": platform.python_version(),
             "gymnasium": gym.__version__, "numpy": np.__version__, "pyzmq": zmq.__version__,
             "msgpack": ".".join(map(str, msgpack.version)), "mujoco": mj,
+            # Clients that may idle longer than this ping in the background (see PROTOCOL.md, Liveness).
+            "idle_timeout": float(max(self.idle_timeout, 0.0)),
         }
 
     def op_ping(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -18,33 +19,49 @@ class ProtocolError(ValueError):
     """A request that does not follow the protocol (bad field, dtype, shape or index)."""
 
 
+# Wire name of each accepted dtype (native or little-endian), looked up by dtype: faster than .name.
+_WIRE_NAME: dict[np.dtype, str] = {}
+for _name, _dt in DTYPES.items():
+    _WIRE_NAME[_dt] = _name
+    _WIRE_NAME[_dt.newbyteorder("=")] = _name
+_LITTLE = sys.byteorder == "little"
+
+
 def encode_array(a: np.ndarray) -> dict[str, Any]:
     """Encode an array as {dtype, shape, data} with little-endian raw bytes."""
-    name = a.dtype.name
-    if name not in DTYPES:
+    name = _WIRE_NAME.get(a.dtype)
+    if name is None:
         raise ProtocolError(f"dtype {a.dtype} cannot travel on the wire")
-    return {"dtype": name, "shape": [int(s) for s in a.shape], "data": np.ascontiguousarray(a, dtype=DTYPES[name]).tobytes()}
+    if _LITTLE or a.dtype.itemsize == 1:
+        data = a.tobytes()  # C order, native (= little-endian) bytes
+    else:
+        data = np.ascontiguousarray(a, dtype=DTYPES[name]).tobytes()
+    return {"dtype": name, "shape": list(a.shape), "data": data}
 
 
 def decode_array(obj: Any, what: str) -> np.ndarray:
-    """Decode and validate an encoded array; `what` names it in errors."""
+    """Decode and validate an encoded array; `what` names it in errors. The result is read-only."""
     if not isinstance(obj, dict):
         raise ProtocolError(f"{what}: want an array map, got {type(obj).__name__}")
     dtype, shape, data = obj.get("dtype"), obj.get("shape"), obj.get("data")
-    if not isinstance(dtype, str) or dtype not in DTYPES:
+    dt = DTYPES.get(dtype) if isinstance(dtype, str) else None
+    if dt is None:
         raise ProtocolError(f"{what}: unsupported dtype {dtype!r}")
-    if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 1 << 31 for s in shape):
+    if not isinstance(shape, list):
         raise ProtocolError(f"{what}: bad shape {shape!r}")
+    n = 1
+    for s in shape:
+        if type(s) is not int or not 0 <= s < 1 << 31:
+            raise ProtocolError(f"{what}: bad shape {shape!r}")
+        n *= s
     if not isinstance(data, bytes):
         raise ProtocolError(f"{what}: data must be bytes")
-    dt = DTYPES[dtype]
-    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if n * dt.itemsize != len(data):
         raise ProtocolError(f"{what}: {len(data)} bytes do not hold shape {shape} of {dtype}")
     a = np.frombuffer(data, dtype=dt).reshape(shape)
-    if dtype == "bool" and a.size and np.frombuffer(data, dtype=np.uint8).max() > 1:
+    if dtype == "bool" and n and max(data) > 1:
         raise ProtocolError(f"{what}: bool array holds bytes other than 0 and 1")
-    return a.astype(dt.newbyteorder("="), copy=False)
+    return a if _LITTLE else a.astype(dt.newbyteorder("="))
 
 
 def plain(v: Any) -> Any:
@@ -122,6 +139,24 @@ def flatten_into(space: spaces.Space, value: Any, out: np.ndarray) -> None:
         raise ProtocolError(f"unsupported space {space}")
 
 
+def row_writer(space: spaces.Space) -> Any:
+    """A function (value, out_row) doing flatten_into for this space, with the common cases inlined."""
+    if isinstance(space, spaces.Discrete):
+        def write_discrete(value: Any, out: np.ndarray) -> None:
+            out[0] = int(value)
+        return write_discrete
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+        size = flat_size(space)
+
+        def write_array(value: Any, out: np.ndarray) -> None:
+            a = np.asarray(value)
+            if a.size != size:
+                raise ProtocolError(f"{space}: value of shape {a.shape} does not fit {size} elements")
+            out[:] = a.reshape(-1)
+        return write_array
+    return lambda value, out: flatten_into(space, value, out)
+
+
 def unflatten(space: spaces.Space, row: np.ndarray) -> Any:
     """Build one value from its flat row; the caller checks membership."""
     if isinstance(space, spaces.Discrete):
@@ -150,6 +185,138 @@ def unflatten(space: spaces.Space, row: np.ndarray) -> Any:
             d[key] = unflatten(s, row[off : off + k])
             off += k
         return d
+    raise ProtocolError(f"unsupported space {space}")
+
+
+def _integral(x: np.ndarray) -> np.ndarray:
+    """Rows (of a 2-D block) whose values are all integral; integer dtypes always are."""
+    if x.dtype.kind != "f":
+        return np.ones(x.shape[0], dtype=np.bool_)
+    return np.all(x == np.trunc(x), axis=1)
+
+
+def check_batch(space: spaces.Space, block: np.ndarray) -> np.ndarray:
+    """Which rows of a (rows, flat_size) block hold a member of space, for the whole batch at once.
+
+    Equivalent to space.contains(unflatten(space, row)) for every row, except that integer leaves given
+    as floats must be integral (a Box of ints no longer truncates 1.5 to 1 silently).
+    """
+    if isinstance(space, spaces.Discrete):
+        col = block[:, 0]
+        ok = (col >= space.start) & (col < space.start + space.n)
+        return ok & _integral(block) if block.dtype.kind == "f" else ok
+    if isinstance(space, spaces.MultiDiscrete):
+        start = np.asarray(space.start).reshape(-1)
+        stop = start + np.asarray(space.nvec).reshape(-1)
+        return np.all((block >= start) & (block < stop), axis=1) & _integral(block)
+    if isinstance(space, spaces.MultiBinary):
+        return np.all((block == 0) | (block == 1), axis=1)
+    if isinstance(space, spaces.Box):
+        x = block.astype(space.dtype, copy=False)
+        low = np.asarray(space.low, dtype=space.dtype).reshape(-1)
+        high = np.asarray(space.high, dtype=space.dtype).reshape(-1)
+        ok = np.all((x >= low) & (x <= high), axis=1)
+        if space.dtype.kind in "iub" and block.dtype.kind == "f":
+            ok &= _integral(block)
+        return ok
+    if isinstance(space, (spaces.Tuple, spaces.Dict)):
+        ok, off = np.ones(block.shape[0], dtype=np.bool_), 0
+        for s in children(space):
+            k = flat_size(s)
+            ok &= check_batch(s, block[:, off : off + k])
+            off += k
+        return ok
+    raise ProtocolError(f"unsupported space {space}")
+
+
+def _flat_bounds(space: spaces.Space, flat: np.dtype) -> list[tuple[np.ndarray, np.ndarray, bool]] | None:
+    """Per-leaf (low, high, integer) bounds in the flat dtype, or None when a leaf cannot be checked
+    that way (a Box whose dtype differs from the flat dtype compares after a cast)."""
+    if isinstance(space, spaces.Discrete):
+        return [(np.array([space.start]), np.array([space.start + space.n - 1]), True)]
+    if isinstance(space, spaces.MultiDiscrete):
+        start = np.asarray(space.start, dtype=np.int64).reshape(-1)
+        return [(start, start + np.asarray(space.nvec, dtype=np.int64).reshape(-1) - 1, True)]
+    if isinstance(space, spaces.MultiBinary):
+        k = flat_size(space)
+        return [(np.zeros(k), np.ones(k), True)]
+    if isinstance(space, spaces.Box):
+        if space.dtype != flat or space.dtype.kind == "b":
+            return None
+        return [(np.asarray(space.low).reshape(-1), np.asarray(space.high).reshape(-1), False)]
+    if isinstance(space, (spaces.Tuple, spaces.Dict)):
+        out: list[tuple[np.ndarray, np.ndarray, bool]] = []
+        for c in children(space):
+            b = _flat_bounds(c, flat)
+            if b is None:
+                return None
+            out.extend(b)
+        return out
+    raise ProtocolError(f"unsupported space {space}")
+
+
+class BatchDecoder:
+    """Checks and decodes (rows, flat_size) action blocks of one space, compiled once per env group.
+
+    check() is check_batch() and values() is unflatten_batch(); when every leaf can be compared in the
+    flat dtype, check() is one vectorised comparison against per-column bounds.
+    """
+
+    def __init__(self, space: spaces.Space) -> None:
+        self.space = space
+        self.flat = flat_dtype(space)
+        bounds = _flat_bounds(space, self.flat)
+        self.low = self.high = self.integral = None
+        if bounds is not None and bounds:
+            self.low = np.concatenate([b[0].astype(self.flat) for b in bounds])
+            self.high = np.concatenate([b[1].astype(self.flat) for b in bounds])
+            ints = np.concatenate([np.full(b[0].size, b[2]) for b in bounds])
+            # Integer leaves sent as floats must be integral; int dtypes always are.
+            self.integral = ints if self.flat.kind == "f" and ints.any() else None
+        self.box = space if isinstance(space, spaces.Box) else None
+        # Tuples of Discretes (the algorithmic tasks) sent as int64: tuples of int64 scalars, column-wise.
+        self.discrete_tuple = (isinstance(space, spaces.Tuple) and len(space.spaces) > 0 and self.flat == np.int64
+                               and all(isinstance(c, spaces.Discrete) for c in space.spaces))
+
+    def check(self, block: np.ndarray) -> np.ndarray:
+        if self.low is None:
+            return check_batch(self.space, block)
+        ok = ((block >= self.low) & (block <= self.high)).all(axis=1)
+        if self.integral is not None:
+            sub = block[:, self.integral]
+            ok &= (sub == np.trunc(sub)).all(axis=1)
+        return ok
+
+    def values(self, block: np.ndarray) -> list[Any]:
+        if self.box is not None:
+            return list(np.array(block, dtype=self.box.dtype).reshape((block.shape[0], *self.box.shape)))
+        if self.discrete_tuple and block.dtype == np.int64:
+            return list(zip(*block.T))
+        return unflatten_batch(self.space, block)
+
+
+def unflatten_batch(space: spaces.Space, block: np.ndarray) -> list[Any]:
+    """The values of every row of a checked (rows, flat_size) block, built column-wise with numpy.
+
+    Discrete values are numpy int64 scalars, Box/MultiDiscrete/MultiBinary values writable arrays of
+    the space's dtype and shape (views into one fresh array per call), Tuple values tuples, Dict values
+    dicts: what unflatten gives row by row.
+    """
+    rows = block.shape[0]
+    if isinstance(space, spaces.Discrete):
+        return list(block[:, 0].astype(np.int64))
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+        return list(np.array(block, dtype=space.dtype).reshape((rows, *space.shape)))
+    if isinstance(space, (spaces.Tuple, spaces.Dict)):
+        parts, off = [], 0
+        for s in children(space):
+            k = flat_size(s)
+            parts.append(unflatten_batch(s, block[:, off : off + k]))
+            off += k
+        if isinstance(space, spaces.Tuple):
+            return list(zip(*parts)) if parts else [() for _ in range(rows)]
+        keys = sorted(space.spaces.keys())
+        return [dict(zip(keys, vals)) for vals in zip(*parts)] if parts else [{} for _ in range(rows)]
     raise ProtocolError(f"unsupported space {space}")
 
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,7 +9,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,19 +22,25 @@ import (
 )
 
 // runEnvBench measures, side by side in one run, in-process Gymnasium stepping against the bridge with
-// one and two servers, the bridge's transport cost per env-step, and Go-native against Python-served
-// algorithmic envs.
+// one and two servers, the bridge's transport cost per env-step against a ping round trip, and
+// Go-native against Python-served algorithmic envs.
+//
+// Fairness: every contender is set up once (the anchor is a long-lived Python process, the bridges
+// keep their servers), then measured in several alternating rounds, so a load change on the machine
+// hits all of them alike; the table shows medians (ratios: median of the per-round ratios) and the
+// per-round figures.
 func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("envbench", stderr)
 	envID := fs.String("env", "HalfCheetah-v5", "Gymnasium env for the in-process vs bridge comparison")
-	n := fs.Int("n", 16, "copies per batch")
+	n := fs.Int("n", 64, "copies per batch for the in-process vs bridge comparison")
 	steps := fs.Int("steps", 1000, "batched steps per measurement")
+	rounds := fs.Int("rounds", 3, "alternating measurement rounds (medians are reported)")
 	python := fs.String("python", "", "Python interpreter (default: $SPARSEPCL_PYTHON, .venv/bin/python, python3)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *n < 2 || *steps < 10 {
-		return usageError{fmt.Errorf("need -n >= 2 and -steps >= 10")}
+	if *n < 2 || *steps < 10 || *rounds < 1 {
+		return usageError{fmt.Errorf("need -n >= 2, -steps >= 10 and -rounds >= 1")}
 	}
 	root, err := bridge.FindRoot()
 	if err != nil {
@@ -41,32 +51,96 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		py = bridge.FindPython(root)
 	}
 	opts := bridge.ServerOptions{Python: py, Root: root}
-	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(stdout, "pcl envbench: %s, N=%d, %d steps per measurement\n\n", *envID, *n, *steps)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
-	anchor, err := inProcess(ctx, py, root, *envID, *n, *steps)
+	// Set everything up first.
+	anchor, err := startAnchor(ctx, py, root, *envID, *n)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(tw, "measurement\tsteps/s\tratio\t")
-	fmt.Fprintf(tw, "in-process Gymnasium (anchor)\t%.0f\t1.00\t\n", anchor)
+	defer anchor.close()
+	var cheetah []*bridgeRunner
 	for _, servers := range []int{1, 2} {
-		sps, _, err := bridgeRate(ctx, bridge.Config{EnvID: *envID, NumEnvs: *n}, servers, opts, *steps)
+		b, err := newBridgeRunner(ctx, bridge.Config{EnvID: *envID, NumEnvs: *n}, servers, opts)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "bridge, %d server(s)\t%.0f\t%.2f\t\n", servers, sps, sps/anchor)
+		defer b.close()
+		cheetah = append(cheetah, b)
 	}
-	fmt.Fprintln(tw, "\t\t\t")
-	fmt.Fprintln(tw, "transport (Copy-v0)\tus per env-step\tus per batch\t")
-	for _, tn := range []int{1, 16, 64} {
-		_, tr, err := bridgeRate(ctx, bridge.Config{EnvID: "Copy-v0", NumEnvs: tn}, 1, opts, *steps)
+	transportN := []int{1, 16, 64}
+	var copies []*bridgeRunner
+	for _, tn := range transportN {
+		b, err := newBridgeRunner(ctx, bridge.Config{EnvID: "Copy-v0", NumEnvs: tn}, 1, opts)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "N=%d\t%.2f\t%.1f\t\n", tn, tr*1e6/float64(tn), tr*1e6)
+		defer b.close()
+		copies = append(copies, b)
 	}
-	fmt.Fprintln(tw, "\t\t\t")
+
+	fmt.Fprintf(stdout, "pcl envbench: %s, N=%d, %d steps per measurement, %d alternating rounds (median; per round)\n", *envID, *n, *steps, *rounds)
+	h := cheetah[0].env.Hello
+	fmt.Fprintf(stdout, "context: %d CPUs, GOMAXPROCS=%d, load average %s; server: python %s, gymnasium %s, numpy %s, mujoco %s, pyzmq %s; %s\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAvg(), h.Python, h.Gymnasium, h.NumPy, h.MuJoCo, h.PyZMQ, threadEnv())
+
+	// Interleaved rounds; the order inside a round rotates so no contender always goes first.
+	var anchorSps, ping []float64
+	bridgeSps := make([][]float64, len(cheetah))
+	ratios := make([][]float64, len(cheetah))
+	perBatch := make([][]float64, len(copies))
+	for r := range *rounds {
+		var a float64
+		got := make([]float64, len(cheetah))
+		jobs := []func() error{
+			func() (err error) { a, err = anchor.measure(ctx, *steps); return err },
+			func() (err error) { got[0], _, err = cheetah[0].measure(ctx, *steps); return err },
+			func() (err error) { got[1], _, err = cheetah[1].measure(ctx, *steps); return err },
+		}
+		for j := range jobs {
+			if err := jobs[(j+r)%len(jobs)](); err != nil {
+				return err
+			}
+		}
+		anchorSps = append(anchorSps, a)
+		for k := range cheetah {
+			bridgeSps[k] = append(bridgeSps[k], got[k])
+			ratios[k] = append(ratios[k], got[k]/a)
+		}
+		p, err := copies[0].ping(ctx, *steps)
+		if err != nil {
+			return err
+		}
+		ping = append(ping, p)
+		for k, b := range copies {
+			_, tr, err := b.measure(ctx, *steps)
+			if err != nil {
+				return err
+			}
+			perBatch[k] = append(perBatch[k], tr)
+		}
+	}
+
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "measurement\tsteps/s\tratio\tper round (steps/s)\tper round (ratio)\t")
+	fmt.Fprintf(tw, "in-process Gymnasium (anchor)\t%.0f\t1.00\t%s\t\t\n", median(anchorSps), join(anchorSps, "%.0f"))
+	for k, servers := range []int{1, 2} {
+		fmt.Fprintf(tw, "bridge, %d server(s)\t%.0f\t%.2f\t%s\t%s\t\n", servers, median(bridgeSps[k]), median(ratios[k]), join(bridgeSps[k], "%.0f"), join(ratios[k], "%.2f"))
+	}
+	fmt.Fprintln(tw, "\t\t\t\t\t")
+	fmt.Fprintln(tw, "transport (Copy-v0)\tus per env-step\tus per batch\tper round (us per batch)\t\t")
+	fmt.Fprintf(tw, "ping round trip (floor)\t\t%.1f\t%s\t\t\n", median(ping)*1e6, join(scale(ping, 1e6), "%.0f"))
+	for k, tn := range transportN {
+		m := median(perBatch[k])
+		fmt.Fprintf(tw, "N=%d\t%.2f\t%.1f\t%s\t\t\n", tn, m*1e6/float64(tn), m*1e6, join(scale(perBatch[k], 1e6), "%.0f"))
+	}
+	fmt.Fprintln(tw, "\t\t\t\t\t")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	// Copy-v0: Go-native vs Python, N copies of the comparison's size.
 	goSps, err := goNativeRate(*n, *steps*10)
 	if err != nil {
 		return err
@@ -75,18 +149,151 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	pyBridge, _, err := bridgeRate(ctx, bridge.Config{EnvID: "Copy-v0", NumEnvs: *n}, 1, opts, *steps)
+	pb, err := newBridgeRunner(ctx, bridge.Config{EnvID: "Copy-v0", NumEnvs: *n}, 1, opts)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(tw, "Copy-v0\tsteps/s\tGo-native / this\t")
-	fmt.Fprintf(tw, "Go-native\t%.0f\t1.0\t\n", goSps)
-	fmt.Fprintf(tw, "Python in-process\t%.0f\t%.1f\t\n", pyIn, goSps/pyIn)
-	fmt.Fprintf(tw, "Python via bridge\t%.0f\t%.1f\t\n", pyBridge, goSps/pyBridge)
-	return tw.Flush()
+	defer pb.close()
+	pyBridge, _, err := pb.measure(ctx, *steps)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(tw, "Copy-v0 (one round)\tsteps/s\tGo-native / this\t\t\t")
+	fmt.Fprintf(tw, "Go-native\t%.0f\t1.0\t\t\t\n", goSps)
+	fmt.Fprintf(tw, "Python in-process\t%.0f\t%.1f\t\t\t\n", pyIn, goSps/pyIn)
+	fmt.Fprintf(tw, "Python via bridge\t%.0f\t%.1f\t\t\t\n", pyBridge, goSps/pyBridge)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nload average after: %s\n", loadAvg())
+	return nil
 }
 
-// inProcess runs python_server.reference bench: the same N-copy loop the server runs, without transport.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func scale(xs []float64, f float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * f
+	}
+	return out
+}
+
+func join(xs []float64, format string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf(format, x)
+	}
+	return strings.Join(parts, " ")
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// threadEnv reports the BLAS/OpenMP thread settings the Python processes inherit.
+func threadEnv() string {
+	var parts []string
+	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"} {
+		v := os.Getenv(k)
+		if v == "" {
+			v = "unset"
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
+
+// anchorProc is `python -m python_server.reference bench-serve`: the in-process anchor kept alive so
+// it can be measured in rounds alternating with the bridge.
+type anchorProc struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func startAnchor(ctx context.Context, python, root, envID string, n int) (*anchorProc, error) {
+	cmd := exec.CommandContext(ctx, python, "-m", "python_server.reference", "bench-serve", "--env", envID, "--n", strconv.Itoa(n))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+root)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("in-process anchor: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("in-process anchor: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("in-process anchor of %s: %w", envID, err)
+	}
+	a := &anchorProc{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	var ready struct {
+		Ready bool `json:"ready"`
+	}
+	if err := a.readJSON(&ready); err != nil || !ready.Ready {
+		a.close()
+		return nil, fmt.Errorf("in-process anchor of %s did not start: %v", envID, err)
+	}
+	return a, nil
+}
+
+func (a *anchorProc) readJSON(v any) error {
+	line, err := a.out.ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("in-process anchor output: %w", err)
+	}
+	if err := json.Unmarshal([]byte(line), v); err != nil {
+		return fmt.Errorf("in-process anchor output %q: %w", line, err)
+	}
+	return nil
+}
+
+// measure runs one measurement of `steps` batched steps; ctx cancellation kills the process.
+func (a *anchorProc) measure(ctx context.Context, steps int) (float64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if _, err := fmt.Fprintf(a.in, "%d\n", steps); err != nil {
+		return 0, fmt.Errorf("in-process anchor: %w", err)
+	}
+	var r struct {
+		StepsPerSecond float64 `json:"steps_per_second"`
+	}
+	if err := a.readJSON(&r); err != nil {
+		return 0, err
+	}
+	return r.StepsPerSecond, nil
+}
+
+func (a *anchorProc) close() {
+	a.in.Close()
+	done := make(chan struct{})
+	go func() { _ = a.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// inProcess runs python_server.reference bench once: the same N-copy loop the server runs, without transport.
 func inProcess(ctx context.Context, python, root, envID string, n, steps int) (float64, error) {
 	cmd := exec.CommandContext(ctx, python, "-m", "python_server.reference", "bench", "--env", envID, "--n", strconv.Itoa(n), "--steps", strconv.Itoa(steps))
 	cmd.Dir = root
@@ -104,9 +311,16 @@ func inProcess(ctx context.Context, python, root, envID string, n, steps int) (f
 	return r.StepsPerSecond, nil
 }
 
-// bridgeRate steps a bridged VecEnv with random actions; it returns env-steps/s and the transport
-// seconds per batch (wall time minus the servers' own env time; with several servers, their mean).
-func bridgeRate(ctx context.Context, cfg bridge.Config, servers int, opts bridge.ServerOptions, steps int) (float64, float64, error) {
+// bridgeRunner is a bridged VecEnv kept open across measurement rounds, with 16 batches of random
+// actions drawn up front.
+type bridgeRunner struct {
+	env     *bridge.VecEnv
+	servers int
+	acts    []envs.Array
+	t       int
+}
+
+func newBridgeRunner(ctx context.Context, cfg bridge.Config, servers int, opts bridge.ServerOptions) (*bridgeRunner, error) {
 	seeds := make([]int64, cfg.NumEnvs)
 	for i := range seeds {
 		seeds[i] = int64(i)
@@ -114,36 +328,58 @@ func bridgeRate(ctx context.Context, cfg bridge.Config, servers int, opts bridge
 	cfg.Seeds = seeds
 	e, err := bridge.Start(ctx, cfg, servers, opts)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	defer e.Close()
+	b := &bridgeRunner{env: e, servers: servers}
 	if _, _, err := e.Reset(ctx, envs.ResetRequest{}); err != nil {
-		return 0, 0, err
+		e.Close()
+		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	acts := make([]envs.Array, 16)
-	for k := range acts {
-		acts[k] = envs.NewBatch(e.ActionSpace(), cfg.NumEnvs)
+	b.acts = make([]envs.Array, 16)
+	for k := range b.acts {
+		b.acts[k] = envs.NewBatch(e.ActionSpace(), cfg.NumEnvs)
 		for i := range cfg.NumEnvs {
-			if err := envs.WriteRow(e.ActionSpace(), acts[k], i, e.ActionSpace().Sample(rng)); err != nil {
-				return 0, 0, err
+			if err := envs.WriteRow(e.ActionSpace(), b.acts[k], i, e.ActionSpace().Sample(rng)); err != nil {
+				e.Close()
+				return nil, err
 			}
 		}
 	}
-	warm := steps / 10
+	return b, nil
+}
+
+func (b *bridgeRunner) close() { b.env.Close() }
+
+// measure steps with random actions; it returns env-steps/s and the transport seconds per batch (wall
+// time minus the servers' own env time; with several servers, their mean).
+func (b *bridgeRunner) measure(ctx context.Context, steps int) (float64, float64, error) {
+	warm := max(steps/10, 1)
 	var start time.Time
 	envSec := 0.0
 	for s := range steps + warm {
 		if s == warm {
 			start, envSec = time.Now(), 0
 		}
-		if _, err := e.Step(ctx, acts[s%len(acts)]); err != nil {
+		if _, err := b.env.Step(ctx, b.acts[b.t%len(b.acts)]); err != nil {
 			return 0, 0, err
 		}
-		envSec += e.EnvSeconds / float64(servers)
+		b.t++
+		envSec += b.env.EnvSeconds / float64(b.servers)
 	}
 	wall := time.Since(start).Seconds()
-	return float64(steps*cfg.NumEnvs) / wall, (wall - envSec) / float64(steps), nil
+	return float64(steps*b.env.NumEnvs()) / wall, (wall - envSec) / float64(steps), nil
+}
+
+// ping returns the mean seconds of a ping round trip: the floor under any step's transport.
+func (b *bridgeRunner) ping(ctx context.Context, count int) (float64, error) {
+	start := time.Now()
+	for range count {
+		if err := b.env.Ping(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start).Seconds() / float64(count) / float64(b.servers), nil
 }
 
 // goNativeRate steps the Go-native Copy-v0 with random factored actions.

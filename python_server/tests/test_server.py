@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import zmq
 
-from python_server import algorithmic, wire
+from python_server import PROTOCOL_VERSION, algorithmic, wire
 from python_server.server import Server
 
 
@@ -40,7 +40,7 @@ def client(tmp_path: Any) -> Iterator[Any]:
 
 def test_hello_and_ping(client: Any) -> None:
     r = client({"op": "hello"})
-    assert r["ok"] and r["result"]["protocol"] == 1 and r["result"]["gymnasium"]
+    assert r["ok"] and r["result"]["protocol"] == PROTOCOL_VERSION and r["result"]["idle_timeout"] == 0 and r["result"]["gymnasium"]
     assert client({"op": "ping"})["ok"]
 
 
