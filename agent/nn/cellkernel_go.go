@@ -16,3 +16,12 @@ func cellsBackwardKernel(a, cPrev, tc, dhExt, dcExt, dhNext, dcNext, dg []float3
 func gatherKernel(out, proj, bias []float32, tokens, offs []int32, rows, F, W int) {
 	panic("nn: gatherKernel without cgo")
 }
+
+func cellsBackwardInputKernel(a, cPrev, tc, dhExt, dcExt, dhNext, dcNext, dg []float32, rows, H int,
+	in *inputRows, tokens []int32, dProj []float32) {
+	panic("nn: cellsBackwardInputKernel without cgo")
+}
+
+func cellsInputKernel(g, cPrev, c, h, tc []float32, rows, H int, forget float32, in *inputRows, tokens []int32) {
+	panic("nn: cellsInputKernel without cgo")
+}

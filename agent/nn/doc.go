@@ -15,10 +15,22 @@
 //
 // Speed: the LSTM gate arithmetic runs on vectorised C kernels when built
 // with cgo on amd64 (Go fallbacks otherwise), split over GOMAXPROCS
-// goroutines of a per-LSTM worker pool for large batches. SeqNet.Step
-// projects the embedding tables through the LSTM input kernel on every call
-// (cheap: Σ vocabularies rows) and gathers rows instead of a B-row gemm, so
-// it never sees stale parameters. See BenchmarkStep and BenchmarkTrainStep.
+// goroutines of a per-LSTM worker pool for large batches. SeqNet never
+// multiplies embedding sums by the LSTM input kernel when vocabularies are
+// small: since x = bias + Σ_f E_f[tok_f], it projects the tables once per
+// call (P = [E_0; ...; bias]·Wx, Σ vocabularies + 1 rows) and gathers F+1
+// rows of P per input row. Step does so for every call, so it never sees
+// stale parameters; Forward too, with the gather fused into the cell
+// kernel, and Backward scatters the pre-activation gradient back into dP
+// (fused into the backward cell kernel, one partial per worker), then
+// dWx = stackᵀ·dP and d(tables) = dP·Wxᵀ are tiny gemms. That removes the
+// three T*B-row input gemms of a training step; huge vocabularies keep the
+// direct path (see projectedTraining). On that projected path training
+// also packs the batch by step, longest sequences first, so the recurrent
+// products, the cells and the heads run on the Σ lengths active rows only,
+// not on the T*B rows of the padded batch (Forward's outputs stay
+// time-major). Value heads (one column) run as gemv. See BenchmarkStep,
+// BenchmarkTrainStep and BenchmarkTrainStepInputPaths.
 //
 // The optimiser lives in nn/optim and checkpoints in nn/checkpoint.
 package nn

@@ -120,7 +120,9 @@ func TestProjectedStepRejectsBadTokens(t *testing.T) {
 
 // TestCellKernelsMatchGo compares the C kernels and the worker pool with
 // the Go cell functions run serially, forward and backward, with masked
-// rows, with and without the optional tanh(c) and external dc inputs.
+// rows, with and without the optional tanh(c) and external dc inputs, and
+// with the input rows gathered (forward) and scattered (backward) in the
+// cell loop.
 func TestCellKernelsMatchGo(t *testing.T) {
 	requireCellKernel(t)
 	const B, H = 70, 128 // B*H above parallelMinCells
@@ -137,23 +139,38 @@ func TestCellKernelsMatchGo(t *testing.T) {
 		lengths[b] = rng.IntN(3) // t = 1: rows with length 0 or 1 are inactive
 	}
 	pool := newCellPool()
+	// Projected input tables: F = 3 features over V = 9 rows plus the bias row.
+	const F = 3
+	vocabs := []int32{4, 2, 3}
+	in := &inputRows{proj: randSlice(10*4*H, 1), offs: []int32{0, 4, 6}}
+	in.bias = in.proj[9*4*H:]
+	in.tokens = make([]int32, B*F)
+	for i := range in.tokens {
+		in.tokens[i] = int32(rng.IntN(int(vocabs[i%F])))
+	}
 	for _, tc := range []struct {
 		name    string
 		lengths []int
 		withTC  bool
 		withDC  bool
-	}{{"all-active", nil, true, true}, {"masked", lengths, true, true}, {"no-tc-no-dc", lengths, false, false}} {
+		withIn  bool
+	}{{"all-active", nil, true, true, false}, {"masked", lengths, true, true, false}, {"no-tc-no-dc", lengths, false, false, false},
+		{"input-rows", lengths, true, true, true}, {"input-rows-no-dc", nil, true, false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			pre, cPrev := randSlice(B*4*H, 3), randSlice(B*H, 2)
 			dhExt, dcExt, dhNext, dcNext := randSlice(B*H, 1), randSlice(B*H, 1), randSlice(B*H, 1), randSlice(B*H, 1)
-			type result struct{ gates, c, h, tc, dg, dcn []float32 }
+			type result struct{ gates, c, h, tc, dg, dcn, dProj []float32 }
 			run := func(pureGo bool, p *cellPool) result {
 				r := result{gates: append([]float32(nil), pre...), c: make([]float32, B*H), h: make([]float32, B*H)}
 				if tc.withTC {
 					r.tc = make([]float32, B*H)
 				}
-				p.run(cellJob{hidden: H, forget: 1, t: 1, lengths: tc.lengths, pureGo: pureGo,
-					gates: r.gates, cPrev: cPrev, c: r.c, h: r.h, tc: r.tc}, B)
+				fj := cellJob{hidden: H, forget: 1, t: 1, lengths: tc.lengths, pureGo: pureGo,
+					gates: r.gates, cPrev: cPrev, c: r.c, h: r.h, tc: r.tc}
+				if tc.withIn {
+					fj.in, fj.tokens = in, in.tokens
+				}
+				p.run(fj, B)
 				if !tc.withTC {
 					return r
 				}
@@ -163,7 +180,22 @@ func TestCellKernelsMatchGo(t *testing.T) {
 				if tc.withDC {
 					j.dcExt = dcExt
 				}
+				var parts [][]float32
+				if tc.withIn {
+					for range p.parts() {
+						parts = append(parts, make([]float32, len(in.proj)))
+					}
+					j.in, j.tokens, j.dProjParts = in, in.tokens, parts
+				}
 				p.run(j, B)
+				if tc.withIn {
+					r.dProj = make([]float32, len(in.proj))
+					for _, part := range parts {
+						for i, v := range part {
+							r.dProj[i] += v
+						}
+					}
+				}
 				return r
 			}
 			want := run(true, nil)
@@ -177,13 +209,18 @@ func TestCellKernelsMatchGo(t *testing.T) {
 					what string
 					a, b []float32
 				}{{"gates", got.gates, want.gates}, {"c", got.c, want.c}, {"h", got.h, want.h}, {"tc", got.tc, want.tc},
-					{"dGates", got.dg, want.dg}, {"dcNext", got.dcn, want.dcn}} {
+					{"dGates", got.dg, want.dg}, {"dcNext", got.dcn, want.dcn}, {"dProj", got.dProj, want.dProj}} {
 					if len(pair.a) != len(pair.b) {
 						t.Fatalf("%s %s: length %d vs %d", v.name, pair.what, len(pair.a), len(pair.b))
 					}
 					for i := range pair.a {
 						// float32 math of a few ulp, scaled by the values involved.
-						if d := math.Abs(float64(pair.a[i] - pair.b[i])); d > 2e-6*(1+math.Abs(float64(pair.b[i]))) {
+						// dProj sums up to B rows in another order: a few ulp of that sum.
+						tol := 2e-6
+						if pair.what == "dProj" {
+							tol = 1e-5
+						}
+						if d := math.Abs(float64(pair.a[i] - pair.b[i])); d > tol*(1+math.Abs(float64(pair.b[i]))) {
 							t.Fatalf("%s %s[%d] = %v, want %v", v.name, pair.what, i, pair.a[i], pair.b[i])
 						}
 					}

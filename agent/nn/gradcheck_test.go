@@ -194,15 +194,18 @@ func embeddingProblem(t *testing.T) gradProblem {
 	}
 }
 
-// cellOption selects how the LSTM cells run in a gradient check.
-type cellOption int
+// problemOption selects how the LSTM cells and the SeqNet input run in a
+// gradient check.
+type problemOption int
 
 const (
-	pureGoCells cellOption = iota + 1 // Go cell functions instead of the C kernels
-	pooledCells                       // rows split over the worker pool (large B)
+	pureGoCells     problemOption = iota + 1 // Go cell functions instead of the C kernels
+	pooledCells                              // rows split over the worker pool (large B)
+	projectedInputs                          // SeqNet: input through projected tables
+	directInputs                             // SeqNet: embedding sums, then x·Wx
 )
 
-func lstmProblem(t *testing.T, opts ...cellOption) gradProblem {
+func lstmProblem(t *testing.T, opts ...problemOption) gradProblem {
 	eng := tensor.GonumEngine()
 	rng := NewRand(5, 0)
 	const In, H = 4, 6
@@ -282,17 +285,22 @@ func mlpProblem(t *testing.T, bias bool) gradProblem {
 
 // seqNetProblem is the whole EmbeddingSum+LSTM+heads network over a masked
 // batch; R is nonzero on inactive rows too, which must not leak into gradients.
-func seqNetProblem(t *testing.T, eng *tensor.Engine, opts ...cellOption) gradProblem {
+func seqNetProblem(t *testing.T, eng *tensor.Engine, opts ...problemOption) gradProblem {
 	n, err := NewSeqNet(SeqNetConfig{
-		InputVocabs: []int{4, 3, 3}, Hidden: 5, EmbedDim: 4, HeadSizes: []int{6, 1},
-		StateHeads: []bool{false, true}, Seed: 11, EmbedStd: 0.5, Engine: eng,
+		InputVocabs: []int{4, 3, 3}, Hidden: 5, EmbedDim: 4, HeadSizes: []int{6, 1, 1},
+		StateHeads: []bool{false, true, false}, Seed: 11, EmbedStd: 0.5, Engine: eng,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range opts {
-		if o == pureGoCells {
+		switch o {
+		case pureGoCells:
 			n.setPureGo(true)
+		case projectedInputs:
+			n.trainInput = projectedInput
+		case directInputs:
+			n.trainInput = directInput
 		}
 	}
 	rng := NewRand(8, 0)
@@ -304,7 +312,9 @@ func seqNetProblem(t *testing.T, eng *tensor.Engine, opts ...cellOption) gradPro
 	for i := range tokens {
 		tokens[i] = int32(rng.IntN(n.cfg.InputVocabs[i%3]))
 	}
-	rs := []*tensor.Matrix{randFill(tensor.New(T*B, 6), rng, 1), randFill(tensor.New(T*B, 1), rng, 1)}
+	// Heads: logits, a value head on [c, h] and a one-column head on h
+	// (the matrix-vector paths of headMul).
+	rs := []*tensor.Matrix{randFill(tensor.New(T*B, 6), rng, 1), randFill(tensor.New(T*B, 1), rng, 1), randFill(tensor.New(T*B, 1), rng, 1)}
 	return gradProblem{
 		params: n.Params(),
 		loss: func() (float64, error) {
@@ -312,7 +322,10 @@ func seqNetProblem(t *testing.T, eng *tensor.Engine, opts ...cellOption) gradPro
 			if err != nil {
 				return 0, err
 			}
-			return weightedSum(outs[0], rs[0]) + weightedSum(outs[1], rs[1]), nil
+			if want := n.trainInput != directInput; n.projected != want {
+				return 0, fmt.Errorf("forward used projected input %v, want %v", n.projected, want)
+			}
+			return weightedSum(outs[0], rs[0]) + weightedSum(outs[1], rs[1]) + weightedSum(outs[2], rs[2]), nil
 		},
 		backward: func() error { return n.Backward(rs) },
 	}
@@ -329,9 +342,18 @@ func TestGradCheck(t *testing.T) {
 		{"lstm-masked", func(t *testing.T) gradProblem { return lstmProblem(t) }},
 		{"mlp-tanh-bias", func(t *testing.T) gradProblem { return mlpProblem(t, true) }},
 		{"mlp-tanh-nobias", func(t *testing.T) gradProblem { return mlpProblem(t, false) }},
-		{"seqnet-gonum", func(t *testing.T) gradProblem { return seqNetProblem(t, tensor.GonumEngine()) }},
-		{"seqnet-default-engine", func(t *testing.T) gradProblem { return seqNetProblem(t, defaultEngine(t)) }},
-		{"seqnet-pure-go-cells", func(t *testing.T) gradProblem { return seqNetProblem(t, tensor.GonumEngine(), pureGoCells) }},
+		{"seqnet-gonum", func(t *testing.T) gradProblem { return seqNetProblem(t, tensor.GonumEngine(), directInputs) }},
+		{"seqnet-default-engine", func(t *testing.T) gradProblem { return seqNetProblem(t, defaultEngine(t), directInputs) }},
+		{"seqnet-pure-go-cells", func(t *testing.T) gradProblem {
+			return seqNetProblem(t, tensor.GonumEngine(), directInputs, pureGoCells)
+		}},
+		{"seqnet-projected-gonum", func(t *testing.T) gradProblem { return seqNetProblem(t, tensor.GonumEngine(), projectedInputs) }},
+		{"seqnet-projected-default-engine", func(t *testing.T) gradProblem {
+			return seqNetProblem(t, defaultEngine(t), projectedInputs)
+		}},
+		{"seqnet-projected-pure-go", func(t *testing.T) gradProblem {
+			return seqNetProblem(t, tensor.GonumEngine(), projectedInputs, pureGoCells)
+		}},
 		{"lstm-pure-go-cells", func(t *testing.T) gradProblem { return lstmProblem(t, pureGoCells) }},
 		{"lstm-pooled", func(t *testing.T) gradProblem { return lstmProblem(t, pooledCells) }},
 	}
@@ -351,7 +373,15 @@ func defaultEngine(t testing.TB) *tensor.Engine {
 // TestGradCheckCatchesPerturbedGradient proves the check has teeth: small
 // deliberate errors in a correct analytic gradient must be reported.
 func TestGradCheckCatchesPerturbedGradient(t *testing.T) {
-	p := seqNetProblem(t, tensor.GonumEngine())
+	for _, path := range []struct {
+		name string
+		opt  problemOption
+	}{{"direct", directInputs}, {"projected", projectedInputs}} {
+		t.Run(path.name, func(t *testing.T) { checkCatchesPerturbedGradient(t, seqNetProblem(t, tensor.GonumEngine(), path.opt)) })
+	}
+}
+
+func checkCatchesPerturbedGradient(t *testing.T, p gradProblem) {
 	ana, err := analyticGrads(p)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,8 @@ import (
 // Step t of sequence b (row t*B+b) is active when t < lengths[b]; inactive
 // rows output h = c = 0, receive no gradient and pass none on. Since
 // inactive steps only ever follow a sequence's end, nothing downstream of
-// them is active.
+// them is active. (SeqNet also runs it internally on packed batches that
+// hold active rows only.)
 type LSTM struct {
 	In, Hidden int
 	ForgetBias float32
@@ -30,18 +31,27 @@ type LSTM struct {
 	pool       *cellPool // runs the elementwise gate arithmetic; nil: caller only
 	pureGo     bool      // use the Go cell functions even with the C kernels built in
 
-	// Training caches (Forward), reused across calls.
-	t, b    int
-	lengths []int
-	x       *tensor.Matrix
-	gates   *tensor.Matrix // T*B x 4H gate activations σ(i) tanh(j) σ(f+1) σ(o)
-	hs, cs  *tensor.Matrix // (T+1)*B x H; block 0 is the initial (zero) state
-	tanhC   *tensor.Matrix // T*B x H
+	// Training caches (Forward), reused across calls. The layout places
+	// step t: its stepRows[t] rows start at row stepOff[t] of the step-major
+	// buffers (gates, tanhC, dGates, dh, dc) and at row b+stepOff[t] of hs
+	// and cs, whose first b rows are the zero initial state. Time-major
+	// (Forward): B rows per step, masked by lengths. Packed (beginPacked):
+	// only the stepRows[t] active rows, lengths nil.
+	t, b     int
+	lengths  []int
+	stepRows []int
+	stepOff  []int // T+1 entries; stepOff[T] is the number of rows
+	x        *tensor.Matrix
+	gates    *tensor.Matrix // rows x 4H gate activations σ(i) tanh(j) σ(f+1) σ(o)
+	hs, cs   *tensor.Matrix // (B+rows) x H; the first B rows are the initial (zero) state
+	tanhC    *tensor.Matrix // rows x H
 
 	// Backward buffers.
 	dGates         *tensor.Matrix
 	dhNext, dcNext *tensor.Matrix
 	dx             *tensor.Matrix
+	dProjParts     []float32      // per-worker partial input-table gradients
+	hPrev          *tensor.Matrix // packed: h_{t-1} aligned with the rows of dGates
 }
 
 // NewLSTM returns an LSTM with TF's default initialisation.
@@ -66,6 +76,7 @@ func NewLSTM(eng *tensor.Engine, name string, in, hidden int, rng *rand.Rand) (*
 	}
 	l.gates, l.hs, l.cs, l.tanhC = tensor.New(0, 4*hidden), tensor.New(0, hidden), tensor.New(0, hidden), tensor.New(0, hidden)
 	l.dGates, l.dhNext, l.dcNext, l.dx = tensor.New(0, 4*hidden), tensor.New(0, hidden), tensor.New(0, hidden), tensor.New(0, in)
+	l.hPrev = tensor.New(0, hidden)
 	return l, nil
 }
 
@@ -113,8 +124,8 @@ func cell(g, cPrev, c, h, tc []float32, forgetBias float32) {
 
 // Forward runs the LSTM over x (T*B x In, time-major) from a zero state and
 // returns h and c (T*B x Hidden each; owned by l, valid until the next
-// Forward). All input projections are one gemm; each step adds one
-// recurrent gemm.
+// Forward). All input projections are one gemm; each step after the first
+// adds one recurrent gemm.
 func (l *LSTM) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.Matrix, err error) {
 	if err := checkLengths(T, B, lengths); err != nil {
 		return nil, nil, fmt.Errorf("nn: lstm %s: %w", l.Wx.Name, err)
@@ -122,33 +133,108 @@ func (l *LSTM) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.
 	if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" input", x, T*B, l.In); err != nil {
 		return nil, nil, err
 	}
-	H := l.Hidden
-	l.t, l.b, l.x = T, B, x
-	l.lengths = append(l.lengths[:0], lengths...)
-	l.gates.Reshape(T*B, 4*H)
-	l.hs.Reshape((T+1)*B, H)
-	l.cs.Reshape((T+1)*B, H)
-	l.tanhC.Reshape(T*B, H)
-	clear(l.hs.Data[:B*H])
-	clear(l.cs.Data[:B*H])
-
-	if err := l.eng.MatMul(l.gates, x, false, l.Wx.Value, false, 1, 0); err != nil {
+	gates := l.beginForward(T, B, lengths)
+	l.x = x
+	if err := l.eng.MatMul(gates, x, false, l.Wx.Value, false, 1, 0); err != nil {
 		return nil, nil, err
 	}
-	addRowVector(l.gates, l.B.Value.Data)
+	addRowVector(gates, l.B.Value.Data)
+	return l.recur(nil)
+}
+
+// beginForward sizes the caches for a validated time-major T x B batch and
+// returns the T*B x 4H buffer for the input pre-activations x·Wx + b, which
+// the caller fills before recur(nil). It forgets the cached input: a
+// forward started here without Forward can only be back-propagated by
+// backwardGates.
+func (l *LSTM) beginForward(T, B int, lengths []int) *tensor.Matrix {
+	l.lengths = append(l.lengths[:0], lengths...)
+	l.stepRows, l.stepOff = l.stepRows[:0], l.stepOff[:0]
 	for t := 0; t < T; t++ {
-		gt := l.gates.RowSlice(t*B, (t+1)*B)
-		if err := l.eng.MatMul(gt, l.hs.RowSlice(t*B, (t+1)*B), false, l.Wh.Value, false, 1, 1); err != nil {
-			return nil, nil, err
-		}
-		l.pool.run(cellJob{
-			hidden: H, forget: l.ForgetBias, t: t, lengths: l.lengths, pureGo: l.pureGo,
-			gates: l.gates.Data[t*B*4*H : (t+1)*B*4*H],
-			cPrev: l.cs.Data[t*B*H : (t+1)*B*H], c: l.cs.Data[(t+1)*B*H : (t+2)*B*H],
-			h: l.hs.Data[(t+1)*B*H : (t+2)*B*H], tc: l.tanhC.Data[t*B*H : (t+1)*B*H],
-		}, B)
+		l.stepRows = append(l.stepRows, B)
+		l.stepOff = append(l.stepOff, t*B)
 	}
-	return l.hs.RowSlice(B, (T+1)*B), l.cs.RowSlice(B, (T+1)*B), nil
+	l.stepOff = append(l.stepOff, T*B)
+	l.sizeCaches(T, B)
+	return l.gates
+}
+
+// beginPacked sizes the caches for a packed batch of B sequences: step t
+// has rows[t] active sequences (non-increasing, rows[0] = B), the longest
+// first, so the state a step continues is a prefix of the previous step's.
+// Only recur(in) can run it; it returns h and c in packed row order.
+func (l *LSTM) beginPacked(B int, rows []int) {
+	l.lengths = l.lengths[:0]
+	l.stepRows = append(l.stepRows[:0], rows...)
+	l.stepOff = append(l.stepOff[:0], 0)
+	for _, n := range rows {
+		l.stepOff = append(l.stepOff, l.stepOff[len(l.stepOff)-1]+n)
+	}
+	l.sizeCaches(len(rows), B)
+}
+
+func (l *LSTM) sizeCaches(T, B int) {
+	H, N := l.Hidden, l.stepOff[T]
+	l.t, l.b, l.x = T, B, nil
+	l.gates.Reshape(N, 4*H)
+	l.hs.Reshape(B+N, H)
+	l.cs.Reshape(B+N, H)
+	l.tanhC.Reshape(N, H)
+	clear(l.hs.Data[:B*H])
+	clear(l.cs.Data[:B*H])
+}
+
+// packed reports whether the last forward ran a packed batch.
+func (l *LSTM) packed() bool { return len(l.lengths) == 0 }
+
+// prevRow is the first hs/cs row of the state step t continues.
+func (l *LSTM) prevRow(t int) int {
+	if t == 0 {
+		return 0
+	}
+	return l.b + l.stepOff[t-1]
+}
+
+// recur runs the recurrence and returns h and c (one row per row of the
+// layout). With in nil, l.gates holds the input pre-activations x·Wx + b;
+// otherwise its contents are ignored and each cell adds its input row from
+// in (tokens in layout row order) while it is hot in cache, saving a pass
+// over the pre-activations.
+func (l *LSTM) recur(in *inputRows) (h, c *tensor.Matrix, err error) {
+	T, B, H := l.t, l.b, l.Hidden
+	var lengths []int
+	if !l.packed() {
+		lengths = l.lengths
+	}
+	for t := 0; t < T; t++ {
+		n, off, prev := l.stepRows[t], l.stepOff[t], l.prevRow(t)
+		gt := l.gates.RowSlice(off, off+n)
+		switch {
+		case t > 0:
+			beta := float32(1)
+			if in != nil {
+				beta = 0
+			}
+			if err := l.eng.MatMul(gt, l.hs.RowSlice(prev, prev+n), false, l.Wh.Value, false, 1, beta); err != nil {
+				return nil, nil, err
+			}
+		case in != nil:
+			gt.Zero() // h_{-1} = 0: no recurrent term
+		}
+		j := cellJob{
+			hidden: H, forget: l.ForgetBias, t: t, lengths: lengths, pureGo: l.pureGo,
+			gates: gt.Data,
+			cPrev: l.cs.Data[prev*H : (prev+n)*H], c: l.cs.Data[(B+off)*H : (B+off+n)*H],
+			h: l.hs.Data[(B+off)*H : (B+off+n)*H], tc: l.tanhC.Data[off*H : (off+n)*H],
+		}
+		if in != nil {
+			F := len(in.offs)
+			j.in, j.tokens = in, in.tokens[off*F:(off+n)*F]
+		}
+		l.pool.run(j, n)
+	}
+	N := l.stepOff[T]
+	return l.hs.RowSlice(B, B+N), l.cs.RowSlice(B, B+N), nil
 }
 
 // Backward takes the gradients of the loss w.r.t. the h and c returned by
@@ -158,50 +244,115 @@ func (l *LSTM) Backward(dh, dc *tensor.Matrix) (*tensor.Matrix, error) {
 	if l.x == nil {
 		return nil, fmt.Errorf("nn: lstm %s: Backward before Forward", l.Wx.Name)
 	}
+	dGates, err := l.backwardGates(dh, dc, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	T, B := l.t, l.b
+	if err := l.eng.MatMul(l.Wx.Grad, l.x, true, dGates, false, 1, 1); err != nil {
+		return nil, err
+	}
+	addColumnSums(l.B.Grad.Data, dGates)
+	l.dx.Reshape(T*B, l.In)
+	if err := l.eng.MatMul(l.dx, dGates, false, l.Wx.Value, true, 1, 0); err != nil {
+		return nil, err
+	}
+	return l.dx, nil
+}
+
+// backwardGates back-propagates through the recurrence of the last forward
+// pass, accumulates the gradient of Wh and returns dG = dL/d(x·Wx + b)
+// (owned by l; one row per row of the layout, zero on inactive rows). dh
+// and dc (may be nil) are laid out like the h and c of recur. The caller
+// owns the gradients of Wx and b. When in is set (the input rows of recur),
+// each cell also scatters its dG row into dProj, the gradient of in.proj
+// (bias row last): the adjoint of the gather, done while the row is hot in
+// cache, into one partial sum per worker.
+func (l *LSTM) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor.Matrix) (*tensor.Matrix, error) {
 	T, B, H := l.t, l.b, l.Hidden
-	if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" dh", dh, T*B, H); err != nil {
+	if T == 0 {
+		return nil, fmt.Errorf("nn: lstm %s: Backward before Forward", l.Wx.Name)
+	}
+	N := l.stepOff[T]
+	if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" dh", dh, N, H); err != nil {
 		return nil, err
 	}
 	if dc != nil {
-		if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" dc", dc, T*B, H); err != nil {
+		if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" dc", dc, N, H); err != nil {
 			return nil, err
 		}
 	}
-	l.dGates.Reshape(T*B, 4*H)
+	var lengths []int
+	if !l.packed() {
+		lengths = l.lengths
+	}
+	l.dGates.Reshape(N, 4*H)
+	// Rows of dhNext/dcNext beyond the sequences active at t+1 stay zero:
+	// steps are visited backwards and the active count never shrinks.
 	l.dhNext.Reshape(B, H)
 	l.dcNext.Reshape(B, H)
 	l.dhNext.Zero()
 	l.dcNext.Zero()
+	var parts [][]float32
+	if in != nil {
+		if dProj == nil || len(dProj.Data) != len(in.proj) {
+			return nil, fmt.Errorf("nn: lstm %s: input gradient %s for %d projected values", l.Wx.Name, dProj.Shape(), len(in.proj))
+		}
+		n, size := l.pool.parts(), len(in.proj)
+		if cap(l.dProjParts) < n*size {
+			l.dProjParts = make([]float32, n*size)
+		}
+		l.dProjParts = l.dProjParts[:n*size]
+		clear(l.dProjParts)
+		for k := range n {
+			parts = append(parts, l.dProjParts[k*size:(k+1)*size])
+		}
+	}
 	for t := T - 1; t >= 0; t-- {
+		n, off, prev := l.stepRows[t], l.stepOff[t], l.prevRow(t)
+		dGt := l.dGates.RowSlice(off, off+n)
 		j := cellJob{
-			backward: true, hidden: H, t: t, lengths: l.lengths, pureGo: l.pureGo,
-			gates: l.gates.Data[t*B*4*H : (t+1)*B*4*H], cPrev: l.cs.Data[t*B*H : (t+1)*B*H],
-			tc: l.tanhC.Data[t*B*H : (t+1)*B*H], dhExt: dh.Data[t*B*H : (t+1)*B*H],
-			dhNext: l.dhNext.Data, dcNext: l.dcNext.Data, dGates: l.dGates.Data[t*B*4*H : (t+1)*B*4*H],
+			backward: true, hidden: H, t: t, lengths: lengths, pureGo: l.pureGo,
+			gates: l.gates.Data[off*4*H : (off+n)*4*H], cPrev: l.cs.Data[prev*H : (prev+n)*H],
+			tc: l.tanhC.Data[off*H : (off+n)*H], dhExt: dh.Data[off*H : (off+n)*H],
+			dhNext: l.dhNext.Data[:n*H], dcNext: l.dcNext.Data[:n*H], dGates: dGt.Data,
 		}
 		if dc != nil {
-			j.dcExt = dc.Data[t*B*H : (t+1)*B*H]
+			j.dcExt = dc.Data[off*H : (off+n)*H]
 		}
-		l.pool.run(j, B)
+		if in != nil {
+			F := len(in.offs)
+			j.in, j.tokens, j.dProjParts = in, in.tokens[off*F:(off+n)*F], parts
+		}
+		l.pool.run(j, n)
 		if t > 0 {
-			if err := l.eng.MatMul(l.dhNext, l.dGates.RowSlice(t*B, (t+1)*B), false, l.Wh.Value, true, 1, 0); err != nil {
+			if err := l.eng.MatMul(l.dhNext.RowSlice(0, n), dGt, false, l.Wh.Value, true, 1, 0); err != nil {
 				return nil, err
 			}
 		}
 	}
-	// The weight gradients of all steps at once: two big gemms.
-	if err := l.eng.MatMul(l.Wh.Grad, l.hs.RowSlice(0, T*B), true, l.dGates, false, 1, 1); err != nil {
+	for _, part := range parts {
+		for i, v := range part {
+			dProj.Data[i] += v
+		}
+	}
+	// The recurrent weight gradient of all steps at once: one big gemm of
+	// dG with the h_{t-1} of each row. Time-major, those are hs rows
+	// [0, T*B); packed, the rows a step continues are a prefix of the
+	// previous step's, so they are gathered into hPrev first.
+	prevH := l.hs.RowSlice(0, N)
+	if l.packed() {
+		l.hPrev.Reshape(N, H)
+		for t := 0; t < T; t++ {
+			n, off, prev := l.stepRows[t], l.stepOff[t], l.prevRow(t)
+			copy(l.hPrev.Data[off*H:(off+n)*H], l.hs.Data[prev*H:(prev+n)*H])
+		}
+		prevH = l.hPrev
+	}
+	if err := l.eng.MatMul(l.Wh.Grad, prevH, true, l.dGates, false, 1, 1); err != nil {
 		return nil, err
 	}
-	if err := l.eng.MatMul(l.Wx.Grad, l.x, true, l.dGates, false, 1, 1); err != nil {
-		return nil, err
-	}
-	addColumnSums(l.B.Grad.Data, l.dGates)
-	l.dx.Reshape(T*B, l.In)
-	if err := l.eng.MatMul(l.dx, l.dGates, false, l.Wx.Value, true, 1, 0); err != nil {
-		return nil, err
-	}
-	return l.dx, nil
+	return l.dGates, nil
 }
 
 // cellBackward back-propagates one active cell. a holds the activations

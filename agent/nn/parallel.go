@@ -28,6 +28,16 @@ type cellJob struct {
 	// activations of Forward, cPrev and tc its cached state.
 	gates, cPrev, c, h, tc []float32
 
+	// Forward: when in is set, gates holds h_prev·Wh only and row b first
+	// gets the input pre-activations of in for the step's tokens
+	// (tokens[b*F:(b+1)*F]) added. Backward: when in is set, the dGates row
+	// of each active b is scattered into dProjParts[part], the worker's
+	// partial gradient of in.proj (see inputRows.scatterRow).
+	in         *inputRows
+	tokens     []int32
+	dProjParts [][]float32
+	part       int
+
 	// Backward only; dcExt may be nil.
 	dhExt, dcExt, dhNext, dcNext, dGates []float32
 
@@ -63,6 +73,10 @@ func (j *cellJob) run(lo, hi int) {
 				clear(g(j.gates, b))
 				continue
 			}
+			if j.in != nil {
+				F := len(j.in.offs)
+				j.in.addRow(g(j.gates, b), j.tokens[b*F:(b+1)*F])
+			}
 			cell(g(j.gates, b), r(j.cPrev, b), r(j.c, b), r(j.h, b), r(j.tc, b), j.forget)
 		}
 		return
@@ -75,6 +89,10 @@ func (j *cellJob) run(lo, hi int) {
 		}
 		cellBackward(g(j.gates, b), r(j.cPrev, b), r(j.tc, b), r(j.dhExt, b), r(j.dcExt, b),
 			r(j.dhNext, b), r(j.dcNext, b), g(j.dGates, b))
+		if j.in != nil {
+			F := len(j.in.offs)
+			j.in.scatterRow(j.dProjParts[j.part], g(j.dGates, b), j.tokens[b*F:(b+1)*F])
+		}
 	}
 }
 
@@ -108,9 +126,18 @@ func (j *cellJob) runKernel(lo, hi int) {
 		for e < hi && j.active(e) {
 			e++
 		}
-		if j.backward {
+		if j.backward && j.in != nil {
+			F := len(j.in.offs)
+			cellsBackwardInputKernel(from(j.gates, b, 4*H), from(j.cPrev, b, H), from(j.tc, b, H), from(j.dhExt, b, H),
+				from(j.dcExt, b, H), from(j.dhNext, b, H), from(j.dcNext, b, H), from(j.dGates, b, 4*H), e-b, H,
+				j.in, j.tokens[b*F:e*F], j.dProjParts[j.part])
+		} else if j.backward {
 			cellsBackwardKernel(from(j.gates, b, 4*H), from(j.cPrev, b, H), from(j.tc, b, H), from(j.dhExt, b, H),
 				from(j.dcExt, b, H), from(j.dhNext, b, H), from(j.dcNext, b, H), from(j.dGates, b, 4*H), e-b, H)
+		} else if j.in != nil {
+			F := len(j.in.offs)
+			cellsInputKernel(from(j.gates, b, 4*H), from(j.cPrev, b, H), from(j.c, b, H), from(j.h, b, H), from(j.tc, b, H), e-b, H, j.forget,
+				j.in, j.tokens[b*F:e*F])
 		} else {
 			cellsKernel(from(j.gates, b, 4*H), from(j.cPrev, b, H), from(j.c, b, H), from(j.h, b, H), from(j.tc, b, H), e-b, H, j.forget)
 		}
@@ -157,6 +184,15 @@ func (c *poolCore) work() {
 	}
 }
 
+// parts is the most row ranges run splits a job into (1 without a pool);
+// job.part is below it.
+func (p *cellPool) parts() int {
+	if p == nil {
+		return 1
+	}
+	return p.core.workers + 1
+}
+
 // run executes j over rows [0, rows), in parallel when the pool exists and
 // the job is large enough.
 func (p *cellPool) run(j cellJob, rows int) {
@@ -172,7 +208,7 @@ func (p *cellPool) run(j cellJob, rows int) {
 	c.wg.Add(parts - 1)
 	for k := 1; k < parts; k++ {
 		w := j
-		w.lo, w.hi = k*chunk, min((k+1)*chunk, rows)
+		w.lo, w.hi, w.part = k*chunk, min((k+1)*chunk, rows), k
 		c.jobs <- w
 	}
 	j.run(0, min(chunk, rows))

@@ -1,7 +1,11 @@
 package nn
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+
+	"gonum.org/v1/gonum/blas"
 
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
@@ -37,6 +41,9 @@ type seqHead struct {
 	state bool
 	w, b  *Param
 	out   *tensor.Matrix
+	// Packed (projected) training: the head output and its gradient in
+	// packed row order.
+	outP, dP *tensor.Matrix
 }
 
 // SeqNet is the recurrent network of the algorithmic tasks. Heads are
@@ -53,14 +60,44 @@ type SeqNet struct {
 	lstm  *LSTM
 	heads []*seqHead
 	// Test switches: pureGo forces the Go fallbacks of the C kernels,
-	// directStep the unprojected Step path.
+	// directStep the unprojected Step path, trainInput the input path of
+	// Forward (zero: chosen by projectedTraining).
 	pureGo, directStep bool
+	trainInput         inputPath
 
 	// training caches
-	t, b    int
-	lengths []int
-	h, c    *tensor.Matrix
-	dH, dC  *tensor.Matrix
+	t, b      int
+	lengths   []int
+	h, c      *tensor.Matrix
+	dH, dC    *tensor.Matrix
+	projected bool            // the last Forward used the projected tables in train
+	train     inputProjection // tables of the last projected Forward
+	pack      packing         // row order of the last projected Forward
+	tokens    []int32         // tokens of the last projected Forward, packed
+	dProj     *tensor.Matrix  // (V+1) x 4H gradient of train.proj
+	dStack    *tensor.Matrix  // (V+1) x E gradient of train.stack
+}
+
+// inputPath selects how Forward computes the LSTM input pre-activations.
+type inputPath int
+
+const (
+	autoInput      inputPath = iota // projectedTraining decides
+	projectedInput                  // gather rows of projected tables
+	directInput                     // embedding sums, then one T*B-row gemm
+)
+
+// inputProjection holds the embedding rows and their projection through
+// the LSTM input kernel: stack = [E_0; ...; E_{F-1}; bias] ((V+1) x E,
+// V = Σ vocabularies) and proj = stack·Wx with the LSTM bias added to its
+// last row. Since the LSTM input is x = bias + Σ_f E_f[tok_f],
+//
+//	x·Wx + b = (bias·Wx + b) + Σ_f (E_f·Wx)[tok_f] = proj[V] + Σ_f proj[offs[f] + tok_f],
+//
+// so a gather-add of F+1 rows replaces a row of an E x 4H product.
+type inputProjection struct {
+	stack, proj *tensor.Matrix
+	offs        []int32 // first stack row of each feature
 }
 
 // NewSeqNet builds and initialises a SeqNet.
@@ -102,7 +139,8 @@ func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
 		if size <= 0 {
 			return nil, fmt.Errorf("nn: seqnet: head %d has size %d, want > 0", i, size)
 		}
-		hd := &seqHead{size: size, state: cfg.StateHeads != nil && cfg.StateHeads[i], out: tensor.New(0, size)}
+		hd := &seqHead{size: size, state: cfg.StateHeads != nil && cfg.StateHeads[i],
+			out: tensor.New(0, size), outP: tensor.New(0, size), dP: tensor.New(0, size)}
 		in := H
 		if hd.state {
 			in = 2 * H
@@ -118,6 +156,7 @@ func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
 		n.heads = append(n.heads, hd)
 	}
 	n.dH, n.dC = tensor.New(0, H), tensor.New(0, H)
+	n.dProj, n.dStack = tensor.New(0, 4*H), tensor.New(0, cfg.EmbedDim)
 	return n, nil
 }
 
@@ -145,16 +184,36 @@ func (n *SeqNet) Params() []*Param {
 func (n *SeqNet) applyHead(hd *seqHead, h, c, out *tensor.Matrix) error {
 	H := n.cfg.Hidden
 	if hd.state {
-		if err := n.eng.MatMul(out, c, false, hd.w.Value.RowSlice(0, H), false, 1, 0); err != nil {
+		if err := n.headMul(out, c, false, hd.w.Value.RowSlice(0, H), 0); err != nil {
 			return err
 		}
-		if err := n.eng.MatMul(out, h, false, hd.w.Value.RowSlice(H, 2*H), false, 1, 1); err != nil {
+		if err := n.headMul(out, h, false, hd.w.Value.RowSlice(H, 2*H), 1); err != nil {
 			return err
 		}
-	} else if err := n.eng.MatMul(out, h, false, hd.w.Value, false, 1, 0); err != nil {
+	} else if err := n.headMul(out, h, false, hd.w.Value, 0); err != nil {
 		return err
 	}
 	addRowVector(out, hd.b.Value.Data)
+	return nil
+}
+
+// headMul sets dst = op(a)·w + beta·dst as Engine.MatMul does, running a
+// one-column w (a value head, or its weight gradient) as a matrix-vector
+// product: at T*B rows OpenBLAS runs sgemm with n = 1 about half as fast as
+// sgemv.
+func (n *SeqNet) headMul(dst, a *tensor.Matrix, transA bool, w *tensor.Matrix, beta float32) error {
+	m, k := a.Rows, a.Cols
+	if transA {
+		m, k = k, m
+	}
+	if w.Cols != 1 || m == 0 || k == 0 || w.Rows != k || dst.Rows != m || dst.Cols != 1 {
+		return n.eng.MatMul(dst, a, transA, w, false, 1, beta)
+	}
+	op := blas.NoTrans
+	if transA {
+		op = blas.Trans
+	}
+	n.eng.BLAS().Sgemv(op, a.Rows, a.Cols, 1, a.Data, a.Cols, w.Data, 1, beta, dst.Data, 1)
 	return nil
 }
 
@@ -170,12 +229,19 @@ func (n *SeqNet) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Mat
 	if F := n.emb.Features(); len(tokens) != T*B*F {
 		return nil, fmt.Errorf("nn: seqnet forward: %d tokens, want T*B*F = %d*%d*%d = %d", len(tokens), T, B, F, T*B*F)
 	}
-	x, err := n.emb.Forward(tokens, T*B)
-	if err != nil {
-		return nil, fmt.Errorf("nn: seqnet forward: %w", err)
+	var h, c *tensor.Matrix
+	var err error
+	n.projected = n.projectedTraining(T * B)
+	if n.projected {
+		h, c, err = n.forwardProjected(tokens, T, B, lengths)
+	} else {
+		var x *tensor.Matrix
+		if x, err = n.emb.Forward(tokens, T*B); err == nil {
+			h, c, err = n.lstm.Forward(x, T, B, lengths)
+		}
 	}
-	h, c, err := n.lstm.Forward(x, T, B, lengths)
 	if err != nil {
+		n.h = nil
 		return nil, fmt.Errorf("nn: seqnet forward: %w", err)
 	}
 	n.t, n.b, n.h, n.c = T, B, h, c
@@ -183,6 +249,16 @@ func (n *SeqNet) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Mat
 	outs := make([]*tensor.Matrix, len(n.heads))
 	for i, hd := range n.heads {
 		hd.out.Reshape(T*B, hd.size)
+		if n.projected {
+			hd.outP.Reshape(h.Rows, hd.size)
+			if err := n.applyHead(hd, h, c, hd.outP); err != nil {
+				return nil, fmt.Errorf("nn: seqnet forward head %d: %w", i, err)
+			}
+			hd.out.Zero()
+			n.pack.unpack(hd.out, hd.outP)
+			outs[i] = hd.out
+			continue
+		}
 		if err := n.applyHead(hd, h, c, hd.out); err != nil {
 			return nil, fmt.Errorf("nn: seqnet forward head %d: %w", i, err)
 		}
@@ -214,19 +290,30 @@ func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
 			return err
 		}
 	}
-	n.dH.Reshape(T*B, H)
-	n.dH.Zero()
+	// Every head writes dH (state heads dC too); the first write to each
+	// overwrites (beta 0), which saves clearing T*B x H buffers.
+	// Projected (packed) training holds active rows only, in packed order.
+	rows := n.h.Rows
+	n.dH.Reshape(rows, H)
 	var dC *tensor.Matrix
+	betaH, betaC := float32(0), float32(0)
 	for i, hd := range n.heads {
 		d := dHeads[i]
-		// Inactive rows have h = c = 0, so they add nothing to dW; the bias
-		// sum skips them explicitly.
 		bg := hd.b.Grad.Data
-		for t := 0; t < T; t++ {
-			for b := 0; b < B; b++ {
-				if t < n.lengths[b] {
-					for j, v := range d.Row(t*B + b) {
-						bg[j] += v
+		if n.projected {
+			hd.dP.Reshape(rows, hd.size)
+			n.pack.pack(hd.dP, d)
+			d = hd.dP
+			addColumnSums(bg, d)
+		} else {
+			// Inactive rows have h = c = 0, so they add nothing to dW; the
+			// bias sum skips them explicitly.
+			for t := 0; t < T; t++ {
+				for b := 0; b < B; b++ {
+					if t < n.lengths[b] {
+						for j, v := range d.Row(t*B + b) {
+							bg[j] += v
+						}
 					}
 				}
 			}
@@ -235,23 +322,30 @@ func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
 		if hd.state {
 			if dC == nil {
 				dC = n.dC
-				dC.Reshape(T*B, H)
-				dC.Zero()
+				dC.Reshape(rows, H)
 			}
 			wc, wh := hd.w.Value.RowSlice(0, H), hd.w.Value.RowSlice(H, 2*H)
 			err = firstErr(
-				n.eng.MatMul(hd.w.Grad.RowSlice(0, H), n.c, true, d, false, 1, 1),
-				n.eng.MatMul(hd.w.Grad.RowSlice(H, 2*H), n.h, true, d, false, 1, 1),
-				n.eng.MatMul(dC, d, false, wc, true, 1, 1),
-				n.eng.MatMul(n.dH, d, false, wh, true, 1, 1))
+				n.headMul(hd.w.Grad.RowSlice(0, H), n.c, true, d, 1),
+				n.headMul(hd.w.Grad.RowSlice(H, 2*H), n.h, true, d, 1),
+				n.eng.MatMul(dC, d, false, wc, true, 1, betaC),
+				n.eng.MatMul(n.dH, d, false, wh, true, 1, betaH))
+			betaC = 1
 		} else {
 			err = firstErr(
-				n.eng.MatMul(hd.w.Grad, n.h, true, d, false, 1, 1),
-				n.eng.MatMul(n.dH, d, false, hd.w.Value, true, 1, 1))
+				n.headMul(hd.w.Grad, n.h, true, d, 1),
+				n.eng.MatMul(n.dH, d, false, hd.w.Value, true, 1, betaH))
 		}
+		betaH = 1
 		if err != nil {
 			return fmt.Errorf("nn: seqnet backward head %d: %w", i, err)
 		}
+	}
+	if n.projected {
+		if err := n.backwardProjected(dC); err != nil {
+			return fmt.Errorf("nn: seqnet backward: %w", err)
+		}
+		return nil
 	}
 	dx, err := n.lstm.Backward(n.dH, dC)
 	if err != nil {
@@ -259,6 +353,199 @@ func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
 	}
 	if err := n.emb.Backward(dx); err != nil {
 		return fmt.Errorf("nn: seqnet backward: %w", err)
+	}
+	return nil
+}
+
+// projectedTraining reports whether Forward over rows = T*B rows computes
+// the LSTM input through projected tables (see inputProjection). That
+// trades three rows x E x 4H gemms (x·Wx, dWx and dx) for three
+// (V+1) x E x 4H ones plus a gather and a scatter of F+1 rows of 4H per
+// input row: it pays when V+1 is well below rows and F+1 well below E.
+// Huge vocabularies or many features keep the direct path.
+func (n *SeqNet) projectedTraining(rows int) bool {
+	switch n.trainInput {
+	case projectedInput:
+		return true
+	case directInput:
+		return false
+	}
+	V := n.vocabRows()
+	return 2*(V+1) <= rows && 4*(len(n.emb.Vocabs)+1) <= n.emb.Dim
+}
+
+// vocabRows is V, the total number of embedding rows.
+func (n *SeqNet) vocabRows() int {
+	V := 0
+	for _, v := range n.emb.Vocabs {
+		V += v
+	}
+	return V
+}
+
+// forwardProjected runs the LSTM over tokens with its input pre-activations
+// gathered from freshly projected tables (n.train), which Backward reuses.
+func (n *SeqNet) forwardProjected(tokens []int32, T, B int, lengths []int) (h, c *tensor.Matrix, err error) {
+	if err := n.checkTokens(tokens); err != nil {
+		return nil, nil, err
+	}
+	if err := n.project(&n.train); err != nil {
+		return nil, nil, err
+	}
+	// Packed by step, longest sequences first: every product and cell of
+	// the recurrence and the heads runs on active rows only.
+	n.pack.build(T, B, lengths)
+	F := len(n.emb.Vocabs)
+	N := n.pack.off[T]
+	if cap(n.tokens) < N*F {
+		n.tokens = make([]int32, N*F)
+	}
+	n.tokens = n.tokens[:N*F]
+	for t := 0; t < T; t++ {
+		for i, b := range n.pack.perm[:n.pack.rows[t]] {
+			copy(n.tokens[(n.pack.off[t]+i)*F:(n.pack.off[t]+i+1)*F], tokens[(t*B+b)*F:(t*B+b+1)*F])
+		}
+	}
+	n.lstm.beginPacked(B, n.pack.rows)
+	return n.lstm.recur(n.inputRows())
+}
+
+// packing orders the active rows of a time-major batch by step, the
+// longest sequences first: packed row off[t]+i holds step t of sequence
+// perm[i], for i < rows[t], the number of sequences still running at t.
+// Since rows[t] never grows, the state step t continues is a prefix of
+// step t-1's rows.
+type packing struct {
+	B    int
+	perm []int // sequences by decreasing length (stable)
+	rows []int // T entries
+	off  []int // T+1 entries; off[T] is the number of active rows
+}
+
+func (p *packing) build(T, B int, lengths []int) {
+	p.B = B
+	p.perm = p.perm[:0]
+	for b := 0; b < B; b++ {
+		p.perm = append(p.perm, b)
+	}
+	slices.SortStableFunc(p.perm, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
+	p.rows, p.off = p.rows[:0], append(p.off[:0], 0)
+	active := B
+	for t := 0; t < T; t++ {
+		for active > 0 && lengths[p.perm[active-1]] <= t {
+			active--
+		}
+		p.rows = append(p.rows, active)
+		p.off = append(p.off, p.off[t]+active)
+	}
+}
+
+// unpack copies packed rows src into their time-major rows of dst
+// (T*B rows), leaving the other rows untouched.
+func (p *packing) unpack(dst, src *tensor.Matrix) {
+	for t, n := range p.rows {
+		for i, b := range p.perm[:n] {
+			copy(dst.Row(t*p.B+b), src.Row(p.off[t]+i))
+		}
+	}
+}
+
+// pack copies the active time-major rows of src into packed order in dst.
+func (p *packing) pack(dst, src *tensor.Matrix) {
+	for t, n := range p.rows {
+		for i, b := range p.perm[:n] {
+			copy(dst.Row(p.off[t]+i), src.Row(t*p.B+b))
+		}
+	}
+}
+
+// inputRows is the input source of the last projected Forward.
+func (n *SeqNet) inputRows() *inputRows {
+	p := &n.train
+	return &inputRows{proj: p.proj.Data, bias: p.proj.Row(p.proj.Rows - 1), tokens: n.tokens, offs: p.offs}
+}
+
+// backwardProjected finishes Backward after a projected Forward. With
+// dG = dL/d(x·Wx + b) and dP[k] = Σ of the rows of dG whose input used
+// stack row k (every row uses the bias row V):
+//
+//	dWx = Σ_r x_rᵀ dG_r = stackᵀ·dP,  db = dP[V],  d(stack) = dP·Wxᵀ,
+//
+// where d(stack) holds the gradients of the table rows and the embedding bias.
+func (n *SeqNet) backwardProjected(dC *tensor.Matrix) error {
+	l, e, p := n.lstm, n.emb, &n.train
+	V := p.stack.Rows - 1
+	n.dProj.Reshape(V+1, 4*l.Hidden)
+	n.dProj.Zero()
+	if _, err := l.backwardGates(n.dH, dC, n.inputRows(), n.dProj); err != nil {
+		return err
+	}
+	if err := n.eng.MatMul(l.Wx.Grad, p.stack, true, n.dProj, false, 1, 1); err != nil {
+		return err
+	}
+	for j, v := range n.dProj.Row(V) {
+		l.B.Grad.Data[j] += v
+	}
+	n.dStack.Reshape(V+1, e.Dim)
+	if err := n.eng.MatMul(n.dStack, n.dProj, false, l.Wx.Value, true, 1, 0); err != nil {
+		return err
+	}
+	off := 0
+	for _, t := range e.Tables {
+		for i, v := range n.dStack.Data[off*e.Dim : (off+t.Grad.Rows)*e.Dim] {
+			t.Grad.Data[i] += v
+		}
+		off += t.Grad.Rows
+	}
+	for j, v := range n.dStack.Row(V) {
+		e.Bias.Grad.Data[j] += v
+	}
+	return nil
+}
+
+// checkTokens validates rows x F tokens against the vocabularies.
+func (n *SeqNet) checkTokens(tokens []int32) error {
+	e := n.emb
+	F := len(e.Vocabs)
+	for i, tok := range tokens {
+		if f := i % F; tok < 0 || int(tok) >= e.Vocabs[f] {
+			return fmt.Errorf("embedding %s: row %d feature %d: token %d outside vocabulary [0,%d)",
+				e.Bias.Name, i/F, f, tok, e.Vocabs[f])
+		}
+	}
+	return nil
+}
+
+// project (re)builds p from the current parameters, allocating its buffers
+// on first use.
+func (n *SeqNet) project(p *inputProjection) error {
+	e, l := n.emb, n.lstm
+	V := n.vocabRows()
+	if p.stack == nil {
+		p.stack, p.proj = tensor.New(V+1, e.Dim), tensor.New(V+1, 4*l.Hidden)
+		p.offs = make([]int32, len(e.Vocabs))
+		off := 0
+		for f, v := range e.Vocabs {
+			p.offs[f] = int32(off)
+			off += v
+		}
+	}
+	if wrongShape(p.stack, V+1, e.Dim) || wrongShape(p.proj, V+1, 4*l.Hidden) || len(p.offs) != len(e.Vocabs) {
+		return fmt.Errorf("projection buffers %s and %s, want %dx%d and %dx%d (state from another network?)",
+			p.stack.Shape(), p.proj.Shape(), V+1, e.Dim, V+1, 4*l.Hidden)
+	}
+	off := 0
+	for _, t := range e.Tables {
+		copy(p.stack.Data[off*e.Dim:], t.Value.Data)
+		off += t.Value.Rows
+	}
+	copy(p.stack.Row(V), e.Bias.Value.Data)
+	if err := n.eng.MatMul(p.proj, p.stack, false, l.Wx.Value, false, 1, 0); err != nil {
+		return err
+	}
+	biasRow := p.proj.Row(V)
+	for j, v := range l.B.Value.Data {
+		biasRow[j] += v
 	}
 	return nil
 }
@@ -280,12 +567,9 @@ type SeqState struct {
 	x     *tensor.Matrix
 	gates *tensor.Matrix
 
-	// Projected-input step (see SeqNet.Step): stack holds every embedding
-	// row then the embedding bias, proj = stack·Wx with the LSTM bias added
-	// to its last row. Both are rebuilt from the parameters on every Step,
-	// so they can never be stale.
-	stack, proj *tensor.Matrix
-	offs        []int32 // first stack row of each feature
+	// Projected-input step (see SeqNet.Step), rebuilt from the parameters
+	// on every Step so it can never be stale.
+	inputs inputProjection
 }
 
 // NewState returns a zero state for B sequences.
@@ -356,67 +640,65 @@ func (n *SeqNet) Step(st *SeqState, tokens []int32, heads []*tensor.Matrix) erro
 }
 
 // projectedStep reports whether a step over B sequences computes the LSTM
-// input projection through projected tables. Since
-//
-//	(bias + Σ_f E_f[tok_f])·Wx + b = (bias·Wx + b) + Σ_f (E_f·Wx)[tok_f],
-//
-// one (V+1) x E x 4H product (V = Σ vocabularies) and a gather-add of rows
-// replace the B x E x 4H product; that pays when V+1 is well below B.
+// input projection through projected tables (see inputProjection): one
+// (V+1) x E x 4H product and a gather-add of rows replace the B x E x 4H
+// product; that pays when V+1 is well below B.
 func (n *SeqNet) projectedStep(B int) bool {
-	V := 0
-	for _, v := range n.emb.Vocabs {
-		V += v
-	}
-	return !n.directStep && 2*(V+1) <= B
+	return !n.directStep && 2*(n.vocabRows()+1) <= B
 }
 
 // projectInputs writes x·Wx + b for the embedding sums x of tokens into
 // st.gates via freshly projected tables.
 func (n *SeqNet) projectInputs(st *SeqState, tokens []int32) error {
-	e, l := n.emb, n.lstm
-	V := 0
-	for _, v := range e.Vocabs {
-		V += v
-	}
-	if st.stack == nil {
-		st.stack, st.proj = tensor.New(V+1, e.Dim), tensor.New(V+1, 4*l.Hidden)
-	}
-	if wrongShape(st.stack, V+1, e.Dim) || wrongShape(st.proj, V+1, 4*l.Hidden) {
-		return fmt.Errorf("projection buffers %s and %s, want %dx%d and %dx%d (state from another network?)",
-			st.stack.Shape(), st.proj.Shape(), V+1, e.Dim, V+1, 4*l.Hidden)
-	}
-	off := 0
-	for _, t := range e.Tables {
-		copy(st.stack.Data[off*e.Dim:], t.Value.Data)
-		off += t.Value.Rows
-	}
-	copy(st.stack.Row(V), e.Bias.Value.Data)
-	if err := n.eng.MatMul(st.proj, st.stack, false, l.Wx.Value, false, 1, 0); err != nil {
+	p := &st.inputs
+	if err := n.project(p); err != nil {
 		return err
 	}
-	biasRow := st.proj.Row(V)
-	for j, v := range l.B.Value.Data {
-		biasRow[j] += v
+	if err := n.checkTokens(tokens); err != nil {
+		return err
 	}
-	F := len(e.Vocabs)
-	for r := 0; r < st.B; r++ {
-		for f, tok := range tokens[r*F : (r+1)*F] {
-			if tok < 0 || int(tok) >= e.Vocabs[f] {
-				return fmt.Errorf("embedding %s: row %d feature %d: token %d outside vocabulary [0,%d)",
-					e.Bias.Name, r, f, tok, e.Vocabs[f])
-			}
-		}
-	}
-	if len(st.offs) != F {
-		st.offs = make([]int32, F)
-		off := 0
-		for f, v := range e.Vocabs {
-			st.offs[f] = int32(off)
-			off += v
-		}
-	}
-	gatherRows(st.gates, st.proj, biasRow, tokens, st.offs, n.pureGo)
+	gatherRows(st.gates, p.proj, p.proj.Row(p.proj.Rows-1), tokens, p.offs, n.pureGo)
 	return nil
+}
+
+// inputRows is a source of LSTM input pre-activations: row r of a batch
+// is bias + Σ_f proj[offs[f] + tokens[r*F+f]] (tokens validated).
+type inputRows struct {
+	proj, bias   []float32
+	tokens, offs []int32
+}
+
+// addRow adds the input pre-activations of one row with tokens toks to g.
+func (in *inputRows) addRow(g []float32, toks []int32) {
+	W := len(g)
+	_ = in.bias[W-1]
+	for j, v := range in.bias[:W] {
+		g[j] += v
+	}
+	for f, tok := range toks {
+		k := int(in.offs[f]+tok) * W
+		src := in.proj[k : k+W]
+		for j, v := range src {
+			g[j] += v
+		}
+	}
+}
+
+// scatterRow is the adjoint of addRow: it adds dg to the rows of dProj
+// (laid out as proj) that addRow read for tokens toks, bias row last.
+func (in *inputRows) scatterRow(dProj, dg []float32, toks []int32) {
+	W := len(dg)
+	bias := dProj[len(dProj)-W:]
+	for j, v := range dg {
+		bias[j] += v
+	}
+	for f, tok := range toks {
+		k := int(in.offs[f]+tok) * W
+		dst := dProj[k : k+W]
+		for j, v := range dg {
+			dst[j] += v
+		}
+	}
 }
 
 // gatherRows sets out[r] = bias + Σ_f proj[offs[f] + tokens[r*F+f]] on
@@ -427,15 +709,10 @@ func gatherRows(out, proj *tensor.Matrix, bias []float32, tokens, offs []int32, 
 		gatherKernel(out.Data, proj.Data, bias, tokens, offs, out.Rows, F, W)
 		return
 	}
+	in := inputRows{proj: proj.Data, bias: bias, offs: offs}
 	for r := 0; r < out.Rows; r++ {
 		row := out.Row(r)
-		copy(row, bias)
-		for f, tok := range tokens[r*F : (r+1)*F] {
-			src := proj.Row(int(offs[f] + tok))
-			_ = src[len(row)-1]
-			for j := range row {
-				row[j] += src[j]
-			}
-		}
+		clear(row)
+		in.addRow(row, tokens[r*F:(r+1)*F])
 	}
 }
