@@ -25,51 +25,15 @@ type Meta struct {
 	Iteration   int           `json:"iteration"` // iterations completed
 	EnvSteps    int64         `json:"env_steps"`
 	WallSeconds float64       `json:"wall_seconds"`
-	// TrainCurriculum and EvalCurriculum are the curricula of the training and the greedy-evaluation
-	// envs (nil for envs without one, and in checkpoints written before they were saved).
+	// TrainCurriculum is the training env's curriculum (nil for envs without one, and in
+	// checkpoints written before it was saved). The greedy-evaluation env needs none: it copies
+	// the training curriculum before every evaluation. Checkpoints written before that carry an
+	// "eval_curriculum" field too, which loading ignores.
 	TrainCurriculum *algorithmic.VecCurriculumState `json:"train_curriculum,omitempty"`
-	EvalCurriculum  *algorithmic.VecCurriculumState `json:"eval_curriculum,omitempty"`
 	// ReplayFile names the replay buffer saved with this checkpoint, in the run dir ("" without
 	// replay). Each checkpoint writes its own (replay-<iteration>.bin) before the checkpoint itself
 	// and removes the older ones after, so a crash never pairs a checkpoint with another's buffer.
 	ReplayFile string `json:"replay_file,omitempty"`
-}
-
-// curriculumEnv is an env whose curriculum can be saved and restored (envs/algorithmic).
-type curriculumEnv interface {
-	CurriculumState() algorithmic.VecCurriculumState
-	RestoreCurriculum(algorithmic.VecCurriculumState) error
-	MinLength(i int) int
-}
-
-// curriculumOf reports the curriculum length of copy 0 when the env has one.
-func curriculumOf(env envs.VecEnv) int {
-	if c, ok := env.(curriculumEnv); ok {
-		return c.MinLength(0)
-	}
-	return 0
-}
-
-// curriculumState snapshots env's curriculum, or returns nil when it has none.
-func curriculumState(env envs.VecEnv) *algorithmic.VecCurriculumState {
-	c, ok := env.(curriculumEnv)
-	if !ok {
-		return nil
-	}
-	s := c.CurriculumState()
-	return &s
-}
-
-// restoreCurriculum restores env's curriculum from s; it reports whether s was there to restore.
-func restoreCurriculum(env envs.VecEnv, s *algorithmic.VecCurriculumState, which string) (bool, error) {
-	c, ok := env.(curriculumEnv)
-	if !ok || s == nil {
-		return false, nil
-	}
-	if err := c.RestoreCurriculum(*s); err != nil {
-		return false, fmt.Errorf("train: resume: %s env curriculum: %w", which, err)
-	}
-	return true, nil
 }
 
 // replayFileName is the replay file saved with the checkpoint of iteration it.
@@ -80,22 +44,16 @@ type saver struct {
 	dir     string
 	learner *pcl.Learner
 	env     envs.VecEnv
-	evalEnv envs.VecEnv // nil without greedy evaluation
 	buf     *replay.Buffer
 	last    int // iteration of the last checkpoint on disk, -1 for none
 
-	// The curricula as they were after the last completed iteration: a sample interrupted in
-	// mid-iteration has already reset the envs (recording shortfalls), so save must not read them.
-	trainCur, evalCur *algorithmic.VecCurriculumState
+	// The training curriculum as it was after the last completed iteration: a sample interrupted
+	// in mid-iteration has already reset the env (recording shortfalls), so save must not read it.
+	trainCur *algorithmic.VecCurriculumState
 }
 
-// mark records the envs' curricula as those of the current completed iteration.
-func (s *saver) mark() {
-	s.trainCur = curriculumState(s.env)
-	if s.evalEnv != nil {
-		s.evalCur = curriculumState(s.evalEnv)
-	}
-}
+// mark records the training env's curriculum as that of the current completed iteration.
+func (s *saver) mark() { s.trainCur = curriculumState(s.env) }
 
 // save writes the checkpoint of meta.Iteration: the replay buffer first, then the checkpoint (which
 // names it), then removes older replay files. Each write is atomic.
@@ -103,7 +61,7 @@ func (s *saver) save(meta Meta) error {
 	if s.last == meta.Iteration {
 		return nil
 	}
-	meta.TrainCurriculum, meta.EvalCurriculum = s.trainCur, s.evalCur
+	meta.TrainCurriculum = s.trainCur
 	if s.buf != nil {
 		meta.ReplayFile = replayFileName(meta.Iteration)
 		if err := s.buf.SaveFile(filepath.Join(s.dir, meta.ReplayFile)); err != nil {

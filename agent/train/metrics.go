@@ -16,7 +16,7 @@ type Row struct {
 	EnvSteps     int64
 	WallSeconds  float64
 	MeanReward   float64 // mean total reward of the fresh (stochastic) episodes
-	GreedyReward float64 // mean total reward of the greedy evaluation episodes
+	GreedyReward float64 // mean total reward of the greedy evaluation episodes, played at the training curriculum's current length
 	Loss         float64 // on-policy step loss
 	ReplayLoss   float64 // replay step loss (NaN without replay)
 	Support      float64 // mean policy support size over visited states

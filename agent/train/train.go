@@ -1,8 +1,14 @@
 // Package train runs PCL training: the iteration loop (fresh batch, on-policy step, replay, replay
 // step, greedy evaluation), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended, replay-<iteration>.bin beside the checkpoint, PNG plots), exact resume from
-// the last checkpoint (parameters, Adam state, env curricula, replay buffer), clean stops on cancel
-// or a non-finite loss, and greedy evaluation of a run, also per curriculum length.
+// the last checkpoint (parameters, Adam state, training curriculum, replay buffer), clean stops on
+// cancel or a non-finite loss, and greedy evaluation of a run, also per curriculum length.
+//
+// The greedy evaluation during training (metrics column greedy_reward) is measured at the
+// training curriculum's current length: before each evaluation the evaluation env's curriculum is
+// set to a copy of the training env's, as in the released code, where training and evaluation envs
+// shared one curriculum. Evaluation never feeds back into training: the training columns of
+// metrics.csv are the same whatever the evaluation schedule (its random streams are separate).
 package train
 
 import (
@@ -83,8 +89,7 @@ func iterRNG(seed int64, iter int, purpose uint64) *rand.Rand {
 
 // Run trains cfg into opts.Dir. On resume the directory's config.json is used (cfg.Iters may
 // extend it) and training continues exactly from the checkpoint: parameters, Adam state, the
-// curricula of the training and evaluation envs and the replay buffer are restored, and metrics.csv
-// is appended to. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted set and
+// training curriculum and the replay buffer are restored, and metrics.csv is appended to. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted set and
 // a nil error. A non-finite loss, gradient or parameter stops the run with an error wrapping
 // ErrNonFinite that names the iteration; nothing is saved then, so the last checkpoint stays good.
 func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err error) {
@@ -158,12 +163,12 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err
 			return Summary{}, fmt.Errorf("train: %w", err)
 		}
 	}
-	sv := &saver{dir: opts.Dir, learner: learner, env: env, evalEnv: evalEnv, buf: buf, last: -1}
+	sv := &saver{dir: opts.Dir, learner: learner, env: env, buf: buf, last: -1}
 	meta := Meta{Config: cfg}
 	var rows []Row
 	var mw *metricsWriter
 	if opts.Resume {
-		if meta, err = resume(opts.Dir, cfg, learner, env, evalEnv, buf, log); err != nil {
+		if meta, err = resume(opts.Dir, cfg, learner, env, buf, log); err != nil {
 			return Summary{}, err
 		}
 		sv.last = meta.Iteration
@@ -255,8 +260,11 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err
 		}
 		meta.EnvSteps += int64(res.EnvSteps)
 		// Only on the schedule (not also at the last iteration): a run cut short and resumed must
-		// evaluate, and so move the evaluation curriculum, exactly as the uninterrupted run.
+		// evaluate exactly as the uninterrupted run.
 		if evalSampler != nil && it%cfg.EvalEvery == 0 {
+			if err := syncEvalCurriculum(evalEnv, env); err != nil {
+				return sum, stopped(it, "greedy evaluation", err)
+			}
 			// Not cancellable: the iteration's training steps are done, and stopping here would
 			// save parameters of iteration it+1 under iteration it. The stop comes at the next one.
 			ev, err := evalSampler.Sample(context.WithoutCancel(ctx), iterRNG(cfg.Seed, it, 4), true, it, iterSeed(cfg.Seed, it, 5))
@@ -315,8 +323,9 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err
 	return sum, nil
 }
 
-// resume loads the checkpoint of dir into the learner, the envs' curricula and the replay buffer.
-func resume(dir string, cfg config.Config, l *pcl.Learner, env, evalEnv envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, error) {
+// resume loads the checkpoint of dir into the learner, the training curriculum and the replay
+// buffer. An older checkpoint's evaluation curriculum is ignored: evaluation copies the training one.
+func resume(dir string, cfg config.Config, l *pcl.Learner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, error) {
 	meta, err := LoadCheckpoint(dir, l)
 	if err != nil {
 		return Meta{}, fmt.Errorf("train: resume: %w", err)
@@ -334,15 +343,6 @@ func resume(dir string, cfg config.Config, l *pcl.Learner, env, evalEnv envs.Vec
 	}
 	if !ok && curriculumState(env) != nil {
 		notes = append(notes, "training curriculum restarts (the checkpoint has none)")
-	}
-	if evalEnv != nil {
-		ok, err := restoreCurriculum(evalEnv, meta.EvalCurriculum, "evaluation")
-		if err != nil {
-			return Meta{}, err
-		}
-		if !ok && curriculumState(evalEnv) != nil {
-			notes = append(notes, "evaluation curriculum restarts (the checkpoint has none)")
-		}
 	}
 	if buf != nil {
 		if meta.ReplayFile == "" {

@@ -81,9 +81,11 @@ func sameRows(t *testing.T, what string, want, got []Row) {
 }
 
 // Stopping a run after a curriculum level-up and resuming it gives, bit for bit, the rows of the
-// uninterrupted run: parameters and Adam state, the training and evaluation curricula (min_length,
-// shortfall record, pending shortfalls) and the replay buffer all come back from the checkpoint.
-// Dropping any of them changes the rows after the resume.
+// uninterrupted run: parameters and Adam state, the training curriculum (min_length, shortfall
+// record, pending shortfalls) and the replay buffer all come back from the checkpoint; the
+// evaluation env copies the training curriculum. Dropping any of them changes the rows after the
+// resume, and a checkpoint written before evaluation copied it (with an eval_curriculum field)
+// still resumes exactly, the field ignored.
 func TestResumeContinuesExactly(t *testing.T) {
 	cfg := resumeConfig()
 	reg := registry.Default()
@@ -110,7 +112,7 @@ func TestResumeContinuesExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if meta.TrainCurriculum == nil || meta.EvalCurriculum == nil || meta.ReplayFile != replayFileName(split) {
+	if meta.TrainCurriculum == nil || meta.ReplayFile != replayFileName(split) {
 		t.Fatalf("checkpoint meta lacks the curricula or the replay file: %+v", meta)
 	}
 	if got := meta.TrainCurriculum.Curricula[0].MinLength; got != full.Rows[split-1].Curriculum {
@@ -126,6 +128,15 @@ func TestResumeContinuesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRows(t, "resumed metrics.csv", full.Rows, onDisk)
+
+	// An older checkpoint carries the evaluation env's own curriculum, stale by now: ignored.
+	oldDir := copyDir(t, halfDir)
+	addMetaField(t, oldDir, "eval_curriculum", `{"per_copy":false,"curricula":[{"min_length":2,"shortfalls":[-1]}],"pending":[null,null,null,null,null,null,null,null]}`)
+	old, err := Run(context.Background(), cfg, Options{Dir: oldDir, Resume: true, Registry: reg, Engine: tensor.GonumEngine()})
+	if err != nil {
+		t.Fatalf("resuming a checkpoint with an eval_curriculum field: %v", err)
+	}
+	sameRows(t, "resumed old-format checkpoint", full.Rows, old.Rows)
 	fullCur, resumedCur := finalCurricula(t, fullDir), finalCurricula(t, dir)
 	if fullCur != resumedCur {
 		t.Errorf("final curricula differ:\nuninterrupted %s\nresumed       %s", fullCur, resumedCur)
@@ -147,7 +158,6 @@ func TestResumeContinuesExactly(t *testing.T) {
 		{"replay buffer", func(m *Meta) { m.ReplayFile = "" }},
 		{"training curriculum", func(m *Meta) { m.TrainCurriculum = nil }},
 		{"pending shortfalls", func(m *Meta) { m.TrainCurriculum.Pending = make([]*float64, len(m.TrainCurriculum.Pending)) }},
-		{"evaluation curriculum", func(m *Meta) { m.EvalCurriculum = nil }},
 	}
 	for _, d := range drops {
 		dir := copyDir(t, halfDir)
@@ -203,7 +213,7 @@ func finalCurricula(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal([]any{m.TrainCurriculum, m.EvalCurriculum})
+	b, err := json.Marshal(m.TrainCurriculum)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +233,32 @@ func rewriteMeta(t *testing.T, dir string, edit func(m *Meta)) {
 		t.Fatal(err)
 	}
 	edit(&m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([]*nn.Param, len(f.Tensors))
+	for i, tn := range f.Tensors {
+		params[i] = &nn.Param{Name: tn.Name, Value: tn.Value}
+	}
+	if err := checkpoint.Save(path, params, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addMetaField adds a raw JSON field to the metadata of dir's checkpoint (parameters unchanged).
+func addMetaField(t *testing.T, dir, name, value string) {
+	t.Helper()
+	path := filepath.Join(dir, CheckpointFile)
+	f, err := checkpoint.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(f.Meta, &m); err != nil {
+		t.Fatal(err)
+	}
+	m[name] = json.RawMessage(value)
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)

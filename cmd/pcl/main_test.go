@@ -1,0 +1,25 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+)
+
+// asPCLEnv makes the test binary act as the pcl command: `pcl compare --jobs N` runs `pcl train`
+// subprocesses of its own executable, which in a test is this binary.
+const asPCLEnv = "SPARSEPCL_TEST_AS_PCL"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asPCLEnv) == "1" && len(os.Args) > 1 && os.Args[1] == "train" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
