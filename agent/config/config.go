@@ -15,7 +15,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/sparsepcl/sparsepcl/agent/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // Algorithms and forms accepted by Config.Algo and Config.Form.

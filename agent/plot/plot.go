@@ -1,5 +1,6 @@
 // Package plot draws the PNG figures of training runs with gonum.org/v1/plot: curves of one
-// quantity against iterations, one line per series.
+// quantity against iterations, one line per series (Lines), or a mean line over a translucent
+// min-max band per group of runs (Bands). Figures are written atomically.
 package plot
 
 import (
@@ -7,7 +8,7 @@ import (
 	"image/color"
 	"io"
 
-	"github.com/sparsepcl/sparsepcl/agent/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -59,6 +60,66 @@ func Lines(path, title, xLabel, yLabel string, series []Series, colorOf func(i i
 			p.Legend.Add(s.Name, l)
 		}
 	}
+	return write(p, path)
+}
+
+// Band is one group's curve in a Bands figure: the mean at each x and the range [Lo, Hi] around it.
+type Band struct {
+	Name        string
+	X, Mean     []float64
+	Lo, Hi      []float64
+	Colour      color.NRGBA
+	FillOpacity uint8 // alpha of the range's fill (0: 60)
+}
+
+// Bands writes a PNG of the bands to path (atomically): each a mean line over a translucent
+// min-max area. Bands with no points are skipped.
+func Bands(path, title, xLabel, yLabel string, bands []Band) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	for _, b := range bands {
+		if len(b.X) == 0 {
+			continue
+		}
+		if len(b.Mean) != len(b.X) || len(b.Lo) != len(b.X) || len(b.Hi) != len(b.X) {
+			return fmt.Errorf("plot: band %q has %d x, %d mean, %d lo and %d hi values", b.Name, len(b.X), len(b.Mean), len(b.Lo), len(b.Hi))
+		}
+		area := make(plotter.XYs, 0, 2*len(b.X))
+		line := make(plotter.XYs, len(b.X))
+		for i := range b.X {
+			area = append(area, plotter.XY{X: b.X[i], Y: b.Lo[i]})
+			line[i] = plotter.XY{X: b.X[i], Y: b.Mean[i]}
+		}
+		for i := len(b.X) - 1; i >= 0; i-- {
+			area = append(area, plotter.XY{X: b.X[i], Y: b.Hi[i]})
+		}
+		poly, err := plotter.NewPolygon(area)
+		if err != nil {
+			return fmt.Errorf("plot: %s: band %q: %w", path, b.Name, err)
+		}
+		fill := b.Colour
+		fill.A = b.FillOpacity
+		if fill.A == 0 {
+			fill.A = 60
+		}
+		poly.Color, poly.LineStyle.Width = fill, 0
+		l, err := plotter.NewLine(line)
+		if err != nil {
+			return fmt.Errorf("plot: %s: band %q: %w", path, b.Name, err)
+		}
+		l.Color, l.Width = b.Colour, vg.Points(1.5)
+		p.Add(poly, l)
+		p.Legend.Add(b.Name, l)
+	}
+	return write(p, path)
+}
+
+// write renders p as an 8x5 inch PNG and replaces path with it atomically.
+func write(p *plot.Plot, path string) error {
 	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, "png")
 	if err != nil {
 		return fmt.Errorf("plot: %s: %w", path, err)

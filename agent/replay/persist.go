@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/sparsepcl/sparsepcl/agent/episode"
-	"github.com/sparsepcl/sparsepcl/agent/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // File format (version 1) of MarshalBinary and SaveFile, all integers little-endian:

@@ -19,13 +19,12 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
-	gplot "gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // compareAlgos are the algorithms a comparison runs, in table order.
@@ -198,7 +197,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	md := compareMarkdown(cfg, *seeds, results)
-	if err := os.WriteFile(filepath.Join(*out, "summary.md"), []byte(md), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(*out, "summary.md"), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	fmt.Fprint(stdout, md)
@@ -534,18 +533,9 @@ func compareMarkdown(cfg config.Config, seeds int, rs []compareResult) string {
 	return b.String()
 }
 
-// band is one algorithm's curve in a comparison figure: the mean over seeds at each iteration and
-// the min and max over seeds (over the seeds that have that iteration).
-type band struct {
-	name        string
-	x, mean     []float64
-	lo, hi      []float64
-	colour      color.NRGBA
-	fillOpacity uint8
-}
-
-// seedBand computes the band of value over one algorithm's runs.
-func seedBand(name string, colour color.NRGBA, runs [][]train.Row, value func(train.Row) float64) band {
+// seedBand computes the band of value over one algorithm's runs: the mean over seeds at each
+// iteration and the min and max over the seeds that have that iteration.
+func seedBand(name string, colour color.NRGBA, runs [][]train.Row, value func(train.Row) float64) plot.Band {
 	type acc struct{ sum, min, max, n float64 }
 	byIt := map[int]*acc{}
 	for _, rows := range runs {
@@ -564,72 +554,13 @@ func seedBand(name string, colour color.NRGBA, runs [][]train.Row, value func(tr
 		its = append(its, it)
 	}
 	slices.Sort(its)
-	b := band{name: name, colour: colour, fillOpacity: 60}
+	b := plot.Band{Name: name, Colour: colour}
 	for _, it := range its {
 		a := byIt[it]
-		b.x, b.mean = append(b.x, float64(it)), append(b.mean, a.sum/a.n)
-		b.lo, b.hi = append(b.lo, a.min), append(b.hi, a.max)
+		b.X, b.Mean = append(b.X, float64(it)), append(b.Mean, a.sum/a.n)
+		b.Lo, b.Hi = append(b.Lo, a.min), append(b.Hi, a.max)
 	}
 	return b
-}
-
-// bandFigure writes a PNG of the bands to path: each a mean line over a translucent min-max area.
-// The file is written to a temporary name and renamed, so a reader never sees half a figure.
-func bandFigure(path, title, yLabel string, bands []band) error {
-	p := gplot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "iteration"
-	p.Y.Label.Text = yLabel
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	for _, b := range bands {
-		if len(b.x) == 0 {
-			continue
-		}
-		area := make(plotter.XYs, 0, 2*len(b.x))
-		line := make(plotter.XYs, len(b.x))
-		for i := range b.x {
-			area = append(area, plotter.XY{X: b.x[i], Y: b.lo[i]})
-			line[i] = plotter.XY{X: b.x[i], Y: b.mean[i]}
-		}
-		for i := len(b.x) - 1; i >= 0; i-- {
-			area = append(area, plotter.XY{X: b.x[i], Y: b.hi[i]})
-		}
-		poly, err := plotter.NewPolygon(area)
-		if err != nil {
-			return fmt.Errorf("figure %s: %s band: %w", path, b.name, err)
-		}
-		fill := b.colour
-		fill.A = b.fillOpacity
-		poly.Color, poly.LineStyle.Width = fill, 0
-		l, err := plotter.NewLine(line)
-		if err != nil {
-			return fmt.Errorf("figure %s: %s: %w", path, b.name, err)
-		}
-		l.Color, l.Width = b.colour, vg.Points(1.5)
-		p.Add(poly, l)
-		p.Legend.Add(b.name, l)
-	}
-	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, "png")
-	if err != nil {
-		return fmt.Errorf("figure %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".figure-*.png")
-	if err != nil {
-		return fmt.Errorf("figure: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	if _, err := wt.WriteTo(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("figure %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("figure %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("figure: %w", err)
-	}
-	return nil
 }
 
 // algoColours are the figure colours of compareAlgos.
@@ -651,12 +582,12 @@ func compareFigures(out string, cfg config.Config, base int, byAlgo map[string][
 		{maxProbFigure(base), "probability of the most likely action", "mean max_a pi(a|s) over visited states", func(r train.Row) float64 { return r.MaxProb }},
 	}
 	for _, f := range figs {
-		var bands []band
+		var bands []plot.Band
 		for i, algo := range compareAlgos {
 			bands = append(bands, seedBand(fmt.Sprintf("%s (mean; min-max over %d seeds)", algo, len(byAlgo[algo])), algoColours[i], byAlgo[algo], f.value))
 		}
 		title := fmt.Sprintf("%s base %d, %s: sparse vs soft PCL", cfg.Env, base, f.title)
-		if err := bandFigure(filepath.Join(out, f.file), title, f.y, bands); err != nil {
+		if err := plot.Bands(filepath.Join(out, f.file), title, "iteration", f.y, bands); err != nil {
 			return err
 		}
 	}

@@ -231,7 +231,7 @@ func TestSeedBand(t *testing.T) {
 	}
 	b := seedBand("sparse", algoColours[0], runs, func(r train.Row) float64 { return r.MeanReward })
 	want := struct{ x, mean, lo, hi []float64 }{[]float64{0, 1, 2}, []float64{2, 1, 5}, []float64{1, -1, 5}, []float64{3, 3, 5}}
-	for i, got := range [][]float64{b.x, b.mean, b.lo, b.hi} {
+	for i, got := range [][]float64{b.X, b.Mean, b.Lo, b.Hi} {
 		w := [][]float64{want.x, want.mean, want.lo, want.hi}[i]
 		if len(got) != len(w) {
 			t.Fatalf("series %d: %v, want %v", i, got, w)

@@ -29,7 +29,7 @@ import (
 	"math"
 	"os"
 
-	"github.com/sparsepcl/sparsepcl/agent/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
