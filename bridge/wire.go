@@ -75,6 +75,11 @@ func checkArray(w *wireArray, what string, want envs.DType, shape []int) error {
 		if w.Shape[i] != shape[i] {
 			return fmt.Errorf("%s: shape %v, want %v", what, w.Shape, shape)
 		}
+		// Checked product: a peer-sent shape such as [2^21, 2^21, 2^21, 2^21] must not wrap
+		// around to a small element count that happens to match len(w.Data).
+		if shape[i] < 0 || (shape[i] > 0 && n > len(w.Data)/shape[i]) {
+			return fmt.Errorf("%s: shape %v does not fit %d bytes", what, w.Shape, len(w.Data))
+		}
 		n *= shape[i]
 	}
 	if len(w.Data) != n*itemSize(d) {

@@ -82,8 +82,9 @@ class EnvGroup:
             if mask is not None and not mask[i]:
                 continue
             opts = dict(options or {})
-            if per_copy is not None and per_copy[i]:
-                opts.update(per_copy[i])
+            extra = per_copy[i] if per_copy is not None else None
+            if extra:
+                opts.update(extra)
             t0 = time.perf_counter()
             try:
                 infos[i] = self._reset_copy(i, None if seeds is None else seeds[i], opts or None)

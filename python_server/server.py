@@ -64,14 +64,14 @@ class Server:
         self.idle_timeout = idle_timeout
         self.max_message_bytes = max_message_bytes
         self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
-        self.ctx = zmq.Context.instance()
+        self.ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self.sock = self.ctx.socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 0)
         # libzmq drops a peer whose message exceeds this before it is ever buffered whole;
         # messages between the cap and this get a proper error reply.
         self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes + 4096)
         self.sock.bind(bind)
-        self.endpoint = self.sock.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.groups: dict[int, EnvGroup] = {}
         self.owner: dict[int, bytes] = {}
         self.clients: dict[bytes, Client] = {}
@@ -224,8 +224,8 @@ class Server:
             group = EnvGroup(envs, autoreset, want_infos, seeds)
             spaces = {"observation_space": wire.encode_space(group.obs_space), "action_space": wire.encode_space(group.act_space)}
         except BaseException:
-            for e in envs:
-                e.close()
+            for made in envs:
+                made.close()
             raise
         h = self.next_handle
         self.next_handle += 1

@@ -183,7 +183,11 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err
 		return Summary{}, err
 	}
 	sv.mark()
-	defer mw.Close()
+	defer func() {
+		if cerr := mw.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("train: close %s: %w", MetricsFile, cerr)
+		}
+	}()
 	log.Info("training", "env", cfg.Env, "base", cfg.Base, "actions", spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
 		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "from", meta.Iteration, "blas", eng.Backend(), "dir", opts.Dir)
 

@@ -1,6 +1,6 @@
 // Package algorithmic implements the algorithmic tasks of the sparse PCL paper (Copy,
 // DuplicatedInput, RepeatCopy, Reverse, ReversedAddition and ReversedAddition3) exactly as OpenAI
-// Gym 0.9.x defined them (see /work/shared/reference/algorithmic_tasks.md), as a single envs.Env and
+// Gym 0.9.x defined them (gym/envs/algorithmic of that release), as a single envs.Env and
 // as a native envs.VecEnv that steps N copies in one call on flat typed batches without allocating.
 //
 // Observation: Discrete(base+1), the symbol under the read head (base = blank). Action: by default

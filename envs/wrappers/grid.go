@@ -59,9 +59,11 @@ func NewActionGrid(s envs.Space, k int) (*ActionGrid, error) {
 // Space is the Discrete(k^d) of grid indices.
 func (g *ActionGrid) Space() envs.Discrete { return envs.Discrete{N: g.size} }
 
-// Dims is the number of dimensions d; K the points per dimension.
+// Dims is the number of dimensions d.
 func (g *ActionGrid) Dims() int { return len(g.step) }
-func (g *ActionGrid) K() int    { return g.k }
+
+// K is the number of grid points per dimension.
+func (g *ActionGrid) K() int { return g.k }
 
 // Point writes the grid point of index into dst (len Dims()) without allocating.
 func (g *ActionGrid) Point(index int64, dst []float64) error {

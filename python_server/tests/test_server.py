@@ -17,7 +17,7 @@ from python_server.server import Server
 @pytest.fixture()
 def client(tmp_path: Any) -> Iterator[Any]:
     srv = Server(f"ipc://{tmp_path}/s.sock", allow_imports=False, idle_timeout=0, max_message_bytes=1 << 16, log=lambda s: None)
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(srv.endpoint)

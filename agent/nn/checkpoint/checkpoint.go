@@ -29,9 +29,9 @@ import (
 	"math"
 	"os"
 
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // Magic opens every checkpoint file.
@@ -153,7 +153,7 @@ func Decode(data []byte) (*File, error) {
 		name := string(r.take(int(binary.LittleEndian.Uint16(nl)), "name"))
 		rows, cols := r.u32("rows of "+name), r.u32("cols of "+name)
 		n := uint64(rows) * uint64(cols)
-		if n*4 > uint64(len(r.b)-r.off) {
+		if n > uint64(len(r.b)-r.off)/4 { // not n*4: rows = cols = 2^31 would wrap n*4 to 0
 			return nil, fmt.Errorf("%w: parameter %q claims %dx%d values, more than the file holds", ErrFormat, name, rows, cols)
 		}
 		raw := r.take(int(n)*4, "data of "+name)

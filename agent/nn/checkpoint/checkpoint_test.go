@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,16 @@ func TestBadFiles(t *testing.T) {
 		{"wrong version", mutate(func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 2); return b }), "version 2"},
 		{"flipped data byte", mutate(func(b []byte) []byte { b[len(b)-10] ^= 1; return b }), "checksum"},
 		{"truncated", good[:len(good)-7], "checksum"},
+		// rows = cols = 2^31: rows*cols*4 wraps to 0 in uint64, so a size check on the byte
+		// count would pass and the decoder would try to allocate 2^62 floats.
+		{"wrapping shape", mutate(func(b []byte) []byte {
+			off := len(Magic) + 4 + 4 + len("m") + 4 + 2 + len("lstm.Wx")
+			binary.LittleEndian.PutUint32(b[off:], 1<<31)
+			binary.LittleEndian.PutUint32(b[off+4:], 1<<31)
+			body := b[:len(b)-4]
+			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(body, castagnoli))
+			return b
+		}), "claims 2147483648x2147483648"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
