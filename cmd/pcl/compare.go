@@ -98,9 +98,10 @@ type compareJob struct {
 // several seeds, then writes per-base figures and summary.md computed from the runs' metrics.csv.
 //
 // With --jobs N > 1, N runs go at once, each a `pcl train` subprocess of this binary with
-// GOMAXPROCS=1 and OPENBLAS_NUM_THREADS=1 (OpenBLAS's thread count is per process): on a 2-core
-// machine two such runs measured 0.28 s/iteration each, against 0.31-0.39 s/iteration for one
-// run using both cores, so N single-threaded runs finish a comparison sooner.
+// GOMAXPROCS=1 and OPENBLAS_NUM_THREADS=1 (OpenBLAS's thread count is per process): the
+// per-time-step products at batch 400 are too small to keep two BLAS threads busy, so one
+// single-threaded run per core finishes a comparison a little sooner than two-threaded runs in turn
+// (README, Speed).
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	cfg := config.Default()
