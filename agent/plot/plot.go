@@ -28,12 +28,7 @@ var palette = []color.RGBA{
 // Lines writes a PNG of the series to path (atomically: temp file + rename). Series with no points
 // are skipped; colours repeat after six series unless colorOf maps a series to a palette index.
 func Lines(path, title, xLabel, yLabel string, series []Series, colorOf func(i int) int) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = xLabel
-	p.Y.Label.Text = yLabel
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
+	p := newPlot(title, xLabel, yLabel)
 	for i, s := range series {
 		if len(s.X) == 0 {
 			continue
@@ -75,12 +70,7 @@ type Band struct {
 // Bands writes a PNG of the bands to path (atomically): each a mean line over a translucent
 // min-max area. Bands with no points are skipped.
 func Bands(path, title, xLabel, yLabel string, bands []Band) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = xLabel
-	p.Y.Label.Text = yLabel
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
+	p := newPlot(title, xLabel, yLabel)
 	for _, b := range bands {
 		if len(b.X) == 0 {
 			continue
@@ -116,6 +106,17 @@ func Bands(path, title, xLabel, yLabel string, bands []Band) error {
 		p.Legend.Add(b.Name, l)
 	}
 	return write(p, path)
+}
+
+// newPlot is an empty figure with a title, axis labels, a grid and the legend at the top.
+func newPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return p
 }
 
 // write renders p as an 8x5 inch PNG and replaces path with it atomically.
