@@ -46,6 +46,9 @@ class EnvGroup:
         self.term = np.zeros(self.n, dtype=np.bool_)
         self.trunc = np.zeros(self.n, dtype=np.bool_)
         self.write_obs = wire.row_writer(self.obs_space)
+        # A 1-D Box observation of the row's dtype and width is stored with one row assignment (exact,
+        # no cast); anything else goes through write_obs.
+        self.obs_row_shape = (self.obs_size,) if isinstance(self.obs_space, gym.spaces.Box) else None
         self.act_decoder = wire.BatchDecoder(self.act_space)
         self.started = [False] * self.n
         self.ended = [False] * self.n  # episode over (disabled: frozen; next-step: reset on next step)
@@ -111,37 +114,47 @@ class EnvGroup:
             k = int(np.argmin(ok))
             raise CopyError(lo + k, ValueError(f"action {actions[k].tolist()} is not in {self.act_space}"), fatal=False)
         values = self.act_decoder.values(actions)
-        rewards, term, trunc = self.rewards[lo:hi], self.term[lo:hi], self.trunc[lo:hi]
-        infos: list[Any] | None = [None] * (hi - lo) if self.want_infos else None
+        m = hi - lo
+        # Per-copy scalars go to Python lists and into the arrays once after the loop: numpy item
+        # assignment costs more than the list append it replaces.
+        rew_l: list[float] = [0.0] * m
+        term_l: list[bool] = [False] * m
+        trunc_l: list[bool] = [False] * m
+        infos: list[Any] | None = [None] * m if self.want_infos else None
         envs, ended, obs_rows, write = self.envs, self.ended, self.obs, self.write_obs
+        row_shape, obs_dtype, ndarray = self.obs_row_shape, self.obs_dtype, np.ndarray
         clock = time.perf_counter
         t = 0.0
-        for k in range(hi - lo):
+        for k in range(m):
             i = lo + k
             t0 = clock()
             try:
                 if ended[i]:
                     if self.autoreset == NEXT_STEP:
                         info = self._reset_copy(i, None, None)
-                        rewards[k], term[k], trunc[k] = 0.0, False, False
                         if infos is not None:
                             infos[k] = info
                     else:
-                        rewards[k], term[k], trunc[k] = 0.0, self.end_term[i], self.end_trunc[i]
+                        term_l[k], trunc_l[k] = self.end_term[i], self.end_trunc[i]
                     t += clock() - t0
                     continue
                 o, r, te, tr, info = envs[i].step(values[k])
                 t += clock() - t0
-                write(o, obs_rows[i])
+                if type(o) is ndarray and o.shape == row_shape and o.dtype == obs_dtype:
+                    obs_rows[i] = o
+                else:
+                    write(o, obs_rows[i])
             except Exception as e:  # noqa: BLE001
                 # Earlier copies already stepped: the batch is inconsistent, so the group is dead.
                 raise CopyError(i, e, fatal=True) from e
             te, tr = bool(te), bool(tr)
-            rewards[k], term[k], trunc[k] = float(r), te, tr
+            rew_l[k], term_l[k], trunc_l[k] = float(r), te, tr
             if infos is not None:
                 infos[k] = info
             if te or tr:
                 ended[i], self.end_term[i], self.end_trunc[i] = True, te, tr
+        rewards, term, trunc = self.rewards[lo:hi], self.term[lo:hi], self.trunc[lo:hi]
+        rewards[:], term[:], trunc[:] = rew_l, term_l, trunc_l
         return {
             "obs": wire.encode_array(obs_rows[lo:hi]),
             "rewards": wire.encode_array(rewards),
