@@ -72,22 +72,7 @@ func TestStepPathsMatchForwardAfterUpdates(t *testing.T) {
 							t.Fatal(err)
 						}
 						st.ResetAll()
-						var maxDiff float64
-						for step := 0; step < T; step++ {
-							if err := n.Step(st, tokens[step*B*F:(step+1)*B*F], heads); err != nil {
-								t.Fatal(err)
-							}
-							for h := range heads {
-								for b := 0; b < B; b++ {
-									if step >= lengths[b] {
-										continue
-									}
-									for j, v := range heads[h].Row(b) {
-										maxDiff = math.Max(maxDiff, math.Abs(float64(v-outs[h].At(step*B+b, j))))
-									}
-								}
-							}
-						}
+						maxDiff := stepForwardMaxDiff(t, n, st, tokens, T, B, F, lengths, heads, outs)
 						// Projected tables sum the same terms in another order.
 						if maxDiff > 2e-5 {
 							t.Fatalf("update %d: step and forward differ by %g", update, maxDiff)

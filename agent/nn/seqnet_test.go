@@ -33,22 +33,7 @@ func TestStepMatchesForward(t *testing.T) {
 			}
 			st := n.NewState(B)
 			heads := []*tensor.Matrix{tensor.New(B, 20), tensor.New(B, 1)}
-			var maxDiff float64
-			for step := 0; step < T; step++ {
-				if err := n.Step(st, tokens[step*B*F:(step+1)*B*F], heads); err != nil {
-					t.Fatal(err)
-				}
-				for h := range heads {
-					for b := 0; b < B; b++ {
-						if step >= lengths[b] {
-							continue
-						}
-						for j, v := range heads[h].Row(b) {
-							maxDiff = math.Max(maxDiff, math.Abs(float64(v-outs[h].At(step*B+b, j))))
-						}
-					}
-				}
-			}
+			maxDiff := stepForwardMaxDiff(t, n, st, tokens, T, B, F, lengths, heads, outs)
 			// The same float32 operations in the same order; a BLAS may block
 			// a B-row and a T*B-row product differently, hence not exact zero.
 			if maxDiff > 1e-6 {
@@ -164,4 +149,27 @@ func TestBadInputs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stepForwardMaxDiff steps st through the T time-major steps of tokens and returns the largest
+// absolute difference between the Step heads and Forward's outputs outs on the active rows.
+func stepForwardMaxDiff(t *testing.T, n *SeqNet, st *SeqState, tokens []int32, T, B, F int, lengths []int, heads, outs []*tensor.Matrix) float64 {
+	t.Helper()
+	var maxDiff float64
+	for step := 0; step < T; step++ {
+		if err := n.Step(st, tokens[step*B*F:(step+1)*B*F], heads); err != nil {
+			t.Fatal(err)
+		}
+		for h := range heads {
+			for b := 0; b < B; b++ {
+				if step >= lengths[b] {
+					continue
+				}
+				for j, v := range heads[h].Row(b) {
+					maxDiff = math.Max(maxDiff, math.Abs(float64(v-outs[h].At(step*B+b, j))))
+				}
+			}
+		}
+	}
+	return maxDiff
 }
