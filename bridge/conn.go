@@ -12,19 +12,20 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// conn is one DEALER connection to one server. A reader goroutine routes replies by request id to the
-// calls waiting for them; replies to ids nobody waits for (timed out, cancelled) are dropped.
+// conn is one ZMTP connection to one server (see stream.go). A reader goroutine routes replies by
+// request id to the calls waiting for them; replies to ids nobody waits for (timed out, cancelled) are
+// dropped.
 type conn struct {
 	endpoint string
-	sock     zmq4.Socket
-	cancel   context.CancelFunc
+	stream   *streamConn
+	zc       *zmq4.Conn
 	maxReply int
 	// dead, when non-nil, closes when the server is known to be gone (a process we started exited).
 	dead   <-chan struct{}
 	deadFn func() error
 
-	sendMu   sync.Mutex
 	lastSend atomic.Int64 // unix nanoseconds of the last request sent (keepalive skips busy connections)
+	closing  atomic.Bool
 	mu       sync.Mutex
 	nextID   uint64
 	wait     map[uint64]chan reply
@@ -60,24 +61,11 @@ type wireError struct {
 }
 
 func dialConn(ctx context.Context, endpoint string, maxReply int) (*conn, error) {
-	sctx, cancel := context.WithCancel(context.Background())
-	sock := zmq4.NewDealer(sctx, zmq4.WithDialerRetry(50*time.Millisecond), zmq4.WithDialerMaxRetries(40), zmq4.WithTimeout(30*time.Second))
-	dialed := make(chan error, 1)
-	go func() { dialed <- sock.Dial(endpoint) }()
-	select {
-	case err := <-dialed:
-		if err != nil {
-			cancel()
-			sock.Close()
-			return nil, fmt.Errorf("bridge: dial %s: %w", endpoint, err)
-		}
-	case <-ctx.Done():
-		cancel()
-		<-dialed
-		sock.Close()
-		return nil, fmt.Errorf("bridge: dial %s: %w", endpoint, ctx.Err())
+	stream, zc, err := openStream(ctx, endpoint)
+	if err != nil {
+		return nil, err
 	}
-	c := &conn{endpoint: endpoint, sock: sock, cancel: cancel, maxReply: maxReply, wait: map[uint64]chan reply{}, done: make(chan struct{})}
+	c := &conn{endpoint: endpoint, stream: stream, zc: zc, maxReply: maxReply, wait: map[uint64]chan reply{}, done: make(chan struct{})}
 	go c.read()
 	return c, nil
 }
@@ -85,13 +73,17 @@ func dialConn(ctx context.Context, endpoint string, maxReply int) (*conn, error)
 func (c *conn) read() {
 	defer close(c.done)
 	for {
-		msg, err := c.sock.Recv()
+		msg, err := c.zc.RecvMsg()
 		if err != nil {
-			c.fail(fmt.Errorf("%w: %s: %w", ErrConnectionLost, c.endpoint, err))
+			if c.closing.Load() {
+				c.fail(ErrClosed)
+			} else {
+				c.fail(fmt.Errorf("%w: %s: %w", ErrConnectionLost, c.endpoint, err))
+			}
 			return
 		}
 		if len(msg.Frames) != 2 || len(msg.Frames[0]) != 8 {
-			continue // not a reply of ours
+			continue // a command, or not a reply of ours
 		}
 		id := binary.LittleEndian.Uint64(msg.Frames[0])
 		c.mu.Lock()
@@ -148,9 +140,7 @@ func (c *conn) send(op string, req any) (*pending, error) {
 	c.mu.Unlock()
 	var idb [8]byte
 	binary.LittleEndian.PutUint64(idb[:], p.id)
-	c.sendMu.Lock()
-	err = c.sock.SendMulti(zmq4.NewMsgFrom(idb[:], payload))
-	c.sendMu.Unlock()
+	err = c.stream.writeMessage(idb[:], payload)
 	c.lastSend.Store(time.Now().UnixNano())
 	if err != nil {
 		p.abandon()
@@ -207,10 +197,10 @@ func (c *conn) call(ctx context.Context, op string, req, out any) error {
 	return p.recv(ctx, out)
 }
 
-// close closes the socket and waits for the reader goroutine.
+// close closes the connection and waits for the reader goroutine.
 func (c *conn) close() {
-	c.cancel()
-	c.sock.Close()
+	c.closing.Store(true)
+	c.stream.Close()
 	<-c.done
 	c.fail(ErrClosed)
 }
@@ -245,5 +235,14 @@ func withDeadline(ctx context.Context, d time.Duration) (context.Context, contex
 	if _, ok := ctx.Deadline(); ok || d <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeoutCause(ctx, d, fmt.Errorf("bridge: call timeout %v: %w", d, context.DeadlineExceeded))
+	return context.WithTimeoutCause(ctx, d, callTimeout(d))
 }
+
+// callTimeout is the cause of a deadline set by Config.Timeout (formatted only when reported).
+type callTimeout time.Duration
+
+func (d callTimeout) Error() string {
+	return fmt.Sprintf("bridge: call timeout %v: %v", time.Duration(d), context.DeadlineExceeded)
+}
+
+func (d callTimeout) Unwrap() error { return context.DeadlineExceeded }
