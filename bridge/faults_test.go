@@ -1,11 +1,17 @@
 package bridge
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -267,4 +273,62 @@ func TestRemoteErrors(t *testing.T) {
 	if _, err := c.Step(ctx, envs.NewBatch(c.ActionSpace(), 4)); err == nil {
 		t.Fatal("step after a fatal error succeeded")
 	}
+}
+
+// TestServerExitsWithClient: a client killed before it can Close (SIGKILL) takes its server with it.
+func TestServerExitsWithClient(t *testing.T) {
+	if os.Getenv("BRIDGE_ORPHAN_HELPER") == "1" {
+		// The client: start a server, say its pid, wait to be killed.
+		s, err := StartServer(context.Background(), ServerOptions{})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println(s.Pid())
+		time.Sleep(time.Minute)
+		os.Exit(1)
+	}
+	needServer(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServerExitsWithClient$")
+	cmd.Env = append(os.Environ(), "BRIDGE_ORPHAN_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("helper said %q", line)
+	}
+	if !processAlive(pid) {
+		t.Fatalf("server %d is not running while its client is", pid)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for processAlive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("server %d still running 10 s after its client was killed", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// processAlive reports whether pid runs (a zombie nobody has reaped yet counts as gone).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// The state follows the parenthesised command name.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

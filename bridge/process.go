@@ -101,7 +101,8 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("bridge: temp dir for the server socket: %w", err)
 	}
 	endpoint := "ipc://" + filepath.Join(dir, "env.sock")
-	args := []string{"-m", "python_server", "--bind", endpoint}
+	// --exit-with-parent: a client killed without a chance to Close still takes its server with it.
+	args := []string{"-m", "python_server", "--bind", endpoint, "--exit-with-parent"}
 	if opts.AllowImports {
 		args = append(args, "--allow-imports")
 	}
@@ -195,6 +196,9 @@ func checkHandshake(line, endpoint string) error {
 	}
 	return nil
 }
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // Exited closes when the process has exited.
 func (s *Server) Exited() <-chan struct{} { return s.exited }

@@ -1,4 +1,5 @@
-"""Command line: python -m python_server --bind ENDPOINT [--allow-imports] [--idle-timeout S] [--max-message-bytes N]."""
+"""Command line: python -m python_server --bind ENDPOINT [--allow-imports] [--idle-timeout S] [--max-message-bytes N]
+[--exit-with-parent]."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allow-imports", action="store_true", help="allow 'module:Class' env ids (imports arbitrary modules)")
     p.add_argument("--idle-timeout", type=float, default=300.0, help="close the envs of a client silent this many seconds (0: never)")
     p.add_argument("--max-message-bytes", type=int, default=64 << 20, help="largest request accepted")
+    p.add_argument("--exit-with-parent", action="store_true", help="stop when the process that started the server dies")
     args = p.parse_args(argv)
     if args.bind.startswith("tcp://") and not args.bind.startswith(("tcp://127.", "tcp://localhost", "tcp://[::1]")):
         print(f"python_server: warning: binding {args.bind} beyond loopback", file=sys.stderr)
-    srv = Server(args.bind, args.allow_imports, args.idle_timeout, args.max_message_bytes)
+    parent = os.getppid() if args.exit_with_parent else None
+    srv = Server(args.bind, args.allow_imports, args.idle_timeout, args.max_message_bytes, parent_pid=parent)
     # The ready handshake: one JSON line on stdout, after the socket is bound.
     print(json.dumps({"ready": True, "protocol": PROTOCOL_VERSION, "endpoint": srv.endpoint, "pid": os.getpid()}), flush=True)
     prof_path = os.environ.get("SPARSEPCL_SERVER_PROFILE")

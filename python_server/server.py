@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import platform
 import signal
 import sys
@@ -55,15 +56,25 @@ def _seed_list(v: Any, n: int, what: str) -> list[int] | None:
     return list(v)
 
 
+def _log_stderr(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass  # stderr is gone with whoever read it: nobody left to tell
+
+
 class Server:
     def __init__(self, bind: str, allow_imports: bool = False, idle_timeout: float = 300.0,
-                 max_message_bytes: int = 64 << 20, log: Callable[[str], None] | None = None) -> None:
+                 max_message_bytes: int = 64 << 20, log: Callable[[str], None] | None = None,
+                 parent_pid: int | None = None) -> None:
         algorithmic.register()
         self.bind = bind
         self.allow_imports = allow_imports
         self.idle_timeout = idle_timeout
         self.max_message_bytes = max_message_bytes
-        self.log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+        # When set, the server stops once this process is no longer its parent (it died).
+        self.parent_pid = parent_pid
+        self.log = log or _log_stderr
         self.ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self.sock = self.ctx.socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 0)
@@ -98,6 +109,9 @@ class Server:
                     self.handle_one()
                 now = time.monotonic()
                 if now >= next_reap:
+                    if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                        self.log(f"python_server: parent process {self.parent_pid} is gone; stopping")
+                        break
                     self.reap_idle()
                     next_reap = now + min(1.0, self.idle_timeout / 10) if self.idle_timeout > 0 else now + 1.0
         finally:
