@@ -129,3 +129,19 @@ func (a Array) Clone() Array {
 	}
 	return c
 }
+
+// RowRange is rows [lo, hi) of a as an Array sharing a's storage: writes through it change a (e.g.
+// the actions of one sub-batch for a pipelined step). Like slicing, it panics outside a's rows.
+func (a Array) RowRange(lo, hi int) Array {
+	if lo < 0 || hi < lo || hi > a.Rows() {
+		panic(fmt.Sprintf("envs: rows [%d, %d) of an array of %d rows", lo, hi, a.Rows()))
+	}
+	rs := a.RowSize()
+	v := Array{DType: a.DType, Shape: append([]int{hi - lo}, a.Shape[1:]...)}
+	if a.DType.IsFloat() {
+		v.Floats = a.Floats[lo*rs : hi*rs : hi*rs]
+	} else {
+		v.Ints = a.Ints[lo*rs : hi*rs : hi*rs]
+	}
+	return v
+}

@@ -3,9 +3,10 @@
     python -m python_server.reference trajectory OUT.json --env HalfCheetah-v5 --n 2 --steps 1005 --seed 7
         writes the in-process trajectory of N copies (next-step autoreset, actions from a fixed rule),
         with observations and rewards as hex of float64 bytes so they compare bit for bit.
-    python -m python_server.reference bench --env HalfCheetah-v5 --n 16 --steps 2000
-        prints {"steps_per_second": ...} for in-process stepping of N copies with random actions.
-    python -m python_server.reference bench-serve --env HalfCheetah-v5 --n 16
+    python -m python_server.reference bench --env HalfCheetah-v5 --n 16 --steps 2000 [--mode loop|vector]
+        prints {"steps_per_second": ...} for in-process stepping of N copies with random actions: a bare
+        env.step loop (loop), or Gymnasium's own SyncVectorEnv, which also batches the outputs (vector).
+    python -m python_server.reference bench-serve --env HalfCheetah-v5 --n 16 [--mode loop|vector]
         the same, kept alive: prints {"ready": true}, then one result line per step count read on stdin.
 """
 
@@ -98,14 +99,42 @@ class Bench:
         return {"n": self.n, "steps": steps, "seconds": dt, "steps_per_second": steps * self.n / dt}
 
 
-def bench(env_id: str, n: int, steps: int, seed: int) -> dict[str, Any]:
-    return {"env": env_id, **Bench(env_id, n, seed).run(steps)}
+class VectorBench:
+    """N copies in Gymnasium's SyncVectorEnv (next-step autoreset, the default): in-process stepping
+    that, like the bridge, hands back batched observations, rewards and flags."""
+
+    def __init__(self, env_id: str, n: int, seed: int) -> None:
+        self.env = gym.make_vec(env_id, num_envs=n, vectorization_mode="sync")
+        self.n = n
+        self.env.reset(seed=seed)
+        self.env.action_space.seed(seed)
+        self.actions = [self.env.action_space.sample() for _ in range(16)]
+        self.t = 0
+
+    def run(self, steps: int) -> dict[str, Any]:
+        warm = max(steps // 10, 1)
+        t0 = 0.0
+        for s in range(steps + warm):
+            if s == warm:
+                t0 = time.perf_counter()
+            self.env.step(self.actions[self.t % len(self.actions)])
+            self.t += 1
+        dt = time.perf_counter() - t0
+        return {"n": self.n, "steps": steps, "seconds": dt, "steps_per_second": steps * self.n / dt}
 
 
-def bench_serve(env_id: str, n: int, seed: int) -> None:
+def new_bench(mode: str, env_id: str, n: int, seed: int) -> Bench | VectorBench:
+    return VectorBench(env_id, n, seed) if mode == "vector" else Bench(env_id, n, seed)
+
+
+def bench(mode: str, env_id: str, n: int, steps: int, seed: int) -> dict[str, Any]:
+    return {"env": env_id, "mode": mode, **new_bench(mode, env_id, n, seed).run(steps)}
+
+
+def bench_serve(mode: str, env_id: str, n: int, seed: int) -> None:
     """Make the envs once, print {"ready": true}, then run one measurement per stdin line (a step
     count) and print its JSON: lets `pcl envbench` interleave anchor and bridge rounds cheaply."""
-    b = Bench(env_id, n, seed)
+    b = new_bench(mode, env_id, n, seed)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         line = line.strip()
@@ -127,14 +156,16 @@ def main(argv: list[str] | None = None) -> int:
         q.add_argument("--n", type=int, default=2)
         q.add_argument("--steps", type=int, default=1005)
         q.add_argument("--seed", type=int, default=7)
+    for q in (bp, sp):
+        q.add_argument("--mode", choices=("loop", "vector"), default="loop")
     a = p.parse_args(argv)
     if a.cmd == "trajectory":
         with open(a.out, "w") as f:
             json.dump(trajectory(a.env, a.n, a.steps, a.seed), f)
     elif a.cmd == "bench-serve":
-        bench_serve(a.env, a.n, a.seed)
+        bench_serve(a.mode, a.env, a.n, a.seed)
     else:
-        print(json.dumps(bench(a.env, a.n, a.steps, a.seed)), flush=True)
+        print(json.dumps(bench(a.mode, a.env, a.n, a.steps, a.seed)), flush=True)
     return 0
 
 

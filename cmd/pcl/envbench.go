@@ -22,10 +22,10 @@ import (
 )
 
 // runEnvBench measures, side by side in one run, in-process Gymnasium stepping against the bridge with
-// one and two servers, the bridge's transport cost per env-step against a ping round trip, and
-// Go-native against Python-served algorithmic envs.
+// one and two servers (stepped in lockstep, and pipelined), the bridge's transport cost per env-step
+// against a ping round trip, and Go-native against Python-served algorithmic envs.
 //
-// Fairness: every contender is set up once (the anchor is a long-lived Python process, the bridges
+// Fairness: every contender is set up once (the anchors are long-lived Python processes, the bridges
 // keep their servers), then measured in several alternating rounds, so a load change on the machine
 // hits all of them alike; the table shows medians (ratios: median of the per-round ratios) and the
 // per-round figures.
@@ -33,14 +33,14 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlagSet("envbench", stderr)
 	envID := fs.String("env", "HalfCheetah-v5", "Gymnasium env for the in-process vs bridge comparison")
 	n := fs.Int("n", 64, "copies per batch for the in-process vs bridge comparison")
-	steps := fs.Int("steps", 1000, "batched steps per measurement")
-	rounds := fs.Int("rounds", 3, "alternating measurement rounds (medians are reported)")
+	steps := fs.Int("steps", 400, "batched steps per measurement")
+	rounds := fs.Int("rounds", 5, "alternating measurement rounds (medians are reported)")
 	python := fs.String("python", "", "Python interpreter (default: $SPARSEPCL_PYTHON, .venv/bin/python, python3)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *n < 2 || *steps < 10 || *rounds < 1 {
-		return usageError{fmt.Errorf("need -n >= 2, -steps >= 10 and -rounds >= 1")}
+	if *n < 4 || *steps < 10 || *rounds < 1 {
+		return usageError{fmt.Errorf("need -n >= 4 (two sub-batches per server), -steps >= 10 and -rounds >= 1")}
 	}
 	root, err := bridge.FindRoot()
 	if err != nil {
@@ -55,11 +55,16 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	defer cancel()
 
 	// Set everything up first.
-	anchor, err := startAnchor(ctx, py, root, *envID, *n)
+	vecAnchor, err := startAnchor(ctx, py, root, "vector", *envID, *n)
 	if err != nil {
 		return err
 	}
-	defer anchor.close()
+	defer vecAnchor.close()
+	loopAnchor, err := startAnchor(ctx, py, root, "loop", *envID, *n)
+	if err != nil {
+		return err
+	}
+	defer loopAnchor.close()
 	var cheetah []*bridgeRunner
 	for _, servers := range []int{1, 2} {
 		b, err := newBridgeRunner(ctx, bridge.Config{EnvID: *envID, NumEnvs: *n}, servers, opts)
@@ -85,55 +90,76 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "context: %d CPUs, GOMAXPROCS=%d, load average %s; server: python %s, gymnasium %s, numpy %s, mujoco %s, pyzmq %s; %s\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAvg(), h.Python, h.Gymnasium, h.NumPy, h.MuJoCo, h.PyZMQ, threadEnv())
 
+	// The contenders of the main comparison; the first two are the in-process anchors.
+	type contender struct {
+		name    string
+		measure func() (float64, error)
+		sps     []float64
+	}
+	lockstep := func(b *bridgeRunner) func() (float64, error) {
+		return func() (float64, error) { sps, _, err := b.measure(ctx, *steps, 1); return sps, err }
+	}
+	pipelined := func(b *bridgeRunner) func() (float64, error) {
+		return func() (float64, error) { sps, _, err := b.measure(ctx, *steps, 2*b.servers); return sps, err }
+	}
+	cs := []*contender{
+		{name: "in-process Gymnasium SyncVectorEnv (anchor)", measure: func() (float64, error) { return vecAnchor.measure(ctx, *steps) }},
+		{name: "in-process bare env.step loop", measure: func() (float64, error) { return loopAnchor.measure(ctx, *steps) }},
+		{name: "bridge, 1 server, lockstep", measure: lockstep(cheetah[0])},
+		{name: "bridge, 2 servers, lockstep", measure: lockstep(cheetah[1])},
+		{name: "bridge, 1 server, pipelined (2 sub-batches)", measure: pipelined(cheetah[0])},
+		{name: "bridge, 2 servers, pipelined (4 sub-batches)", measure: pipelined(cheetah[1])},
+	}
+	type transportRow struct {
+		name     string
+		n, parts int
+		b        *bridgeRunner
+		perBatch []float64
+	}
+	trs := []*transportRow{
+		{name: "N=1, lockstep", n: 1, parts: 1, b: copies[0]},
+		{name: "N=16, lockstep", n: 16, parts: 1, b: copies[1]},
+		{name: "N=16, pipelined (2 sub-batches)", n: 16, parts: 2, b: copies[1]},
+		{name: "N=64, lockstep", n: 64, parts: 1, b: copies[2]},
+		{name: "N=64, pipelined (2 sub-batches)", n: 64, parts: 2, b: copies[2]},
+	}
+	var ping []float64
 	// Interleaved rounds; the order inside a round rotates so no contender always goes first.
-	var anchorSps, ping []float64
-	bridgeSps := make([][]float64, len(cheetah))
-	ratios := make([][]float64, len(cheetah))
-	perBatch := make([][]float64, len(copies))
 	for r := range *rounds {
-		var a float64
-		got := make([]float64, len(cheetah))
-		jobs := []func() error{
-			func() (err error) { a, err = anchor.measure(ctx, *steps); return err },
-			func() (err error) { got[0], _, err = cheetah[0].measure(ctx, *steps); return err },
-			func() (err error) { got[1], _, err = cheetah[1].measure(ctx, *steps); return err },
-		}
-		for j := range jobs {
-			if err := jobs[(j+r)%len(jobs)](); err != nil {
-				return err
+		for j := range cs {
+			c := cs[(j+r)%len(cs)]
+			sps, err := c.measure()
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
 			}
-		}
-		anchorSps = append(anchorSps, a)
-		for k := range cheetah {
-			bridgeSps[k] = append(bridgeSps[k], got[k])
-			ratios[k] = append(ratios[k], got[k]/a)
+			c.sps = append(c.sps, sps)
 		}
 		p, err := copies[0].ping(ctx, *steps)
 		if err != nil {
 			return err
 		}
 		ping = append(ping, p)
-		for k, b := range copies {
-			_, tr, err := b.measure(ctx, *steps)
+		for _, tr := range trs {
+			_, perBatch, err := tr.b.measure(ctx, *steps, tr.parts)
 			if err != nil {
-				return err
+				return fmt.Errorf("transport %s: %w", tr.name, err)
 			}
-			perBatch[k] = append(perBatch[k], tr)
+			tr.perBatch = append(tr.perBatch, perBatch)
 		}
 	}
 
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measurement\tsteps/s\tratio\tper round (steps/s)\tper round (ratio)\t")
-	fmt.Fprintf(tw, "in-process Gymnasium (anchor)\t%.0f\t1.00\t%s\t\t\n", median(anchorSps), join(anchorSps, "%.0f"))
-	for k, servers := range []int{1, 2} {
-		fmt.Fprintf(tw, "bridge, %d server(s)\t%.0f\t%.2f\t%s\t%s\t\n", servers, median(bridgeSps[k]), median(ratios[k]), join(bridgeSps[k], "%.0f"), join(ratios[k], "%.2f"))
+	fmt.Fprintln(tw, "measurement\tsteps/s\tvs SyncVectorEnv\tvs bare loop\tper round (vs SyncVectorEnv)\t")
+	for _, c := range cs {
+		vsVec, vsLoop := perRound(c.sps, cs[0].sps), perRound(c.sps, cs[1].sps)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t\n", c.name, median(c.sps), median(vsVec), median(vsLoop), join(vsVec, "%.2f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
-	fmt.Fprintln(tw, "transport (Copy-v0)\tus per env-step\tus per batch\tper round (us per batch)\t\t")
-	fmt.Fprintf(tw, "ping round trip (floor)\t\t%.1f\t%s\t\t\n", median(ping)*1e6, join(scale(ping, 1e6), "%.0f"))
-	for k, tn := range transportN {
-		m := median(perBatch[k])
-		fmt.Fprintf(tw, "N=%d\t%.2f\t%.1f\t%s\t\t\n", tn, m*1e6/float64(tn), m*1e6, join(scale(perBatch[k], 1e6), "%.0f"))
+	fmt.Fprintln(tw, "transport (Copy-v0, env time subtracted)\tus per env-step\tus per batch\t\tper round (us per batch)\t")
+	fmt.Fprintf(tw, "ping round trip (floor)\t\t%.1f\t\t%s\t\n", median(ping)*1e6, join(scale(ping, 1e6), "%.0f"))
+	for _, tr := range trs {
+		m := median(tr.perBatch)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t\t%s\t\n", tr.name, m*1e6/float64(tr.n), m*1e6, join(scale(tr.perBatch, 1e6), "%.0f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
 	if err := tw.Flush(); err != nil {
@@ -154,19 +180,28 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer pb.close()
-	pyBridge, _, err := pb.measure(ctx, *steps)
+	pyBridge, _, err := pb.measure(ctx, *steps, 1)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(tw, "Copy-v0 (one round)\tsteps/s\tGo-native / this\t\t\t")
 	fmt.Fprintf(tw, "Go-native\t%.0f\t1.0\t\t\t\n", goSps)
-	fmt.Fprintf(tw, "Python in-process\t%.0f\t%.1f\t\t\t\n", pyIn, goSps/pyIn)
+	fmt.Fprintf(tw, "Python in-process loop\t%.0f\t%.1f\t\t\t\n", pyIn, goSps/pyIn)
 	fmt.Fprintf(tw, "Python via bridge\t%.0f\t%.1f\t\t\t\n", pyBridge, goSps/pyBridge)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nload average after: %s\n", loadAvg())
 	return nil
+}
+
+// perRound divides xs by base round by round.
+func perRound(xs, base []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i := range xs {
+		out[i] = xs[i] / base[i]
+	}
+	return out
 }
 
 func median(xs []float64) float64 {
@@ -219,16 +254,16 @@ func threadEnv() string {
 	return strings.Join(parts, " ")
 }
 
-// anchorProc is `python -m python_server.reference bench-serve`: the in-process anchor kept alive so
-// it can be measured in rounds alternating with the bridge.
+// anchorProc is `python -m python_server.reference bench-serve`: an in-process anchor (SyncVectorEnv,
+// or a bare env.step loop) kept alive so it can be measured in rounds alternating with the bridge.
 type anchorProc struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
 }
 
-func startAnchor(ctx context.Context, python, root, envID string, n int) (*anchorProc, error) {
-	cmd := exec.CommandContext(ctx, python, "-m", "python_server.reference", "bench-serve", "--env", envID, "--n", strconv.Itoa(n))
+func startAnchor(ctx context.Context, python, root, mode, envID string, n int) (*anchorProc, error) {
+	cmd := exec.CommandContext(ctx, python, "-m", "python_server.reference", "bench-serve", "--mode", mode, "--env", envID, "--n", strconv.Itoa(n))
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+root)
 	in, err := cmd.StdinPipe()
@@ -351,9 +386,43 @@ func newBridgeRunner(ctx context.Context, cfg bridge.Config, servers int, opts b
 
 func (b *bridgeRunner) close() { b.env.Close() }
 
-// measure steps with random actions; it returns env-steps/s and the transport seconds per batch (wall
-// time minus the servers' own env time; with several servers, their mean).
-func (b *bridgeRunner) measure(ctx context.Context, steps int) (float64, float64, error) {
+// measure steps with random actions, keeping `parts` sub-batches in flight (1: lockstep Step; more:
+// pipelined, each sub-batch sent again as soon as its results are in, so a server always has the
+// next request queued). It returns env-steps/s and the transport seconds per batch: wall time minus
+// the servers' own env time (with several servers, their mean).
+func (b *bridgeRunner) measure(ctx context.Context, steps, parts int) (float64, float64, error) {
+	n := b.env.NumEnvs()
+	if parts < 1 || parts > n {
+		return 0, 0, fmt.Errorf("cannot split %d copies into %d sub-batches", n, parts)
+	}
+	bounds := func(j int) (int, int) { return j * n / parts, (j + 1) * n / parts }
+	pending := make([]*bridge.PendingStep, parts)
+	send := func(j int) (err error) {
+		lo, hi := bounds(j)
+		pending[j], err = b.env.StepAsync(ctx, lo, hi, b.acts[b.t%len(b.acts)].RowRange(lo, hi))
+		return err
+	}
+	// collect waits for sub-batch j and returns the env seconds its servers spent.
+	collect := func(j int) (float64, error) {
+		p := pending[j]
+		pending[j] = nil
+		if _, err := p.Wait(ctx); err != nil {
+			return 0, err
+		}
+		return b.env.EnvSeconds, nil
+	}
+	defer func() { // leave nothing in flight, even after an error
+		for j := range pending {
+			if pending[j] != nil {
+				_, _ = collect(j)
+			}
+		}
+	}()
+	for j := range parts {
+		if err := send(j); err != nil {
+			return 0, 0, err
+		}
+	}
 	warm := max(steps/10, 1)
 	var start time.Time
 	envSec := 0.0
@@ -361,14 +430,20 @@ func (b *bridgeRunner) measure(ctx context.Context, steps int) (float64, float64
 		if s == warm {
 			start, envSec = time.Now(), 0
 		}
-		if _, err := b.env.Step(ctx, b.acts[b.t%len(b.acts)]); err != nil {
-			return 0, 0, err
-		}
 		b.t++
-		envSec += b.env.EnvSeconds / float64(b.servers)
+		for j := range parts {
+			sec, err := collect(j)
+			if err != nil {
+				return 0, 0, err
+			}
+			envSec += sec / float64(b.servers)
+			if err := send(j); err != nil {
+				return 0, 0, err
+			}
+		}
 	}
 	wall := time.Since(start).Seconds()
-	return float64(steps*b.env.NumEnvs()) / wall, (wall - envSec) / float64(steps), nil
+	return float64(steps*n) / wall, (wall - envSec) / float64(steps), nil
 }
 
 // ping returns the mean seconds of a ping round trip: the floor under any step's transport.
