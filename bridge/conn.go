@@ -31,6 +31,9 @@ type conn struct {
 	wait     map[uint64]chan reply
 	err      error // set once: the connection is unusable
 	done     chan struct{}
+	// notify, when non-nil, gets a token (never blocking) whenever a reply or failure is delivered:
+	// VecEnv.WaitAny sleeps on it.
+	notify chan<- struct{}
 }
 
 type reply struct {
@@ -60,12 +63,12 @@ type wireError struct {
 	Fatal     bool   `msgpack:"fatal"`
 }
 
-func dialConn(ctx context.Context, endpoint string, maxReply int) (*conn, error) {
+func dialConn(ctx context.Context, endpoint string, maxReply int, notify chan<- struct{}) (*conn, error) {
 	stream, zc, err := openStream(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{endpoint: endpoint, stream: stream, zc: zc, maxReply: maxReply, wait: map[uint64]chan reply{}, done: make(chan struct{})}
+	c := &conn{endpoint: endpoint, stream: stream, zc: zc, maxReply: maxReply, wait: map[uint64]chan reply{}, done: make(chan struct{}), notify: notify}
 	go c.read()
 	return c, nil
 }
@@ -95,9 +98,20 @@ func (c *conn) read() {
 		}
 		if len(msg.Frames[1]) > c.maxReply {
 			ch <- reply{err: fmt.Errorf("bridge: reply of %d bytes from %s exceeds the cap of %d", len(msg.Frames[1]), c.endpoint, c.maxReply)}
-			continue
+		} else {
+			ch <- reply{payload: msg.Frames[1]}
 		}
-		ch <- reply{payload: msg.Frames[1]}
+		c.poke()
+	}
+}
+
+// poke tells a WaitAny, if any, that something was delivered.
+func (c *conn) poke() {
+	if c.notify != nil {
+		select {
+		case c.notify <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -112,6 +126,7 @@ func (c *conn) fail(err error) {
 		ch <- reply{err: c.err}
 		delete(c.wait, id)
 	}
+	c.poke()
 }
 
 // pending is a sent request whose reply has not been received yet.
@@ -148,6 +163,9 @@ func (c *conn) send(op string, req any) (*pending, error) {
 	}
 	return p, nil
 }
+
+// arrived reports whether the reply (or the connection's failure) is there to be received.
+func (p *pending) arrived() bool { return len(p.ch) > 0 }
 
 func (p *pending) abandon() {
 	p.c.mu.Lock()

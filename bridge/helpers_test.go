@@ -26,7 +26,7 @@ func needServer(t *testing.T) {
 			probeErr = err
 			return
 		}
-		c, err := dialConn(ctx, s.Endpoint, 1<<20)
+		c, err := dialConn(ctx, s.Endpoint, 1<<20, nil)
 		if err == nil {
 			_, err = c.hello(ctx)
 			c.close()

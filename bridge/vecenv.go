@@ -52,6 +52,8 @@ type VecEnv struct {
 
 	stopKeepalive chan struct{} // closed by Close; nil when no keepalive runs
 	keepaliveDone chan struct{}
+	// delivered gets a token whenever a reply reaches any connection (see WaitAny).
+	delivered chan struct{}
 }
 
 // shard is the copies [lo, hi) held by one env group on one server.
@@ -149,13 +151,13 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	}
 	ctx, cancel := withDeadline(ctx, cfg.Timeout)
 	defer cancel()
-	e := &VecEnv{cfg: cfg, n: cfg.NumEnvs}
+	e := &VecEnv{cfg: cfg, n: cfg.NumEnvs, delivered: make(chan struct{}, 1)}
 	fail := func(err error) (*VecEnv, error) {
 		e.Close()
 		return nil, err
 	}
 	for k, ep := range endpoints {
-		c, err := dialConn(ctx, ep, cfg.MaxReplyBytes)
+		c, err := dialConn(ctx, ep, cfg.MaxReplyBytes, e.delivered)
 		if err != nil {
 			return fail(err)
 		}
@@ -548,6 +550,49 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 		return envs.StepResult{}, firstErr
 	}
 	return e.res, nil
+}
+
+// arrived reports whether every part of the sub-batch has its reply (or error) waiting.
+func (ps *PendingStep) arrived() bool {
+	for _, pt := range ps.parts {
+		if !pt.p.arrived() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitAny waits until one of the sub-batches in flight has all its results, collects it as Wait does
+// and returns its index in steps; nil entries are skipped. With sub-batches on several servers it
+// serves whichever server finished first, so each can be handed its next actions at once (the
+// asynchronous stepping of EnvPool's send/recv). The index is valid even when err is not nil.
+func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.StepResult, error) {
+	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	defer cancel()
+	for {
+		live := false
+		for i, ps := range steps {
+			if ps == nil {
+				continue
+			}
+			if ps.e != e {
+				return i, envs.StepResult{}, errors.New("bridge: WaitAny given a sub-batch of another VecEnv")
+			}
+			live = true
+			if ps.arrived() {
+				res, err := ps.Wait(ctx)
+				return i, res, err
+			}
+		}
+		if !live {
+			return -1, envs.StepResult{}, errors.New("bridge: WaitAny with no sub-batch in flight")
+		}
+		select {
+		case <-e.delivered:
+		case <-ctx.Done():
+			return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
+		}
+	}
 }
 
 // Step implements envs.VecEnv: one batch, each server stepping its copies at the same time.

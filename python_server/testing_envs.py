@@ -67,6 +67,23 @@ class SlowEnv(gym.Env[Any, Any]):
         return np.zeros(1, dtype=np.float32), 0.0, False, False, {}
 
 
+class ActionDelayEnv(gym.Env[Any, Any]):
+    """A step with action a takes a * `unit` seconds and observes a: tests which sub-batch finishes first."""
+
+    def __init__(self, unit: float = 0.1) -> None:
+        self.unit = unit
+        self.observation_space = spaces.Box(0, 3, (1,), dtype=np.float32)
+        self.action_space = spaces.Discrete(4)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        return np.zeros(1, dtype=np.float32), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        time.sleep(int(action) * self.unit)
+        return np.full(1, int(action), dtype=np.float32), 0.0, False, False, {}
+
+
 class CrashEnv(gym.Env[Any, Any]):
     """Raises in step when the action equals `bad`; errors must come back naming the copy."""
 

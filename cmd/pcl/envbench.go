@@ -99,16 +99,17 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	lockstep := func(b *bridgeRunner) func() (float64, error) {
 		return func() (float64, error) { sps, _, err := b.measure(ctx, *steps, 1); return sps, err }
 	}
-	pipelined := func(b *bridgeRunner) func() (float64, error) {
-		return func() (float64, error) { sps, _, err := b.measure(ctx, *steps, 2*b.servers); return sps, err }
+	pipelined := func(b *bridgeRunner, parts int) func() (float64, error) {
+		return func() (float64, error) { sps, _, err := b.measure(ctx, *steps, parts); return sps, err }
 	}
 	cs := []*contender{
 		{name: "in-process Gymnasium SyncVectorEnv (anchor)", measure: func() (float64, error) { return vecAnchor.measure(ctx, *steps) }},
 		{name: "in-process bare env.step loop", measure: func() (float64, error) { return loopAnchor.measure(ctx, *steps) }},
 		{name: "bridge, 1 server, lockstep", measure: lockstep(cheetah[0])},
 		{name: "bridge, 2 servers, lockstep", measure: lockstep(cheetah[1])},
-		{name: "bridge, 1 server, pipelined (2 sub-batches)", measure: pipelined(cheetah[0])},
-		{name: "bridge, 2 servers, pipelined (4 sub-batches)", measure: pipelined(cheetah[1])},
+		{name: "bridge, 1 server, pipelined (2 sub-batches)", measure: pipelined(cheetah[0], 2)},
+		{name: "bridge, 2 servers, pipelined (2 sub-batches)", measure: pipelined(cheetah[1], 2)},
+		{name: "bridge, 2 servers, pipelined (4 sub-batches)", measure: pipelined(cheetah[1], 4)},
 	}
 	type transportRow struct {
 		name     string
@@ -387,59 +388,54 @@ func newBridgeRunner(ctx context.Context, cfg bridge.Config, servers int, opts b
 func (b *bridgeRunner) close() { b.env.Close() }
 
 // measure steps with random actions, keeping `parts` sub-batches in flight (1: lockstep Step; more:
-// pipelined, each sub-batch sent again as soon as its results are in, so a server always has the
-// next request queued). It returns env-steps/s and the transport seconds per batch: wall time minus
-// the servers' own env time (with several servers, their mean).
+// pipelined, each sub-batch sent again as soon as its results are in, whichever finishes first, so
+// no server waits for another and each has its next request early). It returns env-steps/s and the
+// transport seconds per batch: wall time minus the servers' own env time (with several servers,
+// their mean).
 func (b *bridgeRunner) measure(ctx context.Context, steps, parts int) (float64, float64, error) {
 	n := b.env.NumEnvs()
 	if parts < 1 || parts > n {
 		return 0, 0, fmt.Errorf("cannot split %d copies into %d sub-batches", n, parts)
 	}
-	bounds := func(j int) (int, int) { return j * n / parts, (j + 1) * n / parts }
 	pending := make([]*bridge.PendingStep, parts)
+	sent := make([]int, parts) // batches sent per sub-batch: each uses the action batch of its count
 	send := func(j int) (err error) {
-		lo, hi := bounds(j)
-		pending[j], err = b.env.StepAsync(ctx, lo, hi, b.acts[b.t%len(b.acts)].RowRange(lo, hi))
+		lo, hi := j*n/parts, (j+1)*n/parts
+		pending[j], err = b.env.StepAsync(ctx, lo, hi, b.acts[(b.t+sent[j])%len(b.acts)].RowRange(lo, hi))
+		sent[j]++
 		return err
 	}
-	// collect waits for sub-batch j and returns the env seconds its servers spent.
-	collect := func(j int) (float64, error) {
-		p := pending[j]
-		pending[j] = nil
-		if _, err := p.Wait(ctx); err != nil {
-			return 0, err
-		}
-		return b.env.EnvSeconds, nil
-	}
 	defer func() { // leave nothing in flight, even after an error
-		for j := range pending {
-			if pending[j] != nil {
-				_, _ = collect(j)
+		for j, p := range pending {
+			if p != nil {
+				_, _ = p.Wait(ctx)
+				pending[j] = nil
 			}
 		}
+		b.t += slices.Max(sent)
 	}()
 	for j := range parts {
 		if err := send(j); err != nil {
 			return 0, 0, err
 		}
 	}
-	warm := max(steps/10, 1)
+	warm := max(steps/10, 1) * parts
 	var start time.Time
 	envSec := 0.0
-	for s := range steps + warm {
-		if s == warm {
+	for k := range (steps + max(steps/10, 1)) * parts {
+		if k == warm {
 			start, envSec = time.Now(), 0
 		}
-		b.t++
-		for j := range parts {
-			sec, err := collect(j)
-			if err != nil {
-				return 0, 0, err
-			}
-			envSec += sec / float64(b.servers)
-			if err := send(j); err != nil {
-				return 0, 0, err
-			}
+		j, _, err := b.env.WaitAny(ctx, pending)
+		if j >= 0 {
+			pending[j] = nil
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		envSec += b.env.EnvSeconds / float64(b.servers)
+		if err := send(j); err != nil {
+			return 0, 0, err
 		}
 	}
 	wall := time.Since(start).Seconds()
