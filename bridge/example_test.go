@@ -49,3 +49,52 @@ func ExampleStart() {
 	}
 	fmt.Println(venv.ActionSpace(), res.Obs.Shape, res.Obs.DType)
 }
+
+// Keep each of two servers busy: one sub-batch per server in flight, and the next actions sent to
+// whichever server answered first.
+func ExampleVecEnv_WaitAny() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n, parts = 16, 2
+	venv, err := bridge.Start(ctx, bridge.Config{EnvID: "HalfCheetah-v5", NumEnvs: n}, parts, bridge.ServerOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer venv.Close()
+	if _, _, err := venv.Reset(ctx, envs.ResetRequest{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	actions := envs.NewBatch(venv.ActionSpace(), n) // zero torque; a policy would fill these
+	pending := make([]*bridge.PendingStep, parts)
+	send := func(j int) (err error) {
+		lo, hi := j*n/parts, (j+1)*n/parts
+		pending[j], err = venv.StepAsync(ctx, lo, hi, actions.RowRange(lo, hi))
+		return err
+	}
+	for j := range parts {
+		if err := send(j); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	for range 100 {
+		j, res, err := venv.WaitAny(ctx, pending)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		pending[j] = nil
+		_ = res.Obs.RowRange(j*n/parts, (j+1)*n/parts) // the fresh rows: compute their next actions here
+		if err := send(j); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	for _, p := range pending {
+		if _, err := p.Wait(ctx); err != nil {
+			fmt.Println(err)
+		}
+	}
+}
