@@ -565,7 +565,8 @@ func (ps *PendingStep) arrived() bool {
 // WaitAny waits until one of the sub-batches in flight has all its results, collects it as Wait does
 // and returns its index in steps; nil entries are skipped. With sub-batches on several servers it
 // serves whichever server finished first, so each can be handed its next actions at once (the
-// asynchronous stepping of EnvPool's send/recv). The index is valid even when err is not nil.
+// asynchronous stepping of EnvPool's send/recv). The index is valid even when err is not nil. The
+// wait is bounded by ctx (or Config.Timeout), not by the contexts the sub-batches were sent with.
 func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.StepResult, error) {
 	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
 	defer cancel()
