@@ -51,6 +51,7 @@ class EnvGroup:
         self.obs_row_shape = (self.obs_size,) if isinstance(self.obs_space, gym.spaces.Box) else None
         self.act_decoder = wire.BatchDecoder(self.act_space)
         self.started = [False] * self.n
+        self.unstarted = self.n  # copies never reset (or whose last reset failed): step refuses them
         self.ended = [False] * self.n  # episode over (disabled: frozen; next-step: reset on next step)
         self.end_term = [False] * self.n
         self.end_trunc = [False] * self.n
@@ -73,7 +74,9 @@ class EnvGroup:
             self.pending_seeds[i] = None
         obs, info = self.envs[i].reset(seed=seed, options=options)
         self.write_obs(obs, self.obs[i])
-        self.started[i] = True
+        if not self.started[i]:
+            self.started[i] = True
+            self.unstarted -= 1
         self.ended[i] = self.end_term[i] = self.end_trunc[i] = False
         return info
 
@@ -93,7 +96,9 @@ class EnvGroup:
                 infos[i] = self._reset_copy(i, None if seeds is None else seeds[i], opts or None)
             except Exception as e:  # noqa: BLE001
                 # A copy whose reset failed is not usable, but the others are: not fatal for the group.
-                self.started[i] = False
+                if self.started[i]:
+                    self.started[i] = False
+                    self.unstarted += 1
                 raise CopyError(i, e, fatal=False) from e
             t += time.perf_counter() - t0
         return self.obs, (self._plain_infos(infos) if self.want_infos else None), t
@@ -105,9 +110,10 @@ class EnvGroup:
         per-copy loop does only env.step and writes into preallocated arrays (no per-copy objects
         unless infos were asked for).
         """
-        for i in range(lo, hi):
-            if not self.started[i]:
-                raise CopyError(i, RuntimeError("step before the first reset of this copy"), fatal=False)
+        if self.unstarted:
+            for i in range(lo, hi):
+                if not self.started[i]:
+                    raise CopyError(i, RuntimeError("step before the first reset of this copy"), fatal=False)
         with np.errstate(invalid="ignore", over="ignore"):
             ok = self.act_decoder.check(actions)
         if not ok.all():
