@@ -3,22 +3,27 @@ package bridge
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zeromq/zmq4"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// conn is one ZMTP connection to one server (see stream.go). A reader goroutine routes replies by
-// request id to the calls waiting for them; replies to ids nobody waits for (timed out, cancelled) are
-// dropped.
+// conn is one ZMTP connection to one server (see stream.go) with requests matched to replies by id.
+//
+// There is no reader goroutine: a call waiting for its reply reads the stream itself (leader and
+// followers: one waiter at a time holds the read token and hands the replies it reads for others to
+// their channels), so in lockstep the reply wakes the goroutine that wants it directly, without a
+// hand-off between goroutines, which costs scheduler wake-ups that the Python servers pay for on a
+// small machine. WaitAny, which must watch several connections at once, starts a pump per
+// connection instead (see pump).
 type conn struct {
 	endpoint string
 	stream   *streamConn
-	zc       *zmq4.Conn
 	maxReply int
 	// dead, when non-nil, closes when the server is known to be gone (a process we started exited).
 	dead   <-chan struct{}
@@ -26,15 +31,27 @@ type conn struct {
 
 	lastSend atomic.Int64 // unix nanoseconds of the last request sent (keepalive skips busy connections)
 	closing  atomic.Bool
-	mu       sync.Mutex
-	nextID   uint64
-	wait     map[uint64]chan reply
-	err      error // set once: the connection is unusable
-	done     chan struct{}
+
+	// rtok is held by whoever reads the stream.
+	rtok chan struct{}
+	// rdl orders read-deadline changes: a reader waiting for a message's first byte may be
+	// interrupted, one in the middle of a message may not (the stream would lose its framing).
+	rdl     sync.Mutex
+	peekCtx context.Context // the context of the reader waiting for a first byte, if any
+
+	mu      sync.Mutex
+	nextID  uint64
+	wait    map[uint64]chan reply
+	err     error // set once: the connection is unusable
+	pumping bool  // a pump goroutine is running (or about to)
 	// notify, when non-nil, gets a token (never blocking) whenever a reply or failure is delivered:
 	// VecEnv.WaitAny sleeps on it.
 	notify chan<- struct{}
 }
+
+// messageTimeout bounds the reading of a message that has started to arrive: the server writes
+// whole messages, so only a peer stopped mid-write gets there.
+const messageTimeout = 30 * time.Second
 
 type reply struct {
 	payload []byte
@@ -64,44 +81,143 @@ type wireError struct {
 }
 
 func dialConn(ctx context.Context, endpoint string, maxReply int, notify chan<- struct{}) (*conn, error) {
-	stream, zc, err := openStream(ctx, endpoint)
+	stream, err := openStream(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{endpoint: endpoint, stream: stream, zc: zc, maxReply: maxReply, wait: map[uint64]chan reply{}, done: make(chan struct{}), notify: notify}
-	go c.read()
-	return c, nil
+	return &conn{endpoint: endpoint, stream: stream, maxReply: maxReply, rtok: make(chan struct{}, 1),
+		wait: map[uint64]chan reply{}, notify: notify}, nil
 }
 
-func (c *conn) read() {
-	defer close(c.done)
+// readOne reads one message and hands it to its waiter; the read token must be held. ctx bounds
+// only the wait for the message's first byte, so giving up leaves the stream intact; any other
+// failure fails the connection.
+func (c *conn) readOne(ctx context.Context) error {
 	for {
-		msg, err := c.zc.RecvMsg()
-		if err != nil {
-			if c.closing.Load() {
-				c.fail(ErrClosed)
-			} else {
-				c.fail(fmt.Errorf("%w: %s: %w", ErrConnectionLost, c.endpoint, err))
-			}
+		if err := c.beginPeek(ctx); err != nil {
+			return err
+		}
+		_, err := c.stream.r.Peek(1)
+		c.endPeek()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) || c.closing.Load() {
+			return c.lost(err)
+		}
+		// Nothing of a message was consumed: ctx's deadline or cancellation (whose Done may lag the
+		// read deadline by a moment), or else an interrupt meant for an earlier reader.
+		if dl, ok := ctx.Deadline(); (ok && !time.Now().Before(dl)) || ctx.Err() != nil {
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}
+	}
+	m, err := c.stream.readMessage(c.maxReply)
+	if err != nil {
+		return c.lost(err)
+	}
+	if len(m.frames) != 2 || len(m.frames[0]) != 8 {
+		return nil // not a reply of ours
+	}
+	id := binary.LittleEndian.Uint64(m.frames[0])
+	c.mu.Lock()
+	ch, ok := c.wait[id]
+	delete(c.wait, id)
+	c.mu.Unlock()
+	if !ok {
+		return nil // late reply to an abandoned call
+	}
+	if m.oversized > 0 {
+		ch <- reply{err: fmt.Errorf("bridge: reply of %d bytes from %s exceeds the cap of %d", m.oversized, c.endpoint, c.maxReply)}
+	} else {
+		ch <- reply{payload: m.frames[1]}
+	}
+	c.poke()
+	return nil
+}
+
+func (c *conn) beginPeek(ctx context.Context) error {
+	c.rdl.Lock()
+	defer c.rdl.Unlock()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	c.peekCtx = ctx
+	dl, _ := ctx.Deadline() // zero: none
+	return c.stream.SetReadDeadline(dl)
+}
+
+func (c *conn) endPeek() {
+	c.rdl.Lock()
+	defer c.rdl.Unlock()
+	c.peekCtx = nil
+	_ = c.stream.SetReadDeadline(time.Now().Add(messageTimeout))
+}
+
+// interrupt makes a reader waiting for a first byte on behalf of ctx give up (ctx was cancelled).
+func (c *conn) interrupt(ctx context.Context) {
+	c.rdl.Lock()
+	defer c.rdl.Unlock()
+	if c.peekCtx == ctx {
+		_ = c.stream.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// lead reads messages, with the read token held, until done reports true or ctx ends.
+func (c *conn) lead(ctx context.Context, done func() bool) error {
+	stop := context.AfterFunc(ctx, func() { c.interrupt(ctx) })
+	defer stop()
+	for !done() {
+		if err := c.readOne(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lost fails the connection after a read error and returns the error it failed with.
+func (c *conn) lost(err error) error {
+	if c.closing.Load() {
+		c.fail(ErrClosed)
+	} else {
+		c.fail(fmt.Errorf("%w: %s: %w", ErrConnectionLost, c.endpoint, err))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// pump reads on behalf of others while anyone waits for a reply (WaitAny across connections).
+func (c *conn) pump() {
+	c.rtok <- struct{}{}
+	defer func() { <-c.rtok }()
+	for {
+		c.mu.Lock()
+		if c.err != nil || len(c.wait) == 0 {
+			c.pumping = false
+			c.mu.Unlock()
 			return
 		}
-		if len(msg.Frames) != 2 || len(msg.Frames[0]) != 8 {
-			continue // a command, or not a reply of ours
-		}
-		id := binary.LittleEndian.Uint64(msg.Frames[0])
-		c.mu.Lock()
-		ch, ok := c.wait[id]
-		delete(c.wait, id)
 		c.mu.Unlock()
-		if !ok {
-			continue // late reply to an abandoned call
+		if err := c.readOne(context.Background()); err != nil {
+			c.mu.Lock()
+			c.pumping = false
+			c.mu.Unlock()
+			return
 		}
-		if len(msg.Frames[1]) > c.maxReply {
-			ch <- reply{err: fmt.Errorf("bridge: reply of %d bytes from %s exceeds the cap of %d", len(msg.Frames[1]), c.endpoint, c.maxReply)}
-		} else {
-			ch <- reply{payload: msg.Frames[1]}
-		}
-		c.poke()
+	}
+}
+
+// ensurePump starts a pump unless one is running or nobody waits.
+func (c *conn) ensurePump() {
+	c.mu.Lock()
+	start := !c.pumping && c.err == nil && len(c.wait) > 0
+	if start {
+		c.pumping = true
+	}
+	c.mu.Unlock()
+	if start {
+		go c.pump()
 	}
 }
 
@@ -173,17 +289,43 @@ func (p *pending) abandon() {
 	p.c.mu.Unlock()
 }
 
+// await returns the reply, reading the stream itself while nobody else does.
+func (p *pending) await(ctx context.Context) (reply, error) {
+	c := p.c
+	for {
+		select {
+		case r := <-p.ch:
+			return r, nil
+		default:
+		}
+		select {
+		case r := <-p.ch:
+			return r, nil
+		case c.rtok <- struct{}{}:
+			err := c.lead(ctx, p.arrived)
+			<-c.rtok
+			if err != nil && !p.arrived() {
+				p.abandon()
+				if ctx.Err() != nil {
+					return reply{}, fmt.Errorf("bridge: %s on %s: %w", p.op, c.endpoint, context.Cause(ctx))
+				}
+				return reply{}, err
+			}
+		case <-ctx.Done():
+			p.abandon()
+			return reply{}, fmt.Errorf("bridge: %s on %s: %w", p.op, c.endpoint, context.Cause(ctx))
+		case <-c.dead:
+			p.abandon()
+			return reply{}, fmt.Errorf("%w: %s on %s: %w", ErrConnectionLost, p.op, c.endpoint, c.deadFn())
+		}
+	}
+}
+
 // recv waits for the reply and decodes its result into out; a remote error becomes *RemoteError.
 func (p *pending) recv(ctx context.Context, out any) error {
-	var r reply
-	select {
-	case r = <-p.ch:
-	case <-ctx.Done():
-		p.abandon()
-		return fmt.Errorf("bridge: %s on %s: %w", p.op, p.c.endpoint, ctx.Err())
-	case <-p.c.dead:
-		p.abandon()
-		return fmt.Errorf("%w: %s on %s: %w", ErrConnectionLost, p.op, p.c.endpoint, p.c.deadFn())
+	r, err := p.await(ctx)
+	if err != nil {
+		return err
 	}
 	if r.err != nil {
 		return fmt.Errorf("bridge: %s: %w", p.op, r.err)
@@ -215,12 +357,13 @@ func (c *conn) call(ctx context.Context, op string, req, out any) error {
 	return p.recv(ctx, out)
 }
 
-// close closes the connection and waits for the reader goroutine.
+// close closes the connection, waits until nobody reads it and fails what is still waiting.
 func (c *conn) close() {
 	c.closing.Store(true)
 	c.stream.Close()
-	<-c.done
+	c.rtok <- struct{}{}
 	c.fail(ErrClosed)
+	<-c.rtok
 }
 
 // Hello is the server's answer to hello.

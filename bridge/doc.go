@@ -5,9 +5,11 @@
 // A VecEnv either starts its own server processes (Start: a fresh ipc endpoint in a temp dir, a ready
 // handshake that checks the protocol version, the process killed on Close or when the start context is
 // cancelled) or dials running servers (Dial) and spreads its copies over them. Every call has a
-// deadline (the context's, or Config.Timeout), because zmq4's receives cannot time out by themselves: one
-// reader goroutine per connection routes replies to waiting calls by request id, and replies nobody
-// waits for any more are discarded. Errors raised by the environment come back as *RemoteError.
+// deadline (the context's, or Config.Timeout). Replies are matched to calls by request id: a waiting
+// call reads its connection itself (one reader at a time; replies for other calls are handed to
+// them), a deadline or cancellation stops only the wait for the next message to begin, so the stream
+// never loses its framing, and replies nobody waits for any more are discarded. Errors raised by the
+// environment come back as *RemoteError.
 //
 // The wire protocol is described in PROTOCOL.md next to this file.
 package bridge

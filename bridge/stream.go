@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"strings"
 	"sync"
@@ -16,17 +18,17 @@ import (
 	"github.com/go-zeromq/zmq4/security/null"
 )
 
-// A connection is one ZMTP 3 stream to one server, with zmq4 doing the greeting, the NULL handshake
-// and the reading of frames and commands. It is used directly rather than through a zmq4 DEALER
-// socket because a socket costs, per message, a goroutine spawned for the send, two extra goroutine
-// hand-offs on receive and one read syscall per frame header and body: measured, about half the
-// client's CPU per step on 2 cores, CPU the Python servers need. A VecEnv talks to each server over
-// exactly one connection, so the socket's queueing and round robin are not needed; the wire is the
-// same (the servers see a DEALER peer).
+// A connection is one ZMTP 3 stream to one server: zmq4 does the greeting and the NULL handshake,
+// and messages are then framed here, both ways. It is used directly rather than through a zmq4
+// DEALER socket because a socket costs, per message, a goroutine spawned for the send, two extra
+// goroutine hand-offs on receive and one read syscall per frame header and body: measured, about
+// half the client's CPU per step on 2 cores, CPU the Python servers need. A VecEnv talks to each
+// server over exactly one connection, so the socket's queueing and round robin are not needed; the
+// wire is the same (the servers see a DEALER peer).
 
-// streamConn is the net.Conn under the ZMTP connection: reads are buffered (zmq4 reads each frame
-// header and body with its own Read call) and writes are serialised, so a PONG zmq4 sends from the
-// reader goroutine cannot land inside a message being written.
+// streamConn is the net.Conn under the ZMTP connection: reads are buffered (one syscall brings in
+// many frames) and writes are serialised, so a PONG sent by a reader cannot land inside a message
+// being written.
 type streamConn struct {
 	net.Conn
 	r   *bufio.Reader
@@ -45,10 +47,17 @@ func (s *streamConn) Write(p []byte) (int, error) {
 	return s.Conn.Write(p)
 }
 
+// ZMTP 3 frame flags.
+const (
+	flagMore    = 0x01
+	flagLong    = 0x02
+	flagCommand = 0x04
+)
+
 // writeMessage writes one ZMTP message (frames with the MORE flag on all but the last) with a single
 // writev.
 func (s *streamConn) writeMessage(frames ...[]byte) error {
-	const more, long = 0x01, 0x02
+	const more, long = flagMore, flagLong
 	hdrs := make([]byte, 0, 9*len(frames))
 	bufs := make(net.Buffers, 0, 2*len(frames))
 	for i, f := range frames {
@@ -65,6 +74,105 @@ func (s *streamConn) writeMessage(frames ...[]byte) error {
 		}
 		bufs = append(bufs, hdrs[start:len(hdrs):len(hdrs)], f)
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := bufs.WriteTo(s.Conn)
+	return err
+}
+
+// message is one ZMTP message as read by readMessage.
+type message struct {
+	frames [][]byte
+	// oversized is the length of a frame that was longer than the reader's limit (0: none); that
+	// frame was skipped and is nil in frames.
+	oversized uint64
+}
+
+// readMessage reads one ZMTP message. A frame longer than limit is skipped without being stored (a
+// length read off the wire never sizes an allocation beyond limit) and reported in oversized, so the
+// stream stays in step. Commands are handled here: PING is answered with PONG, ERROR ends the
+// stream, others are ignored.
+func (s *streamConn) readMessage(limit int) (message, error) {
+	var m message
+	for {
+		flags, err := s.r.ReadByte()
+		if err != nil {
+			return m, err
+		}
+		var size uint64
+		if flags&flagLong != 0 {
+			var b [8]byte
+			if _, err := io.ReadFull(s.r, b[:]); err != nil {
+				return m, err
+			}
+			size = binary.BigEndian.Uint64(b[:])
+		} else {
+			b, err := s.r.ReadByte()
+			if err != nil {
+				return m, err
+			}
+			size = uint64(b)
+		}
+		if size > uint64(limit) {
+			if flags&flagCommand != 0 || size > math.MaxInt64 {
+				return m, fmt.Errorf("refusing a ZMTP frame of %d bytes (flags %#x)", size, flags)
+			}
+			if _, err := s.r.Discard(int(size)); err != nil {
+				return m, err
+			}
+			m.oversized = size
+			m.frames = append(m.frames, nil)
+		} else {
+			body := make([]byte, size)
+			if _, err := io.ReadFull(s.r, body); err != nil {
+				return m, err
+			}
+			if flags&flagCommand != 0 {
+				if err := s.command(body); err != nil {
+					return m, err
+				}
+				continue
+			}
+			m.frames = append(m.frames, body)
+		}
+		if flags&flagMore == 0 {
+			return m, nil
+		}
+	}
+}
+
+// command handles a ZMTP command frame: a name (length-prefixed) and its data.
+func (s *streamConn) command(body []byte) error {
+	if len(body) == 0 || int(body[0]) > len(body)-1 {
+		return fmt.Errorf("malformed ZMTP command of %d bytes", len(body))
+	}
+	name, data := string(body[1:1+body[0]]), body[1+body[0]:]
+	switch name {
+	case "PING": // heartbeat (ZMTP 3.1): answer PONG with the ping's context
+		if len(data) < 2 {
+			return errors.New("malformed ZMTP PING")
+		}
+		pong := append([]byte{4, 'P', 'O', 'N', 'G'}, data[2:]...)
+		return s.writeCommand(pong)
+	case "ERROR":
+		reason := ""
+		if len(data) > 0 && int(data[0]) <= len(data)-1 {
+			reason = string(data[1 : 1+data[0]])
+		}
+		return fmt.Errorf("peer sent ZMTP ERROR %q", reason)
+	}
+	return nil
+}
+
+// writeCommand writes one command frame.
+func (s *streamConn) writeCommand(body []byte) error {
+	var hdr []byte
+	if len(body) > 255 {
+		hdr = binary.BigEndian.AppendUint64([]byte{flagCommand | flagLong}, uint64(len(body)))
+	} else {
+		hdr = []byte{flagCommand, byte(len(body))}
+	}
+	bufs := net.Buffers{hdr, body}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, err := bufs.WriteTo(s.Conn)
@@ -89,10 +197,10 @@ func splitEndpoint(endpoint string) (network, addr string, err error) {
 const dialRetry = 2 * time.Second
 
 // openStream dials endpoint and performs the ZMTP handshake as a DEALER, all within ctx.
-func openStream(ctx context.Context, endpoint string) (*streamConn, *zmq4.Conn, error) {
+func openStream(ctx context.Context, endpoint string) (*streamConn, error) {
 	network, addr, err := splitEndpoint(endpoint)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var d net.Dialer
 	giveUp := time.Now().Add(dialRetry)
@@ -104,11 +212,11 @@ func openStream(ctx context.Context, endpoint string) (*streamConn, *zmq4.Conn, 
 		}
 		notYet := errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT)
 		if !notYet || time.Now().After(giveUp) {
-			return nil, nil, fmt.Errorf("bridge: dial %s: %w", endpoint, err)
+			return nil, fmt.Errorf("bridge: dial %s: %w", endpoint, err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("bridge: dial %s: %w (last attempt: %v)", endpoint, ctx.Err(), err)
+			return nil, fmt.Errorf("bridge: dial %s: %w (last attempt: %v)", endpoint, ctx.Err(), err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -118,14 +226,14 @@ func openStream(ctx context.Context, endpoint string) (*streamConn, *zmq4.Conn, 
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	sc := newStreamConn(nc)
-	zc, err := zmq4.Open(sc, null.Security(), zmq4.Dealer, zmq4.SocketIdentity(""), false, nil)
+	_, err = zmq4.Open(sc, null.Security(), zmq4.Dealer, zmq4.SocketIdentity(""), false, nil)
 	if !stop() || err != nil {
 		nc.Close()
 		if err == nil {
 			err = ctx.Err()
 		}
-		return nil, nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, err)
+		return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, err)
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return sc, zc, nil
+	return sc, nil
 }

@@ -3,7 +3,9 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -42,7 +44,7 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 	if err := router.Listen(endpoint); err != nil {
 		t.Fatal(err)
 	}
-	stream, zc, err := openStream(ctx, endpoint)
+	stream, err := openStream(ctx, endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +72,13 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 				t.Fatalf("frame %d: got %d bytes, want %d", i, len(got.Frames[i+1]), len(f))
 			}
 		}
-		// And the echo comes back through zmq4's reader over the buffered stream (read concurrently:
-		// a long message does not fit the socket buffer).
-		echo := make(chan zmq4.Msg, 1)
+		// And the echo comes back through our reader (read concurrently: a long message does not
+		// fit the socket buffer).
+		echo := make(chan message, 1)
 		go func() {
-			back, err := zc.RecvMsg()
+			back, err := stream.readMessage(1 << 20)
 			if err != nil {
-				back.Frames = nil
+				back.frames = nil
 			}
 			echo <- back
 		}()
@@ -84,12 +86,12 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 			t.Fatal(err)
 		}
 		back := <-echo
-		if len(back.Frames) != len(frames) {
-			t.Fatalf("echo: got %d frames, want %d", len(back.Frames), len(frames))
+		if len(back.frames) != len(frames) || back.oversized != 0 {
+			t.Fatalf("echo: got %d frames (oversized %d), want %d", len(back.frames), back.oversized, len(frames))
 		}
 		for i, f := range frames {
-			if !bytes.Equal(back.Frames[i], f) {
-				t.Fatalf("echo frame %d: got %d bytes, want %d", i, len(back.Frames[i]), len(f))
+			if !bytes.Equal(back.frames[i], f) {
+				t.Fatalf("echo frame %d: got %d bytes, want %d", i, len(back.frames[i]), len(f))
 			}
 		}
 	}
@@ -99,7 +101,7 @@ func TestOpenStreamFailures(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("nobody listening", func(t *testing.T) {
 		start := time.Now()
-		_, _, err := openStream(testCtx(t, 20*time.Second), "ipc://"+filepath.Join(dir, "none.sock"))
+		_, err := openStream(testCtx(t, 20*time.Second), "ipc://"+filepath.Join(dir, "none.sock"))
 		if err == nil || !strings.Contains(err.Error(), "none.sock") {
 			t.Fatalf("got %v, want a dial error naming the endpoint", err)
 		}
@@ -124,15 +126,108 @@ func TestOpenStreamFailures(t *testing.T) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		_, _, err = openStream(ctx, "ipc://"+path)
+		_, err = openStream(ctx, "ipc://"+path)
 		if err == nil || !strings.Contains(err.Error(), "handshake") {
 			t.Fatalf("got %v, want a handshake error", err)
 		}
 	})
 	t.Run("bad endpoint", func(t *testing.T) {
-		_, _, err := openStream(context.Background(), "udp://127.0.0.1:1")
+		_, err := openStream(context.Background(), "udp://127.0.0.1:1")
 		if err == nil || errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v, want an endpoint error", err)
 		}
 	})
+}
+
+// frame encodes one ZMTP frame.
+func frame(flags byte, body []byte) []byte {
+	if len(body) > 255 {
+		return append(binary.BigEndian.AppendUint64([]byte{flags | flagLong}, uint64(len(body))), body...)
+	}
+	return append([]byte{flags, byte(len(body))}, body...)
+}
+
+func TestReadMessage(t *testing.T) {
+	long := bytes.Repeat([]byte{7}, 300)
+	cmd := func(name string, data []byte) []byte {
+		return append(append([]byte{byte(len(name))}, name...), data...)
+	}
+	tests := []struct {
+		name      string
+		wire      [][]byte // frames as written by the peer
+		limit     int
+		frames    [][]byte
+		oversized uint64
+		reply     []byte // what the peer must receive back (a PONG)
+		err       string
+	}{
+		{name: "two frames", wire: [][]byte{frame(flagMore, []byte("12345678")), frame(0, []byte("payload"))}, limit: 1 << 10,
+			frames: [][]byte{[]byte("12345678"), []byte("payload")}},
+		{name: "long and empty frames", wire: [][]byte{frame(flagMore, nil), frame(0, long)}, limit: 1 << 10,
+			frames: [][]byte{{}, long}},
+		{name: "frame over the limit is skipped", wire: [][]byte{frame(flagMore, []byte("12345678")), frame(0, long)}, limit: 100,
+			frames: [][]byte{[]byte("12345678"), nil}, oversized: 300},
+		{name: "ping is answered and skipped", wire: [][]byte{frame(flagCommand, cmd("PING", []byte{0, 10, 'c', 't', 'x'})), frame(0, []byte("m"))}, limit: 1 << 10,
+			frames: [][]byte{[]byte("m")}, reply: frame(flagCommand, cmd("PONG", []byte("ctx")))},
+		{name: "other commands are ignored", wire: [][]byte{frame(flagCommand, cmd("SUBSCRIBE", nil)), frame(0, []byte("m"))}, limit: 1 << 10,
+			frames: [][]byte{[]byte("m")}},
+		{name: "error command ends the stream", wire: [][]byte{frame(flagCommand, cmd("ERROR", []byte("\x03bad")))}, limit: 1 << 10,
+			err: `ZMTP ERROR "bad"`},
+		{name: "malformed command", wire: [][]byte{frame(flagCommand, []byte{9, 'x'})}, limit: 1 << 10, err: "malformed ZMTP command"},
+		{name: "oversized command", wire: [][]byte{frame(flagCommand, append([]byte{4}, long...))}, limit: 100, err: "refusing a ZMTP frame"},
+		{name: "absurd length", wire: [][]byte{{flagLong, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}, limit: 100, err: "refusing a ZMTP frame"},
+		{name: "truncated", wire: [][]byte{frame(flagMore, []byte("12345678"))[:5]}, limit: 100, err: "EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ours, peer := net.Pipe()
+			defer peer.Close()
+			s := newStreamConn(ours)
+			defer s.Close()
+			go func() {
+				for _, w := range tt.wire {
+					if _, err := peer.Write(w); err != nil {
+						return
+					}
+				}
+				if tt.reply == nil {
+					peer.Close()
+				}
+			}()
+			got := make(chan []byte, 1)
+			if tt.reply != nil {
+				go func() {
+					b := make([]byte, len(tt.reply))
+					_, err := io.ReadFull(peer, b)
+					if err != nil {
+						b = nil
+					}
+					got <- b
+				}()
+			}
+			m, err := s.readMessage(tt.limit)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got %v, want an error containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.oversized != tt.oversized || len(m.frames) != len(tt.frames) {
+				t.Fatalf("got %d frames (oversized %d), want %d (oversized %d)", len(m.frames), m.oversized, len(tt.frames), tt.oversized)
+			}
+			for i := range tt.frames {
+				if !bytes.Equal(m.frames[i], tt.frames[i]) || (m.frames[i] == nil) != (tt.frames[i] == nil) {
+					t.Errorf("frame %d = %q, want %q", i, m.frames[i], tt.frames[i])
+				}
+			}
+			if tt.reply != nil {
+				if r := <-got; !bytes.Equal(r, tt.reply) {
+					t.Errorf("peer got %q, want %q", r, tt.reply)
+				}
+			}
+		})
+	}
 }

@@ -570,8 +570,18 @@ func (ps *PendingStep) arrived() bool {
 func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.StepResult, error) {
 	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
 	defer cancel()
+	anyArrived := func() int {
+		for i, ps := range steps {
+			if ps != nil && ps.arrived() {
+				return i
+			}
+		}
+		return -1
+	}
 	for {
-		live := false
+		// The connections with replies outstanding.
+		var c1, c2 *conn
+		live, last := 0, -1
 		for i, ps := range steps {
 			if ps == nil {
 				continue
@@ -579,16 +589,50 @@ func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.S
 			if ps.e != e {
 				return i, envs.StepResult{}, errors.New("bridge: WaitAny given a sub-batch of another VecEnv")
 			}
-			live = true
 			if ps.arrived() {
 				res, err := ps.Wait(ctx)
 				return i, res, err
 			}
+			live, last = live+1, i
+			for _, pt := range ps.parts {
+				switch {
+				case pt.p.arrived() || pt.p.c == c1:
+				case c1 == nil:
+					c1 = pt.p.c
+				default:
+					c2 = pt.p.c
+					pt.p.c.ensurePump()
+				}
+			}
 		}
-		if !live {
+		switch {
+		case live == 0:
 			return -1, envs.StepResult{}, errors.New("bridge: WaitAny with no sub-batch in flight")
+		case live == 1: // nothing to choose between: Wait reads each of its connections in turn
+			res, err := steps[last].Wait(ctx)
+			return last, res, err
 		}
+		if c2 != nil {
+			// Several connections: a pump reads each, and whichever delivers first wakes us.
+			c1.ensurePump()
+			select {
+			case <-e.delivered:
+				continue
+			case <-ctx.Done():
+				return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
+			}
+		}
+		// One connection: read it here, unless someone else already does.
 		select {
+		case c1.rtok <- struct{}{}:
+			err := c1.lead(ctx, func() bool { return anyArrived() >= 0 })
+			<-c1.rtok
+			if err != nil && anyArrived() < 0 {
+				if ctx.Err() != nil {
+					return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
+				}
+				return -1, envs.StepResult{}, err
+			}
 		case <-e.delivered:
 		case <-ctx.Done():
 			return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
