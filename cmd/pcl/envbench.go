@@ -26,14 +26,15 @@ import (
 // against a ping round trip, and Go-native against Python-served algorithmic envs.
 //
 // Fairness: every contender is set up once (the anchors are long-lived Python processes, the bridges
-// keep their servers), then measured in several alternating rounds, so a load change on the machine
-// hits all of them alike; the table shows medians (ratios: median of the per-round ratios) and the
+// keep their servers), then measured in several rounds, each contender right after and right before
+// a measurement of the SyncVectorEnv anchor, so a drift of the machine's speed hits both sides of
+// each ratio alike; the table shows medians (ratios: median of the per-round ratios) and the
 // per-round figures.
 func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("envbench", stderr)
 	envID := fs.String("env", "HalfCheetah-v5", "Gymnasium env for the in-process vs bridge comparison")
 	n := fs.Int("n", 64, "copies per batch for the in-process vs bridge comparison")
-	steps := fs.Int("steps", 400, "batched steps per measurement")
+	steps := fs.Int("steps", 200, "batched steps per measurement")
 	rounds := fs.Int("rounds", 5, "alternating measurement rounds (medians are reported)")
 	python := fs.String("python", "", "Python interpreter (default: $SPARSEPCL_PYTHON, .venv/bin/python, python3)")
 	if err := parseFlags(fs, args); err != nil {
@@ -85,16 +86,17 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		copies = append(copies, b)
 	}
 
-	fmt.Fprintf(stdout, "pcl envbench: %s, N=%d, %d steps per measurement, %d alternating rounds (median; per round)\n", *envID, *n, *steps, *rounds)
+	fmt.Fprintf(stdout, "pcl envbench: %s, N=%d, %d steps per measurement, %d rounds, each contender between two anchor measurements (median; per round)\n", *envID, *n, *steps, *rounds)
 	h := cheetah[0].env.Hello
 	fmt.Fprintf(stdout, "context: %d CPUs, GOMAXPROCS=%d, load average %s; server: python %s, gymnasium %s, numpy %s, mujoco %s, pyzmq %s; %s\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAvg(), h.Python, h.Gymnasium, h.NumPy, h.MuJoCo, h.PyZMQ, threadEnv())
 
-	// The contenders of the main comparison; the first two are the in-process anchors.
+	// The contenders of the main comparison, each measured against the SyncVectorEnv anchor.
 	type contender struct {
 		name    string
 		measure func() (float64, error)
-		sps     []float64
+		sps     []float64 // per round
+		ratio   []float64 // per round: sps / the anchor's mean of the measurements on either side
 	}
 	lockstep := func(b *bridgeRunner) func() (float64, error) {
 		return func() (float64, error) { sps, _, err := b.measure(ctx, *steps, 1); return sps, err }
@@ -102,9 +104,10 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	pipelined := func(b *bridgeRunner, parts int) func() (float64, error) {
 		return func() (float64, error) { sps, _, err := b.measure(ctx, *steps, parts); return sps, err }
 	}
+	anchor := &contender{name: "in-process Gymnasium SyncVectorEnv (anchor)", measure: func() (float64, error) { return vecAnchor.measure(ctx, *steps) }}
+	loop := &contender{name: "in-process bare env.step loop", measure: func() (float64, error) { return loopAnchor.measure(ctx, *steps) }}
 	cs := []*contender{
-		{name: "in-process Gymnasium SyncVectorEnv (anchor)", measure: func() (float64, error) { return vecAnchor.measure(ctx, *steps) }},
-		{name: "in-process bare env.step loop", measure: func() (float64, error) { return loopAnchor.measure(ctx, *steps) }},
+		loop,
 		{name: "bridge, 1 server, lockstep", measure: lockstep(cheetah[0])},
 		{name: "bridge, 2 servers, lockstep", measure: lockstep(cheetah[1])},
 		{name: "bridge, 1 server, pipelined (2 sub-batches)", measure: pipelined(cheetah[0], 2)},
@@ -125,15 +128,29 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{name: "N=64, pipelined (2 sub-batches)", n: 64, parts: 2, b: copies[2]},
 	}
 	var ping []float64
-	// Interleaved rounds; the order inside a round rotates so no contender always goes first.
+	// The speed of a process on this kind of machine drifts by tens of percent within seconds, so every
+	// contender is measured between two measurements of the anchor (A c1 A c2 A ... A) and compared
+	// with their mean; the order of the contenders rotates from round to round.
 	for r := range *rounds {
+		before, err := anchor.measure()
+		if err != nil {
+			return fmt.Errorf("%s: %w", anchor.name, err)
+		}
+		anchor.sps = append(anchor.sps, before)
 		for j := range cs {
 			c := cs[(j+r)%len(cs)]
 			sps, err := c.measure()
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
+			after, err := anchor.measure()
+			if err != nil {
+				return fmt.Errorf("%s: %w", anchor.name, err)
+			}
+			anchor.sps = append(anchor.sps, after)
 			c.sps = append(c.sps, sps)
+			c.ratio = append(c.ratio, sps/((before+after)/2))
+			before = after
 		}
 		p, err := copies[0].ping(ctx, *steps)
 		if err != nil {
@@ -151,9 +168,9 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "measurement\tsteps/s\tvs SyncVectorEnv\tvs bare loop\tper round (vs SyncVectorEnv)\t")
+	fmt.Fprintf(tw, "%s\t%.0f\t1.00\t%.2f\t\t\n", anchor.name, median(anchor.sps), 1/median(loop.ratio))
 	for _, c := range cs {
-		vsVec, vsLoop := perRound(c.sps, cs[0].sps), perRound(c.sps, cs[1].sps)
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t\n", c.name, median(c.sps), median(vsVec), median(vsLoop), join(vsVec, "%.2f"))
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t\n", c.name, median(c.sps), median(c.ratio), median(perRound(c.ratio, loop.ratio)), join(c.ratio, "%.2f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
 	fmt.Fprintln(tw, "transport (Copy-v0, env time subtracted)\tus per env-step\tus per batch\t\tper round (us per batch)\t")
