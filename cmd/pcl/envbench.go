@@ -26,16 +26,16 @@ import (
 // against a ping round trip, and Go-native against Python-served algorithmic envs.
 //
 // Fairness: every contender is set up once (the anchors are long-lived Python processes, the bridges
-// keep their servers), then measured in several rounds, each contender right after and right before
-// a measurement of the SyncVectorEnv anchor, so a drift of the machine's speed hits both sides of
-// each ratio alike; the table shows medians (ratios: median of the per-round ratios) and the
-// per-round figures.
+// keep their servers), then measured in many short rounds, each contender right after and right
+// before a measurement of the SyncVectorEnv anchor, so a drift of the machine's speed hits both sides
+// of each ratio alike; the table shows medians over the rounds (ratios: median of the per-round
+// ratios) and the middle half of the rounds.
 func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("envbench", stderr)
 	envID := fs.String("env", "HalfCheetah-v5", "Gymnasium env for the in-process vs bridge comparison")
 	n := fs.Int("n", 64, "copies per batch for the in-process vs bridge comparison")
-	steps := fs.Int("steps", 200, "batched steps per measurement")
-	rounds := fs.Int("rounds", 5, "alternating measurement rounds (medians are reported)")
+	steps := fs.Int("steps", 50, "batched steps per measurement")
+	rounds := fs.Int("rounds", 25, "measurement rounds (medians are reported)")
 	python := fs.String("python", "", "Python interpreter (default: $SPARSEPCL_PYTHON, .venv/bin/python, python3)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -86,7 +86,7 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		copies = append(copies, b)
 	}
 
-	fmt.Fprintf(stdout, "pcl envbench: %s, N=%d, %d steps per measurement, %d rounds, each contender between two anchor measurements (median; per round)\n", *envID, *n, *steps, *rounds)
+	fmt.Fprintf(stdout, "pcl envbench: %s, N=%d, %d steps per measurement, %d rounds, each contender between two anchor measurements (median over rounds; p25-p75)\n", *envID, *n, *steps, *rounds)
 	h := cheetah[0].env.Hello
 	fmt.Fprintf(stdout, "context: %d CPUs, GOMAXPROCS=%d, load average %s; server: python %s, gymnasium %s, numpy %s, mujoco %s, pyzmq %s; %s\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), loadAvg(), h.Python, h.Gymnasium, h.NumPy, h.MuJoCo, h.PyZMQ, threadEnv())
@@ -128,9 +128,10 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{name: "N=64, pipelined (2 sub-batches)", n: 64, parts: 2, b: copies[2]},
 	}
 	var ping []float64
-	// The speed of a process on this kind of machine drifts by tens of percent within seconds, so every
-	// contender is measured between two measurements of the anchor (A c1 A c2 A ... A) and compared
-	// with their mean; the order of the contenders rotates from round to round.
+	// The speed of a process on this kind of machine moves by tens of percent from one second to the
+	// next, so every contender is measured between two measurements of the anchor (A c1 A c2 A ... A)
+	// and compared with their mean, in many short rounds whose median is reported; the order of the
+	// contenders rotates from round to round.
 	for r := range *rounds {
 		before, err := anchor.measure()
 		if err != nil {
@@ -167,17 +168,17 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "measurement\tsteps/s\tvs SyncVectorEnv\tvs bare loop\tper round (vs SyncVectorEnv)\t")
+	fmt.Fprintln(tw, "measurement\tsteps/s\tvs SyncVectorEnv\tvs bare loop\tp25-p75 (vs SyncVectorEnv)\t")
 	fmt.Fprintf(tw, "%s\t%.0f\t1.00\t%.2f\t\t\n", anchor.name, median(anchor.sps), 1/median(loop.ratio))
 	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t\n", c.name, median(c.sps), median(c.ratio), median(perRound(c.ratio, loop.ratio)), join(c.ratio, "%.2f"))
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t\n", c.name, median(c.sps), median(c.ratio), median(perRound(c.ratio, loop.ratio)), spread(c.ratio, "%.2f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
-	fmt.Fprintln(tw, "transport (Copy-v0, env time subtracted)\tus per env-step\tus per batch\t\tper round (us per batch)\t")
-	fmt.Fprintf(tw, "ping round trip (floor)\t\t%.1f\t\t%s\t\n", median(ping)*1e6, join(scale(ping, 1e6), "%.0f"))
+	fmt.Fprintln(tw, "transport (Copy-v0, env time subtracted)\tus per env-step\tus per batch\t\tp25-p75 (us per batch)\t")
+	fmt.Fprintf(tw, "ping round trip (floor)\t\t%.1f\t\t%s\t\n", median(ping)*1e6, spread(scale(ping, 1e6), "%.0f"))
 	for _, tr := range trs {
 		m := median(tr.perBatch)
-		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t\t%s\t\n", tr.name, m*1e6/float64(tr.n), m*1e6, join(scale(tr.perBatch, 1e6), "%.0f"))
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t\t%s\t\n", tr.name, m*1e6/float64(tr.n), m*1e6, spread(scale(tr.perBatch, 1e6), "%.0f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
 	if err := tw.Flush(); err != nil {
@@ -239,12 +240,21 @@ func scale(xs []float64, f float64) []float64 {
 	return out
 }
 
-func join(xs []float64, format string) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprintf(format, x)
+// quantile is the q-quantile of xs (linear interpolation between order statistics).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
 	}
-	return strings.Join(parts, " ")
+	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+}
+
+// spread formats the middle half of xs: how far single rounds stray from the median.
+func spread(xs []float64, format string) string {
+	return fmt.Sprintf(format+"-"+format, quantile(xs, 0.25), quantile(xs, 0.75))
 }
 
 func loadAvg() string {

@@ -34,3 +34,26 @@ func TestEnvBenchSmoke(t *testing.T) {
 		}
 	}
 }
+
+func TestQuantile(t *testing.T) {
+	tests := []struct {
+		xs   []float64
+		q    float64
+		want float64
+	}{
+		{[]float64{3, 1, 2}, 0.5, 2},
+		{[]float64{4, 1, 3, 2}, 0.5, 2.5},
+		{[]float64{4, 1, 3, 2}, 0.25, 1.75},
+		{[]float64{4, 1, 3, 2}, 1, 4},
+		{[]float64{4, 1, 3, 2}, 0, 1},
+		{[]float64{7}, 0.75, 7},
+	}
+	for _, tt := range tests {
+		if got := quantile(tt.xs, tt.q); got != tt.want {
+			t.Errorf("quantile(%v, %v) = %v, want %v", tt.xs, tt.q, got, tt.want)
+		}
+	}
+	if got := spread([]float64{4, 1, 3, 2}, "%.2f"); got != "1.75-3.25" {
+		t.Errorf("spread = %q", got)
+	}
+}
