@@ -570,13 +570,13 @@ func (ps *PendingStep) arrived() bool {
 func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.StepResult, error) {
 	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
 	defer cancel()
-	anyArrived := func() int {
-		for i, ps := range steps {
+	anyArrived := func() bool {
+		for _, ps := range steps {
 			if ps != nil && ps.arrived() {
-				return i
+				return true
 			}
 		}
-		return -1
+		return false
 	}
 	for {
 		// The connections with replies outstanding.
@@ -625,9 +625,9 @@ func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.S
 		// One connection: read it here, unless someone else already does.
 		select {
 		case c1.rtok <- struct{}{}:
-			err := c1.lead(ctx, func() bool { return anyArrived() >= 0 })
+			err := c1.lead(ctx, anyArrived)
 			<-c1.rtok
-			if err != nil && anyArrived() < 0 {
+			if err != nil && !anyArrived() {
 				if ctx.Err() != nil {
 					return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
 				}
