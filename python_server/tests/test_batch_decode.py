@@ -13,12 +13,12 @@ from python_server import wire
 INF = np.inf
 SPACES = [
     spaces.Discrete(5, start=-2),
-    spaces.Box(low=np.array([-1.0, 0.0]), high=np.array([1.0, INF]), dtype=np.float32),
+    spaces.Box(low=np.array([-1.0, 0.0], dtype=np.float32), high=np.array([1.0, INF], dtype=np.float32), dtype=np.float32),
     spaces.Box(low=-3, high=3, shape=(2,), dtype=np.int32),
     spaces.MultiDiscrete([3, 4], start=[1, -1]),
     spaces.MultiBinary(3),
     spaces.Tuple((spaces.Discrete(2), spaces.Discrete(2), spaces.Discrete(5))),
-    spaces.Tuple((spaces.Discrete(5, start=-2), spaces.Box(low=np.array([-INF, 0.0]), high=np.array([1.0, INF]), dtype=np.float32),
+    spaces.Tuple((spaces.Discrete(5, start=-2), spaces.Box(low=np.array([-INF, 0.0], dtype=np.float32), high=np.array([1.0, INF], dtype=np.float32), dtype=np.float32),
                   spaces.MultiDiscrete([3, 4], start=[1, -1]), spaces.MultiBinary(3))),
     spaces.Dict({"b": spaces.Discrete(3), "a": spaces.Box(-1, 1, (2,), dtype=np.float64)}),
 ]
