@@ -57,17 +57,16 @@ const (
 // writeMessage writes one ZMTP message (frames with the MORE flag on all but the last) with a single
 // writev.
 func (s *streamConn) writeMessage(frames ...[]byte) error {
-	const more, long = flagMore, flagLong
 	hdrs := make([]byte, 0, 9*len(frames))
 	bufs := make(net.Buffers, 0, 2*len(frames))
 	for i, f := range frames {
 		start := len(hdrs)
 		flag := byte(0)
 		if i < len(frames)-1 {
-			flag |= more
+			flag |= flagMore
 		}
 		if len(f) > 255 {
-			hdrs = append(hdrs, flag|long)
+			hdrs = append(hdrs, flag|flagLong)
 			hdrs = binary.BigEndian.AppendUint64(hdrs, uint64(len(f)))
 		} else {
 			hdrs = append(hdrs, flag, byte(len(f)))
