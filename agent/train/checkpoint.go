@@ -100,34 +100,35 @@ func removeStaleReplays(dir, keep string) error {
 // LoadCheckpoint restores a learner from a run directory's checkpoint (parameters and optimizer
 // state) and returns its metadata. The learner must have been built from the same config.
 func LoadCheckpoint(dir string, l *pcl.Learner) (Meta, error) {
-	path := filepath.Join(dir, CheckpointFile)
-	f, err := checkpoint.Load(path)
+	f, meta, err := loadCheckpoint(dir)
 	if err != nil {
-		return Meta{}, fmt.Errorf("train: %w", err)
-	}
-	var meta Meta
-	if err := json.Unmarshal(f.Meta, &meta); err != nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s metadata: %w", path, err)
+		return Meta{}, err
 	}
 	params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
 	if err := f.Apply(params); err != nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s does not match the run's network: %w", path, err)
+		return Meta{}, fmt.Errorf("train: checkpoint %s does not match the run's network: %w", filepath.Join(dir, CheckpointFile), err)
 	}
 	return meta, nil
 }
 
 // ReadMeta returns the metadata of dir's checkpoint (the file is verified whole).
 func ReadMeta(dir string) (Meta, error) {
+	_, meta, err := loadCheckpoint(dir)
+	return meta, err
+}
+
+// loadCheckpoint reads and verifies dir's checkpoint and decodes its metadata.
+func loadCheckpoint(dir string) (*checkpoint.File, Meta, error) {
 	path := filepath.Join(dir, CheckpointFile)
 	f, err := checkpoint.Load(path)
 	if err != nil {
-		return Meta{}, fmt.Errorf("train: %w", err)
+		return nil, Meta{}, fmt.Errorf("train: %w", err)
 	}
 	var meta Meta
 	if err := json.Unmarshal(f.Meta, &meta); err != nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s metadata: %w", path, err)
+		return nil, Meta{}, fmt.Errorf("train: checkpoint %s metadata: %w", path, err)
 	}
-	return meta, nil
+	return f, meta, nil
 }
 
 // HasCheckpoint reports whether dir holds a checkpoint file.
