@@ -259,6 +259,11 @@ func (c *conn) send(op string, req any) (*pending, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bridge: encode %s request: %w", op, err)
 	}
+	return c.sendEncoded(op, payload)
+}
+
+// sendEncoded registers and sends one request already encoded as msgpack.
+func (c *conn) sendEncoded(op string, payload []byte) (*pending, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -271,7 +276,7 @@ func (c *conn) send(op string, req any) (*pending, error) {
 	c.mu.Unlock()
 	var idb [8]byte
 	binary.LittleEndian.PutUint64(idb[:], p.id)
-	err = c.stream.writeMessage(idb[:], payload)
+	err := c.stream.writeMessage(idb[:], payload)
 	c.lastSend.Store(time.Now().UnixNano())
 	if err != nil {
 		p.abandon()
@@ -323,19 +328,46 @@ func (p *pending) await(ctx context.Context) (reply, error) {
 
 // recv waits for the reply and decodes its result into out; a remote error becomes *RemoteError.
 func (p *pending) recv(ctx context.Context, out any) error {
-	r, err := p.await(ctx)
+	payload, err := p.awaitPayload(ctx)
 	if err != nil {
 		return err
 	}
-	if r.err != nil {
-		return fmt.Errorf("bridge: %s: %w", p.op, r.err)
+	return p.decode(payload, out)
+}
+
+// recvStep is recv for a step reply, decoded by hand when it is a plain successful one.
+func (p *pending) recvStep(ctx context.Context, out *stepReply) error {
+	payload, err := p.awaitPayload(ctx)
+	if err != nil {
+		return err
 	}
+	if out.decodeFast(payload) {
+		return nil
+	}
+	*out = stepReply{}
+	return p.decode(payload, out)
+}
+
+// awaitPayload waits for the reply's payload; a failed connection or oversized reply is an error.
+func (p *pending) awaitPayload(ctx context.Context) ([]byte, error) {
+	r, err := p.await(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("bridge: %s: %w", p.op, r.err)
+	}
+	return r.payload, nil
+}
+
+// decode decodes a reply's result into out; a remote error becomes *RemoteError.
+func (p *pending) decode(payload []byte, out any) error {
 	// One decoding pass: the result goes straight into out (a pointer held by the interface field).
 	wr := wireReplyInto{Result: out}
 	if out == nil {
 		wr.Result = &msgpack.RawMessage{}
 	}
-	if err := msgpack.Unmarshal(r.payload, &wr); err != nil {
+	if err := msgpack.Unmarshal(payload, &wr); err != nil {
 		return fmt.Errorf("bridge: decode %s reply from %s: %w", p.op, p.c.endpoint, err)
 	}
 	if !wr.OK {

@@ -458,8 +458,8 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 		} else {
 			part.Ints = actions.Ints[(a-lo)*e.actSize : (b-lo)*e.actSize]
 		}
-		req := stepRequest{Op: "step", Handle: sh.handle, Lo: a - sh.lo, Hi: b - sh.lo, Actions: encodeArray(part, d, []int{b - a, e.actSize})}
-		p, err := sh.c.send("step", &req)
+		req := appendStepRequest(make([]byte, 0, 96+(b-a)*e.actSize*itemSize(d)), sh.handle, a-sh.lo, b-sh.lo, part, d, b-a, e.actSize)
+		p, err := sh.c.sendEncoded("step", req)
 		if err != nil {
 			ps.abandon()
 			return nil, err
@@ -467,14 +467,6 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 		ps.parts = append(ps.parts, stepPart{sh: sh, p: p, lo: a, hi: b})
 	}
 	return ps, nil
-}
-
-type stepRequest struct {
-	Op      string    `msgpack:"op"`
-	Handle  int64     `msgpack:"handle"`
-	Lo      int       `msgpack:"lo"`
-	Hi      int       `msgpack:"hi"`
-	Actions wireArray `msgpack:"actions"`
 }
 
 type stepReply struct {
@@ -507,7 +499,7 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	envSec := 0.0
 	for _, pt := range ps.parts {
 		var r stepReply
-		err := pt.p.recv(ctx, &r)
+		err := pt.p.recvStep(ctx, &r)
 		if err == nil {
 			err = ps.ctx.Err()
 		}
