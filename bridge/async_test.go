@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -156,5 +157,40 @@ func TestWaitAnyErrors(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("timeout took %v", d)
+	}
+}
+
+// TestLateWaitAndCancelledStep: Config.Timeout bounds Wait, not the time the caller takes to call
+// it, so results collected after longer than the timeout are good; cancelling StepAsync's context
+// fails the sub-batch.
+func TestLateWaitAndCancelledStep(t *testing.T) {
+	e := startEnv(t, Config{EnvID: "Copy-v0", NumEnvs: 2, Timeout: 200 * time.Millisecond}, 1, ServerOptions{})
+	ctx := testCtx(t, 30*time.Second)
+	if _, _, err := e.Reset(ctx, envs.ResetRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	acts := envs.NewBatch(e.ActionSpace(), 2)
+	ps, err := e.StepAsync(context.Background(), 0, 2, acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := ps.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait after twice the timeout: %v", err)
+	}
+
+	sendCtx, cancel := context.WithCancelCause(ctx)
+	ps, err = e.StepAsync(sendCtx, 0, 2, acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("caller gave up")
+	cancel(stop)
+	if _, err := ps.Wait(ctx); !errors.Is(err, stop) {
+		t.Fatalf("Wait after StepAsync's context was cancelled: %v, want %v", err, stop)
+	}
+	// The connection is still in step: the next call gets its own reply.
+	if _, err := e.Step(ctx, acts); err != nil {
+		t.Fatal(err)
 	}
 }

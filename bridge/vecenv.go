@@ -421,8 +421,9 @@ type PendingStep struct {
 	e      *VecEnv
 	lo, hi int
 	parts  []stepPart
-	ctx    context.Context
-	cancel context.CancelFunc
+	// ctx is StepAsync's: cancelling it fails the sub-batch. Config.Timeout bounds the Wait, not the
+	// time between StepAsync and Wait, so results collected late are still good.
+	ctx context.Context
 }
 
 type stepPart struct {
@@ -444,8 +445,7 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 	if err := e.checkActions(actions, hi-lo, lo); err != nil {
 		return nil, err
 	}
-	ps := &PendingStep{e: e, lo: lo, hi: hi}
-	ps.ctx, ps.cancel = withDeadline(ctx, e.cfg.Timeout)
+	ps := &PendingStep{e: e, lo: lo, hi: hi, ctx: ctx}
 	d := e.actSpace.DType()
 	for _, sh := range e.shards {
 		a, b := max(lo, sh.lo), min(hi, sh.hi)
@@ -482,13 +482,11 @@ func (ps *PendingStep) abandon() {
 	for _, pt := range ps.parts {
 		pt.p.abandon()
 	}
-	ps.cancel()
 }
 
 // Wait collects a sub-batch into the VecEnv's step buffers (rows [lo, hi) of StepResult) and returns
 // the whole-batch StepResult; rows outside [lo, hi) hold whatever the last steps left there.
 func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
-	defer ps.cancel()
 	e := ps.e
 	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
 	defer cancel()
@@ -500,8 +498,8 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	for _, pt := range ps.parts {
 		var r stepReply
 		err := pt.p.recvStep(ctx, &r)
-		if err == nil {
-			err = ps.ctx.Err()
+		if err == nil && ps.ctx.Err() != nil {
+			err = fmt.Errorf("bridge: step: %w", context.Cause(ps.ctx))
 		}
 		if err != nil {
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, pt.sh))
