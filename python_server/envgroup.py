@@ -114,10 +114,8 @@ class EnvGroup:
             for i in range(lo, hi):
                 if not self.started[i]:
                     raise CopyError(i, RuntimeError("step before the first reset of this copy"), fatal=False)
-        with np.errstate(invalid="ignore", over="ignore"):
-            ok = self.act_decoder.check(actions)
-        if not ok.all():
-            k = int(np.argmin(ok))
+        k = self.act_decoder.first_bad(actions)
+        if k >= 0:
             raise CopyError(lo + k, ValueError(f"action {actions[k].tolist()} is not in {self.act_space}"), fatal=False)
         values = self.act_decoder.values(actions)
         m = hi - lo

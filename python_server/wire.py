@@ -287,6 +287,25 @@ class BatchDecoder:
             ok &= (sub == np.trunc(sub)).all(axis=1)
         return ok
 
+    def first_bad(self, block: np.ndarray) -> int:
+        """The first row of block that is not a member of the space, or -1: check() for the hot path.
+
+        When every leaf compares in the flat dtype this is a few whole-block numpy calls and raises no
+        floating-point warnings (comparisons with NaN are simply false), so it needs no errstate.
+        """
+        if self.low is None:
+            with np.errstate(invalid="ignore", over="ignore"):  # casts inside check_batch
+                ok = check_batch(self.space, block)
+        else:
+            inside = (block >= self.low) & (block <= self.high)
+            if self.integral is not None:
+                sub = block[:, self.integral]
+                inside[:, self.integral] &= sub == np.trunc(sub)
+            if inside.all():
+                return -1
+            ok = inside.all(axis=1)
+        return -1 if ok.all() else int(np.argmin(ok))
+
     def values(self, block: np.ndarray) -> list[Any]:
         if self.box is not None:
             return list(np.array(block, dtype=self.box.dtype).reshape((block.shape[0], *self.box.shape)))

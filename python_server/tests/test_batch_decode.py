@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,10 @@ def test_batch_decoder_matches_per_row(space: spaces.Space) -> None:
             got = dec.check(block)
             want = np.array([reference_contains(space, block[r]) for r in range(5)])
         assert got.tolist() == want.tolist(), f"trial {trial}: {block}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the hot path runs without an errstate
+            first = dec.first_bad(block)
+        assert first == (want.tolist().index(False) if not want.all() else -1), f"trial {trial}: {block}"
         good = block[got]
         for v, r in zip(dec.values(good), good):
             assert equal(v, wire.unflatten(space, r)), (v, r)
