@@ -194,3 +194,27 @@ func TestLateWaitAndCancelledStep(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServerSecondsSplitsTheCall: a step reports the servers' share of its wall time, which holds
+// the env time and fits inside the call.
+func TestServerSecondsSplitsTheCall(t *testing.T) {
+	e := startEnv(t, Config{EnvID: "Copy-v0", NumEnvs: 4}, 2, ServerOptions{})
+	ctx := testCtx(t, 30*time.Second)
+	start := time.Now()
+	if _, _, err := e.Reset(ctx, envs.ResetRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []string{"reset", "step"} {
+		if call == "step" {
+			start = time.Now()
+			if _, err := e.Step(ctx, envs.NewBatch(e.ActionSpace(), 4)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wall := time.Since(start).Seconds()
+		// Two servers work at once, so their summed shares fit in twice the wall time.
+		if !(e.EnvSeconds > 0 && e.ServerSeconds > e.EnvSeconds && e.ServerSeconds < 2*wall) {
+			t.Errorf("%s: env %.6f s, server %.6f s, wall %.6f s: want 0 < env < server < 2 x wall", call, e.EnvSeconds, e.ServerSeconds, wall)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func (r *stepReply) decodeFast(b []byte) bool {
 }
 
 func (r *stepReply) decodeResult(rd *mpReader) bool {
-	var seen [6]bool
+	var seen [7]bool
 	for range rd.mapLen() {
 		k := -1
 		switch string(rd.str()) {
@@ -159,13 +159,16 @@ func (r *stepReply) decodeResult(rd *mpReader) bool {
 		case "env_seconds":
 			k = 5
 			r.EnvSeconds = rd.float()
+		case "server_seconds": // optional: servers before 0.3.0 do not send it
+			k = 6
+			r.ServerSeconds = rd.float()
 		}
 		if k < 0 || seen[k] || rd.bad {
 			return false
 		}
 		seen[k] = true
 	}
-	return seen == [6]bool{true, true, true, true, true, true}
+	return seen[0] && seen[1] && seen[2] && seen[3] && seen[4] && seen[5]
 }
 
 // mpReader reads the few msgpack types of a step reply; any other byte sets bad.

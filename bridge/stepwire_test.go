@@ -95,9 +95,12 @@ import json, sys, msgpack, numpy as np
 from python_server import wire
 out = []
 def reply(res): out.append(msgpack.packb({"ok": True, "result": res}, use_bin_type=True).hex())
-def step(obs, rew, term, trunc, infos=None, t=0.25):
-    reply({"obs": wire.encode_array(obs), "rewards": wire.encode_array(rew), "terminated": wire.encode_array(term),
-           "truncated": wire.encode_array(trunc), "infos": infos, "env_seconds": t})
+def step(obs, rew, term, trunc, infos=None, t=0.25, server=True):
+    res = {"obs": wire.encode_array(obs), "rewards": wire.encode_array(rew), "terminated": wire.encode_array(term),
+           "truncated": wire.encode_array(trunc), "infos": infos, "env_seconds": t}
+    if server:
+        res["server_seconds"] = t + 1e-4
+    reply(res)
 `+script+`
 json.dump(out, sys.stdout)`)
 	raw, err := cmd.Output()
@@ -134,6 +137,7 @@ for n, k in [(1, 17), (16, 17), (64, 17), (16, 1), (300, 2), (4000, 17)]:
 step(np.arange(16 * 3, dtype=np.int64).reshape(16, 3), np.zeros(16), np.zeros(16, bool), np.ones(16, bool))
 step(np.zeros((2, 84 * 84), dtype=np.uint8), np.zeros(2), np.zeros(2, bool), np.zeros(2, bool), None, 0.0)
 step(np.zeros((2, 5), dtype=np.float32), np.array([np.inf, np.nan]), np.zeros(2, bool), np.zeros(2, bool))
+step(np.zeros((2, 3)), np.zeros(2), np.zeros(2, bool), np.zeros(2, bool), server=False)  # a 0.2.0 server
 `)
 	slow := replyBytes(t, `
 step(np.zeros((2, 3)), np.zeros(2), np.zeros(2, bool), np.zeros(2, bool), [{"x": 1}, None])
@@ -211,7 +215,8 @@ func sameStep(a, b stepReply) bool {
 			return false
 		}
 	}
-	return math.Float64bits(a.EnvSeconds) == math.Float64bits(b.EnvSeconds) && a.Infos == nil && b.Infos == nil
+	return math.Float64bits(a.EnvSeconds) == math.Float64bits(b.EnvSeconds) &&
+		math.Float64bits(a.ServerSeconds) == math.Float64bits(b.ServerSeconds) && a.Infos == nil && b.Infos == nil
 }
 
 // FuzzDecodeFast: whatever the fast path accepts, the reflection codec decodes the same way.

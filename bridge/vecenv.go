@@ -48,7 +48,11 @@ type VecEnv struct {
 	// EnvSeconds is the time the servers spent inside env.reset/env.step during the last call
 	// (summed over servers): what is left of the wall time is transport.
 	EnvSeconds float64
-	Hello      Hello
+	// ServerSeconds is the servers' whole share of the last reset or step (summed over servers):
+	// EnvSeconds plus their decoding, checks and per-copy loop; the rest of the wall time is the
+	// round trip. 0 from servers older than 0.3.0.
+	ServerSeconds float64
+	Hello         Hello
 
 	stopKeepalive chan struct{} // closed by Close; nil when no keepalive runs
 	keepaliveDone chan struct{}
@@ -337,13 +341,14 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 	if e.cfg.Infos {
 		infos = make([]envs.Info, e.n)
 	}
-	e.EnvSeconds = 0
+	e.EnvSeconds, e.ServerSeconds = 0, 0
 	var firstErr error
 	for _, s := range all {
 		var r struct {
-			Obs        wireArray        `msgpack:"obs"`
-			Infos      []map[string]any `msgpack:"infos"`
-			EnvSeconds float64          `msgpack:"env_seconds"`
+			Obs           wireArray        `msgpack:"obs"`
+			Infos         []map[string]any `msgpack:"infos"`
+			EnvSeconds    float64          `msgpack:"env_seconds"`
+			ServerSeconds float64          `msgpack:"server_seconds"`
 		}
 		if err := s.p.recv(ctx, &r); err != nil {
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, s.sh))
@@ -355,6 +360,7 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 		}
 		e.storeInfos(infos, r.Infos, s.sh.lo, s.sh.hi)
 		e.EnvSeconds += r.EnvSeconds
+		e.ServerSeconds += r.ServerSeconds
 	}
 	if firstErr != nil {
 		return envs.Array{}, nil, firstErr
@@ -470,12 +476,13 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 }
 
 type stepReply struct {
-	Obs        wireArray        `msgpack:"obs"`
-	Rewards    wireArray        `msgpack:"rewards"`
-	Terminated wireArray        `msgpack:"terminated"`
-	Truncated  wireArray        `msgpack:"truncated"`
-	Infos      []map[string]any `msgpack:"infos"`
-	EnvSeconds float64          `msgpack:"env_seconds"`
+	Obs           wireArray        `msgpack:"obs"`
+	Rewards       wireArray        `msgpack:"rewards"`
+	Terminated    wireArray        `msgpack:"terminated"`
+	Truncated     wireArray        `msgpack:"truncated"`
+	Infos         []map[string]any `msgpack:"infos"`
+	EnvSeconds    float64          `msgpack:"env_seconds"`
+	ServerSeconds float64          `msgpack:"server_seconds"`
 }
 
 func (ps *PendingStep) abandon() {
@@ -494,7 +501,7 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	if e.cfg.Infos && e.res.Infos == nil {
 		e.res.Infos = make([]envs.Info, e.n)
 	}
-	envSec := 0.0
+	envSec, serverSec := 0.0, 0.0
 	for _, pt := range ps.parts {
 		var r stepReply
 		err := pt.p.recvStep(ctx, &r)
@@ -534,8 +541,9 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 			e.storeInfos(e.res.Infos, r.Infos, pt.lo, pt.hi)
 		}
 		envSec += r.EnvSeconds
+		serverSec += r.ServerSeconds
 	}
-	e.EnvSeconds = envSec
+	e.EnvSeconds, e.ServerSeconds = envSec, serverSec
 	if firstErr != nil {
 		return envs.StepResult{}, firstErr
 	}

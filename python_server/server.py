@@ -153,6 +153,7 @@ class Server:
             self.log(f"python_server: dropped a message of {len(frames)} frames")
             return
         ident, rid, payload = frames
+        start = time.perf_counter()
         now = time.monotonic()
         client = self.clients.get(ident)
         if client is None:
@@ -171,7 +172,10 @@ class Server:
             fn = self.ops.get(op) if isinstance(op, str) else None
             if fn is None:
                 raise RequestError("ProtocolError", f"unknown op {op!r}")
-            reply: dict[str, Any] = {"ok": True, "result": fn(ident, req)}
+            result = fn(ident, req)
+            if "env_seconds" in result:  # reset and step: the server's share of the call, for telemetry
+                result["server_seconds"] = time.perf_counter() - start
+            reply: dict[str, Any] = {"ok": True, "result": result}
         except RequestError as e:
             reply = {"ok": False, "error": {"type": e.type, "message": e.message, "traceback": e.tb, "copy": e.copy, "fatal": e.fatal}}
         except wire.ProtocolError as e:

@@ -118,7 +118,8 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		name     string
 		n, parts int
 		b        *bridgeRunner
-		perBatch []float64
+		perBatch []float64 // transport seconds per batch: wall time less env time
+		server   []float64 // of which the servers' own work outside env.step
 	}
 	trs := []*transportRow{
 		{name: "N=1, lockstep", n: 1, parts: 1, b: copies[0]},
@@ -159,11 +160,12 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		ping = append(ping, p)
 		for _, tr := range trs {
-			_, perBatch, err := tr.b.measure(ctx, *steps, tr.parts)
+			_, t, err := tr.b.measure(ctx, *steps, tr.parts)
 			if err != nil {
 				return fmt.Errorf("transport %s: %w", tr.name, err)
 			}
-			tr.perBatch = append(tr.perBatch, perBatch)
+			tr.perBatch = append(tr.perBatch, t.transport)
+			tr.server = append(tr.server, t.serverWork)
 		}
 	}
 
@@ -174,11 +176,11 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t\n", c.name, median(c.sps), median(c.ratio), median(perRound(c.ratio, loop.ratio)), spread(c.ratio, "%.2f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
-	fmt.Fprintln(tw, "transport (Copy-v0, env time subtracted)\tus per env-step\tus per batch\t\tp25-p75 (us per batch)\t")
+	fmt.Fprintln(tw, "transport (Copy-v0, env time subtracted)\tus per env-step\tus per batch\tof which server work / round trip\tp25-p75 (us per batch)\t")
 	fmt.Fprintf(tw, "ping round trip (floor)\t\t%.1f\t\t%s\t\n", median(ping)*1e6, spread(scale(ping, 1e6), "%.0f"))
 	for _, tr := range trs {
-		m := median(tr.perBatch)
-		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t\t%s\t\n", tr.name, m*1e6/float64(tr.n), m*1e6, spread(scale(tr.perBatch, 1e6), "%.0f"))
+		m, sw := median(tr.perBatch), median(tr.server)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.0f / %.0f\t%s\t\n", tr.name, m*1e6/float64(tr.n), m*1e6, sw*1e6, (m-sw)*1e6, spread(scale(tr.perBatch, 1e6), "%.0f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
 	if err := tw.Flush(); err != nil {
@@ -417,12 +419,11 @@ func (b *bridgeRunner) close() { b.env.Close() }
 // measure steps with random actions, keeping `parts` sub-batches in flight (1: lockstep Step; more:
 // pipelined, each sub-batch sent again as soon as its results are in, whichever finishes first, so
 // no server waits for another and each has its next request early). It returns env-steps/s and the
-// transport seconds per batch: wall time minus the servers' own env time (with several servers,
-// their mean).
-func (b *bridgeRunner) measure(ctx context.Context, steps, parts int) (float64, float64, error) {
+// transport per batch.
+func (b *bridgeRunner) measure(ctx context.Context, steps, parts int) (float64, batchCost, error) {
 	n := b.env.NumEnvs()
 	if parts < 1 || parts > n {
-		return 0, 0, fmt.Errorf("cannot split %d copies into %d sub-batches", n, parts)
+		return 0, batchCost{}, fmt.Errorf("cannot split %d copies into %d sub-batches", n, parts)
 	}
 	pending := make([]*bridge.PendingStep, parts)
 	sent := make([]int, parts) // batches sent per sub-batch: each uses the action batch of its count
@@ -443,31 +444,38 @@ func (b *bridgeRunner) measure(ctx context.Context, steps, parts int) (float64, 
 	}()
 	for j := range parts {
 		if err := send(j); err != nil {
-			return 0, 0, err
+			return 0, batchCost{}, err
 		}
 	}
 	warm := max(steps/10, 1) * parts
 	var start time.Time
-	envSec := 0.0
+	envSec, serverSec := 0.0, 0.0
 	for k := range (steps + max(steps/10, 1)) * parts {
 		if k == warm {
-			start, envSec = time.Now(), 0
+			start, envSec, serverSec = time.Now(), 0, 0
 		}
 		j, _, err := b.env.WaitAny(ctx, pending)
 		if j >= 0 {
 			pending[j] = nil
 		}
 		if err != nil {
-			return 0, 0, err
+			return 0, batchCost{}, err
 		}
 		envSec += b.env.EnvSeconds / float64(b.servers)
+		serverSec += b.env.ServerSeconds / float64(b.servers)
 		if err := send(j); err != nil {
-			return 0, 0, err
+			return 0, batchCost{}, err
 		}
 	}
 	wall := time.Since(start).Seconds()
-	return float64(steps*n) / wall, (wall - envSec) / float64(steps), nil
+	per := float64(steps)
+	return float64(steps*n) / wall, batchCost{transport: (wall - envSec) / per, serverWork: (serverSec - envSec) / per}, nil
 }
+
+// batchCost is what going through the bridge costs per batch: the wall time less the servers' env
+// time (with several servers, their mean), and the part of it that is the servers' own work outside
+// env.step (decoding, checks, the per-copy loop); the rest is the round trip.
+type batchCost struct{ transport, serverWork float64 }
 
 // ping returns the mean seconds of a ping round trip: the floor under any step's transport.
 func (b *bridgeRunner) ping(ctx context.Context, count int) (float64, error) {

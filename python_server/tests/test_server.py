@@ -71,6 +71,7 @@ def test_make_reset_step_and_validation(client: Any) -> None:
     res = r["result"]
     assert wire.decode_array(res["rewards"], "r").tolist() == [1.0, 1.0]
     assert wire.decode_array(res["terminated"], "t").tolist() == [True, False]
+    assert 0 < res["env_seconds"] < res["server_seconds"] < 1, res  # telemetry: the env's share, the server's
     bad_range = wire.encode_array(np.array([[1, 1, 2], [1, 1, 5]], dtype=np.int64))
     r = client({"op": "step", "handle": h, "actions": bad_range})
     assert not r["ok"] and r["error"]["copy"] == 1 and not r["error"]["fatal"]
