@@ -176,6 +176,9 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%s\t\n", c.name, median(c.sps), median(c.ratio), median(perRound(c.ratio, loop.ratio)), spread(c.ratio, "%.2f"))
 	}
 	fmt.Fprintln(tw, "\t\t\t\t\t")
+	if err := tw.Flush(); err != nil { // the next table aligns its own columns
+		return err
+	}
 	fmt.Fprintln(tw, "transport (Copy-v0, env time subtracted)\tus per env-step\tus per batch\tof which server work / round trip\tp25-p75 (us per batch)\t")
 	fmt.Fprintf(tw, "ping round trip (floor)\t\t%.1f\t\t%s\t\n", median(ping)*1e6, spread(scale(ping, 1e6), "%.0f"))
 	for _, tr := range trs {
