@@ -50,6 +50,9 @@ class EnvGroup:
         # no cast); anything else goes through write_obs.
         self.obs_row_shape = (self.obs_size,) if isinstance(self.obs_space, gym.spaces.Box) else None
         self.act_decoder = wire.BatchDecoder(self.act_space)
+        # What a well-formed action block looks like on the wire, for actions_block's fast path.
+        self.act_wire = wire.wire_name(self.act_dtype)
+        self.act_itemsize = self.act_dtype.itemsize
         self.started = [False] * self.n
         self.unstarted = self.n  # copies never reset (or whose last reset failed): step refuses them
         self.ended = [False] * self.n  # episode over (disabled: frozen; next-step: reset on next step)
@@ -103,6 +106,22 @@ class EnvGroup:
             t += time.perf_counter() - t0
         return self.obs, (self._plain_infos(infos) if self.want_infos else None), t
 
+    def actions_block(self, obj: Any, rows: int) -> np.ndarray:
+        """Decode an encoded action array that must be (rows, act_size) of the action flat dtype.
+
+        The usual case (the right dtype name, shape and byte count, a little-endian host, no bool
+        bytes to check) is a few comparisons and one frombuffer; anything else goes through
+        wire.decode_array, whose errors say what is wrong.
+        """
+        if (type(obj) is dict and obj.get("dtype") == self.act_wire and obj.get("shape") == [rows, self.act_size]
+                and type(data := obj.get("data")) is bytes and len(data) == rows * self.act_size * self.act_itemsize
+                and wire.FAST_DECODE and self.act_wire != "bool"):
+            return np.frombuffer(data, dtype=self.act_dtype).reshape(rows, self.act_size)
+        a = wire.decode_array(obj, "actions")
+        if a.dtype != self.act_dtype or a.shape != (rows, self.act_size):
+            raise wire.ProtocolError(f"actions must be {self.act_dtype.name} of shape ({rows}, {self.act_size}), got {a.dtype.name} {list(a.shape)}")
+        return a
+
     def step(self, lo: int, hi: int, actions: np.ndarray) -> dict[str, Any]:
         """Step copies [lo, hi); actions has hi-lo rows of the right dtype and width. Returns the reply fields.
 
@@ -144,7 +163,8 @@ class EnvGroup:
                     continue
                 o, r, te, tr, info = envs[i].step(values[k])
                 t += clock() - t0
-                if type(o) is ndarray and o.shape == row_shape and o.dtype == obs_dtype:
+                # `is`: numpy's builtin dtypes are singletons; an equal but distinct one takes write().
+                if type(o) is ndarray and o.dtype is obs_dtype and o.shape == row_shape:
                     obs_rows[i] = o
                 else:
                     write(o, obs_rows[i])

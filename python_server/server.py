@@ -311,9 +311,7 @@ class Server:
         hi = _field(req, "hi", int, g.n)
         if not 0 <= lo < hi <= g.n:
             raise wire.ProtocolError(f"copy range [{lo}, {hi}) is not inside [0, {g.n})")
-        a = wire.decode_array(req.get("actions"), "actions")
-        if a.dtype != g.act_dtype or a.shape != (hi - lo, g.act_size):
-            raise wire.ProtocolError(f"actions must be {g.act_dtype.name} of shape ({hi - lo}, {g.act_size}), got {a.dtype.name} {list(a.shape)}")
+        a = g.actions_block(req.get("actions"), hi - lo)
         try:
             return g.step(lo, hi, a)
         except CopyError as e:

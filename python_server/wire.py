@@ -25,6 +25,16 @@ for _name, _dt in DTYPES.items():
     _WIRE_NAME[_dt] = _name
     _WIRE_NAME[_dt.newbyteorder("=")] = _name
 _LITTLE = sys.byteorder == "little"
+# Raw bytes are the native layout: arrays can be used as they come off the wire.
+FAST_DECODE = _LITTLE
+
+
+def wire_name(dt: np.dtype) -> str:
+    """The protocol's name of a dtype it accepts."""
+    name = _WIRE_NAME.get(dt)
+    if name is None:
+        raise ProtocolError(f"dtype {dt} cannot travel on the wire")
+    return name
 
 
 def encode_array(a: np.ndarray) -> dict[str, Any]:
