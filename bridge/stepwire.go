@@ -188,14 +188,16 @@ func (rd *mpReader) take(n int) []byte {
 	return s
 }
 
+// byte1 reads one byte; past the end it sets bad and returns a byte msgpack never uses.
 func (rd *mpReader) byte1() byte {
 	if s := rd.take(1); s != nil {
 		return s[0]
 	}
-	return 0xc1 // never used by msgpack
+	return 0xc1
 }
 
-func (rd *mpReader) uint(n int) int {
+// beUint reads an n-byte big-endian unsigned integer (n <= 4: lengths and dimensions).
+func (rd *mpReader) beUint(n int) int {
 	s := rd.take(n)
 	v := 0
 	for _, c := range s {
@@ -209,7 +211,7 @@ func (rd *mpReader) mapLen() int {
 	case c&0xf0 == 0x80:
 		return int(c & 0x0f)
 	case c == 0xde:
-		return rd.uint(2)
+		return rd.beUint(2)
 	default:
 		rd.bad = true
 		return 0
@@ -221,7 +223,7 @@ func (rd *mpReader) arrayLen() int {
 	case c&0xf0 == 0x90:
 		return int(c & 0x0f)
 	case c == 0xdc:
-		return rd.uint(2)
+		return rd.beUint(2)
 	default:
 		rd.bad = true
 		return 0
@@ -236,9 +238,9 @@ func (rd *mpReader) str() []byte {
 	case c&0xe0 == 0xa0:
 		n = int(c & 0x1f)
 	case c == 0xd9:
-		n = rd.uint(1)
+		n = rd.beUint(1)
 	case c == 0xda:
-		n = rd.uint(2)
+		n = rd.beUint(2)
 	default:
 		rd.bad = true
 		return nil
@@ -250,11 +252,11 @@ func (rd *mpReader) bin() []byte {
 	var n int
 	switch rd.byte1() {
 	case 0xc4:
-		n = rd.uint(1)
+		n = rd.beUint(1)
 	case 0xc5:
-		n = rd.uint(2)
+		n = rd.beUint(2)
 	case 0xc6:
-		n = rd.uint(4)
+		n = rd.beUint(4)
 	default:
 		rd.bad = true
 		return nil
@@ -282,17 +284,17 @@ func (rd *mpReader) null() bool {
 	return false
 }
 
-// int reads a non-negative integer that fits an int (shapes); anything else sets bad.
-func (rd *mpReader) int() int {
+// count reads a non-negative integer of at most 32 bits (a dimension); anything else sets bad.
+func (rd *mpReader) count() int {
 	switch c := rd.byte1(); {
 	case c < 0x80:
 		return int(c)
 	case c == 0xcc:
-		return rd.uint(1)
+		return rd.beUint(1)
 	case c == 0xcd:
-		return rd.uint(2)
+		return rd.beUint(2)
 	case c == 0xce:
-		return rd.uint(4)
+		return rd.beUint(4)
 	default:
 		rd.bad = true
 		return 0
@@ -337,7 +339,7 @@ func (rd *mpReader) array(w *wireArray) {
 			}
 			w.Shape = w.Shape[:0]
 			for range dims {
-				w.Shape = append(w.Shape, rd.int())
+				w.Shape = append(w.Shape, rd.count())
 			}
 		case "data":
 			k = 2

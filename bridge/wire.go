@@ -31,30 +31,8 @@ func itemSize(d envs.DType) int {
 
 // encodeArray packs the row-major values of a (already validated) into wire bytes of dtype d.
 func encodeArray(a envs.Array, d envs.DType, shape []int) wireArray {
-	n := a.Len()
-	buf := make([]byte, n*itemSize(d))
-	switch d {
-	case envs.Float64:
-		for i, x := range a.Floats {
-			binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(x))
-		}
-	case envs.Float32:
-		for i, x := range a.Floats {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(x)))
-		}
-	case envs.Int64:
-		for i, x := range a.Ints {
-			binary.LittleEndian.PutUint64(buf[8*i:], uint64(x))
-		}
-	case envs.Int32:
-		for i, x := range a.Ints {
-			binary.LittleEndian.PutUint32(buf[4*i:], uint32(int32(x)))
-		}
-	default: // int8, uint8, bool: one byte
-		for i, x := range a.Ints {
-			buf[i] = byte(x)
-		}
-	}
+	buf := make([]byte, a.Len()*itemSize(d))
+	putValues(buf, a, d)
 	return wireArray{DType: d.String(), Shape: shape, Data: buf}
 }
 
