@@ -9,7 +9,8 @@
 // call reads its connection itself (one reader at a time; replies for other calls are handed to
 // them), a deadline or cancellation stops only the wait for the next message to begin, so the stream
 // never loses its framing, and replies nobody waits for any more are discarded. Errors raised by the
-// environment come back as *RemoteError.
+// environment come back as *RemoteError. After each Reset and Step, EnvSeconds and ServerSeconds
+// tell how much of the call the servers spent inside the envs and in all; the rest is the round trip.
 //
 // The wire protocol is described in PROTOCOL.md next to this file.
 package bridge
