@@ -7,7 +7,8 @@
         prints {"steps_per_second": ...} for in-process stepping of N copies with random actions: a bare
         env.step loop (loop), or Gymnasium's own SyncVectorEnv, which also batches the outputs (vector).
     python -m python_server.reference bench-serve --env HalfCheetah-v5 --n 16 [--mode loop|vector]
-        the same, kept alive: prints {"ready": true}, then one result line per step count read on stdin.
+        the same, kept alive: prints {"ready": true}, then one result line per line read on stdin:
+        a step count, or "for SECONDS" (as many steps as fit, for processes measured at once).
 """
 
 from __future__ import annotations
@@ -64,7 +65,39 @@ def trajectory(env_id: str, n: int, steps: int, seed: int) -> dict[str, Any]:
     return out
 
 
-class Bench:
+class Timed:
+    """A measurement loop over step_batch(), by step count or by wall time."""
+
+    n: int
+
+    def step_batch(self) -> None:
+        raise NotImplementedError
+
+    def run(self, steps: int) -> dict[str, Any]:
+        """steps batches after steps/10 unmeasured ones."""
+        for _ in range(max(steps // 10, 1)):
+            self.step_batch()
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            self.step_batch()
+        dt = time.perf_counter() - t0
+        return {"n": self.n, "steps": steps, "seconds": dt, "steps_per_second": steps * self.n / dt}
+
+    def run_for(self, seconds: float) -> dict[str, Any]:
+        """As many batches as fit in `seconds` after two unmeasured ones: processes measured at once
+        this way overlap for the whole window, which equal step counts would not guarantee."""
+        for _ in range(2):
+            self.step_batch()
+        t0 = time.perf_counter()
+        steps, dt = 0, 0.0
+        while dt < seconds:
+            self.step_batch()
+            steps += 1
+            dt = time.perf_counter() - t0
+        return {"n": self.n, "steps": steps, "seconds": dt, "steps_per_second": steps * self.n / dt}
+
+
+class Bench(Timed):
     """N copies stepped in-process exactly as EnvGroup steps them (next-step autoreset), with 16 batches
     of random actions drawn up front, as the Go side of `pcl envbench` does for the bridge: the anchor
     pays for env.step and the loop, not for sampling."""
@@ -79,27 +112,20 @@ class Bench:
         self.ended = [False] * n
         self.t = 0
 
-    def run(self, steps: int) -> dict[str, Any]:
-        warm = max(steps // 10, 1)
-        t0 = 0.0
-        envs, ended = self.envs, self.ended
-        for s in range(steps + warm):
-            if s == warm:
-                t0 = time.perf_counter()
-            acts = self.actions[self.t % len(self.actions)]
-            self.t += 1
-            for i, e in enumerate(envs):
-                if ended[i]:
-                    e.reset()
-                    ended[i] = False
-                    continue
-                _, _, te, tr, _ = e.step(acts[i])
-                ended[i] = bool(te or tr)
-        dt = time.perf_counter() - t0
-        return {"n": self.n, "steps": steps, "seconds": dt, "steps_per_second": steps * self.n / dt}
+    def step_batch(self) -> None:
+        acts = self.actions[self.t % len(self.actions)]
+        self.t += 1
+        ended = self.ended
+        for i, e in enumerate(self.envs):
+            if ended[i]:
+                e.reset()
+                ended[i] = False
+                continue
+            _, _, te, tr, _ = e.step(acts[i])
+            ended[i] = bool(te or tr)
 
 
-class VectorBench:
+class VectorBench(Timed):
     """N copies in Gymnasium's SyncVectorEnv (next-step autoreset, the default): in-process stepping
     that, like the bridge, hands back batched observations, rewards and flags."""
 
@@ -111,19 +137,12 @@ class VectorBench:
         self.actions = [self.env.action_space.sample() for _ in range(16)]
         self.t = 0
 
-    def run(self, steps: int) -> dict[str, Any]:
-        warm = max(steps // 10, 1)
-        t0 = 0.0
-        for s in range(steps + warm):
-            if s == warm:
-                t0 = time.perf_counter()
-            self.env.step(self.actions[self.t % len(self.actions)])
-            self.t += 1
-        dt = time.perf_counter() - t0
-        return {"n": self.n, "steps": steps, "seconds": dt, "steps_per_second": steps * self.n / dt}
+    def step_batch(self) -> None:
+        self.env.step(self.actions[self.t % len(self.actions)])
+        self.t += 1
 
 
-def new_bench(mode: str, env_id: str, n: int, seed: int) -> Bench | VectorBench:
+def new_bench(mode: str, env_id: str, n: int, seed: int) -> Timed:
     return VectorBench(env_id, n, seed) if mode == "vector" else Bench(env_id, n, seed)
 
 
@@ -133,14 +152,18 @@ def bench(mode: str, env_id: str, n: int, steps: int, seed: int) -> dict[str, An
 
 def bench_serve(mode: str, env_id: str, n: int, seed: int) -> None:
     """Make the envs once, print {"ready": true}, then run one measurement per stdin line (a step
-    count) and print its JSON: lets `pcl envbench` interleave anchor and bridge rounds cheaply."""
+    count, or "for SECONDS") and print its JSON: lets `pcl envbench` interleave anchor and bridge
+    rounds cheaply."""
     b = new_bench(mode, env_id, n, seed)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         line = line.strip()
         if not line:
             continue
-        print(json.dumps(b.run(int(line))), flush=True)
+        if line.startswith("for "):
+            print(json.dumps(b.run_for(float(line[4:]))), flush=True)
+        else:
+            print(json.dumps(b.run(int(line))), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -66,6 +68,15 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer loopAnchor.close()
+	// Two bare loops of half the copies each, run at once: what two processes get out of the two
+	// cores at all, the ceiling of the two-server rows.
+	var pair [2]*anchorProc
+	for k := range pair {
+		if pair[k], err = startAnchor(ctx, py, root, "loop", *envID, max(*n/2, 1)); err != nil {
+			return err
+		}
+		defer pair[k].close()
+	}
 	var cheetah []*bridgeRunner
 	for _, servers := range []int{1, 2} {
 		b, err := newBridgeRunner(ctx, bridge.Config{EnvID: *envID, NumEnvs: *n}, servers, opts)
@@ -108,6 +119,10 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	loop := &contender{name: "in-process bare env.step loop", measure: func() (float64, error) { return loopAnchor.measure(ctx, *steps) }}
 	cs := []*contender{
 		loop,
+		{name: "in-process bare loops, 2 processes at once (N/2 each)", measure: func() (float64, error) {
+			// As long as the anchor takes for the same number of batches.
+			return measurePair(ctx, pair, float64(*steps**n)/anchor.sps[len(anchor.sps)-1])
+		}},
 		{name: "bridge, 1 server, lockstep", measure: lockstep(cheetah[0])},
 		{name: "bridge, 2 servers, lockstep", measure: lockstep(cheetah[1])},
 		{name: "bridge, 1 server, pipelined (2 sub-batches)", measure: pipelined(cheetah[0], 2)},
@@ -334,10 +349,15 @@ func (a *anchorProc) readJSON(v any) error {
 
 // measure runs one measurement of `steps` batched steps; ctx cancellation kills the process.
 func (a *anchorProc) measure(ctx context.Context, steps int) (float64, error) {
+	return a.request(ctx, strconv.Itoa(steps))
+}
+
+// request sends one measurement line (see python_server/reference.py) and returns its steps/s.
+func (a *anchorProc) request(ctx context.Context, line string) (float64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if _, err := fmt.Fprintf(a.in, "%d\n", steps); err != nil {
+	if _, err := fmt.Fprintf(a.in, "%s\n", line); err != nil {
 		return 0, fmt.Errorf("in-process anchor: %w", err)
 	}
 	var r struct {
@@ -347,6 +367,18 @@ func (a *anchorProc) measure(ctx context.Context, steps int) (float64, error) {
 		return 0, err
 	}
 	return r.StepsPerSecond, nil
+}
+
+// measurePair steps both processes at once for the same wall time and returns their summed rate.
+func measurePair(ctx context.Context, pair [2]*anchorProc, seconds float64) (float64, error) {
+	var sps [2]float64
+	var errs [2]error
+	var wg sync.WaitGroup
+	for k, a := range pair {
+		wg.Go(func() { sps[k], errs[k] = a.request(ctx, fmt.Sprintf("for %g", seconds)) })
+	}
+	wg.Wait()
+	return sps[0] + sps[1], errors.Join(errs[:]...)
 }
 
 func (a *anchorProc) close() {

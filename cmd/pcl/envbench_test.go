@@ -28,7 +28,7 @@ func TestEnvBenchSmoke(t *testing.T) {
 	if err := runEnvBench(ctx, []string{"-env", "Copy-v0", "-n", "4", "-steps", "20", "-rounds", "2"}, &out, &errb); err != nil {
 		t.Fatalf("envbench: %v\n%s", err, errb.String())
 	}
-	for _, want := range []string{"SyncVectorEnv (anchor)", "bare env.step loop", "2 servers, pipelined", "ping round trip (floor)", "N=16, pipelined", "Go-native", "Python via bridge", "load average"} {
+	for _, want := range []string{"SyncVectorEnv (anchor)", "bare env.step loop", "2 processes at once", "2 servers, pipelined", "ping round trip (floor)", "N=16, pipelined", "Go-native", "Python via bridge", "load average"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
