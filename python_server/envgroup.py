@@ -113,7 +113,8 @@ class EnvGroup:
         bytes to check) is a few comparisons and one frombuffer; anything else goes through
         wire.decode_array, whose errors say what is wrong.
         """
-        if (type(obj) is dict and obj.get("dtype") == self.act_wire and obj.get("shape") == [rows, self.act_size]
+        if (type(obj) is dict and obj.get("dtype") == self.act_wire
+                and (shape := obj.get("shape")) == [rows, self.act_size] and type(shape[0]) is int and type(shape[1]) is int
                 and type(data := obj.get("data")) is bytes and len(data) == rows * self.act_size * self.act_itemsize
                 and wire.FAST_DECODE and self.act_wire != "bool"):
             return np.frombuffer(data, dtype=self.act_dtype).reshape(rows, self.act_size)

@@ -44,8 +44,9 @@ good = np.arange(6, dtype=np.float32).reshape(2, 3) / 10
     (BOX, {"dtype": "float32", "shape": [2, 3], "data": b"\0" * 20}, "20 bytes do not hold shape [2, 3]"),
     (BOX, {"dtype": "float32", "shape": [2, 3], "data": "text"}, "data must be bytes"),
     (BOX, [0.1, 0.2], "want an array map"),
+    (BOX, {"dtype": "float32", "shape": [2.0, 3], "data": good.tobytes()}, "bad shape"),  # equal to [2, 3], not ints
     (BOOL, {"dtype": "bool", "shape": [2, 2], "data": b"\0\1\2\0"}, "bytes other than 0 and 1"),
-], ids=["good", "good bool", "dtype", "shape", "byte count", "data type", "not a map", "bool bytes"])
+], ids=["good", "good bool", "dtype", "shape", "byte count", "data type", "not a map", "float dims", "bool bytes"])
 def test_actions_block(space: spaces.Space[Any], obj: Any, want: np.ndarray | str) -> None:
     g = group(space)
     if isinstance(want, str):
