@@ -50,9 +50,11 @@ class EnvGroup:
         # no cast); anything else goes through write_obs.
         self.obs_row_shape = (self.obs_size,) if isinstance(self.obs_space, gym.spaces.Box) else None
         self.act_decoder = wire.BatchDecoder(self.act_space)
-        # What a well-formed action block looks like on the wire, for actions_block's fast path.
+        # What a well-formed action block looks like on the wire, for actions_block's fast path (not
+        # for bool blocks, whose bytes must be checked, nor on hosts that must swap bytes).
         self.act_wire = wire.wire_name(self.act_dtype)
         self.act_itemsize = self.act_dtype.itemsize
+        self.act_fast = wire.FAST_DECODE and self.act_wire != "bool"
         self.started = [False] * self.n
         self.unstarted = self.n  # copies never reset (or whose last reset failed): step refuses them
         self.ended = [False] * self.n  # episode over (disabled: frozen; next-step: reset on next step)
@@ -113,10 +115,9 @@ class EnvGroup:
         bytes to check) is a few comparisons and one frombuffer; anything else goes through
         wire.decode_array, whose errors say what is wrong.
         """
-        if (type(obj) is dict and obj.get("dtype") == self.act_wire
+        if (self.act_fast and type(obj) is dict and obj.get("dtype") == self.act_wire
                 and (shape := obj.get("shape")) == [rows, self.act_size] and type(shape[0]) is int and type(shape[1]) is int
-                and type(data := obj.get("data")) is bytes and len(data) == rows * self.act_size * self.act_itemsize
-                and wire.FAST_DECODE and self.act_wire != "bool"):
+                and type(data := obj.get("data")) is bytes and len(data) == rows * self.act_size * self.act_itemsize):
             return np.frombuffer(data, dtype=self.act_dtype).reshape(rows, self.act_size)
         a = wire.decode_array(obj, "actions")
         if a.dtype != self.act_dtype or a.shape != (rows, self.act_size):

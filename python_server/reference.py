@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+from abc import ABC, abstractmethod
 from typing import Any
 
 import gymnasium as gym
@@ -65,13 +66,14 @@ def trajectory(env_id: str, n: int, steps: int, seed: int) -> dict[str, Any]:
     return out
 
 
-class Timed:
+class Timed(ABC):
     """A measurement loop over step_batch(), by step count or by wall time."""
 
     n: int
 
+    @abstractmethod
     def step_batch(self) -> None:
-        raise NotImplementedError
+        """Step every copy once."""
 
     def run(self, steps: int) -> dict[str, Any]:
         """steps batches after steps/10 unmeasured ones."""
