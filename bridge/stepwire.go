@@ -206,23 +206,16 @@ func (rd *mpReader) beUint(n int) int {
 	return v
 }
 
-func (rd *mpReader) mapLen() int {
-	switch c := rd.byte1(); {
-	case c&0xf0 == 0x80:
-		return int(c & 0x0f)
-	case c == 0xde:
-		return rd.beUint(2)
-	default:
-		rd.bad = true
-		return 0
-	}
-}
+func (rd *mpReader) mapLen() int { return rd.containerLen(0x80, 0xde) }
 
-func (rd *mpReader) arrayLen() int {
+func (rd *mpReader) arrayLen() int { return rd.containerLen(0x90, 0xdc) }
+
+// containerLen reads a map or array header: the fix form (fix | n, n < 16) or the 16-bit form.
+func (rd *mpReader) containerLen(fix, long16 byte) int {
 	switch c := rd.byte1(); {
-	case c&0xf0 == 0x90:
+	case c&0xf0 == fix:
 		return int(c & 0x0f)
-	case c == 0xdc:
+	case c == long16:
 		return rd.beUint(2)
 	default:
 		rd.bad = true
