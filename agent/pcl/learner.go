@@ -18,14 +18,11 @@ type Learner struct {
 	Model *Model
 	Opt   *optim.Adam
 
+	obj Objective
 	// scratch reused across batches
 	tokens  []int32
 	lengths []int
-	z, p    []float32
-	tau     []float64
-	dz      []float32
-	in      PathInputs
-	grads   PathGrads
+	steps   Steps
 	dHeads  []*tensor.Matrix
 }
 
@@ -53,7 +50,7 @@ func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*Learner, err
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}
-	return &Learner{Cfg: cfg, Model: m, Opt: opt}, nil
+	return &Learner{Cfg: cfg, Model: m, Opt: opt, obj: Objective{Heads: &m.Heads, Cfg: cfg}}, nil
 }
 
 // Params are the trainable parameters.
@@ -64,14 +61,6 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
-}
-
-// policyScale is the factor on the gradient that reaches the per-step terms.
-func (l *Learner) policyScale() float64 {
-	if l.Cfg.PGScale == config.PGScaleInverseAlpha {
-		return 1 / l.Cfg.Alpha
-	}
-	return 1
 }
 
 // Loss returns the path-consistency loss of eps; with grad it also leaves in the parameters'
@@ -120,71 +109,33 @@ func (l *Learner) Loss(eps []*episode.Episode, grad bool) (StepInfo, error) {
 			}
 		}
 	}
+	st := &l.steps
+	*st = Steps{T: T, B: B, Lengths: grow(st.Lengths, B), Terminated: grow(st.Terminated, B),
+		Actions: grow(st.Actions, T*B), Rewards: grow(st.Rewards, T*B)}
+	for b, e := range eps {
+		st.Lengths[b], st.Terminated[b] = e.Len(), e.Terminated
+		for t, a := range e.Actions {
+			st.Actions[t*B+b], st.Rewards[t*B+b] = a, e.Rewards[t]
+		}
+	}
 	heads, err := m.Net.Forward(l.tokens, Tn, B, l.lengths)
 	if err != nil {
 		return StepInfo{}, fmt.Errorf("pcl: forward: %w", err)
 	}
-	l.z = grow(l.z, Tn*B*K)
-	l.p = grow(l.p, Tn*B*K)
-	l.tau = grow(l.tau, Tn*B)
-	l.dz = grow(l.dz, K)
-	in := &l.in
-	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
-		Values: grow(in.Values, Tn*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
-	clear(in.Values)
-	clear(in.Rewards)
-	clear(in.Terms)
-	for b, e := range eps {
-		L := e.Len()
-		in.Lengths[b], in.Terminated[b] = L, e.Terminated
-		for t := 0; t <= L; t++ {
-			row := t*B + b
-			z, p := l.z[row*K:(row+1)*K], l.p[row*K:(row+1)*K]
-			l.tau[row] = m.Probs(p, z, heads[0].Row(row))
-			in.Values[row] = m.rowValue(heads, row, z, p)
-			if t < L {
-				in.Rewards[row] = e.Rewards[t]
-				in.Terms[row] = m.stepTerm(heads, nil, row, int(e.Actions[t]), z, p, l.dz, l.tau[row], 0)
-			}
-		}
-	}
-	var g *PathGrads
+	var dHeads []*tensor.Matrix
 	if grad {
-		g = &l.grads
+		if len(l.dHeads) != len(heads) {
+			l.dHeads = make([]*tensor.Matrix, len(heads))
+			for i := range heads {
+				l.dHeads[i] = tensor.New(0, heads[i].Cols)
+			}
+		}
+		dHeads = l.dHeads
 	}
-	loss, err := PathLoss(*in, l.Cfg.Gamma, l.Cfg.Rollout, g)
+	loss, err := l.obj.Evaluate(heads, *st, dHeads)
 	info := StepInfo{Loss: loss, Episodes: B, Steps: steps}
-	if err != nil {
+	if err != nil || !grad {
 		return info, err
-	}
-	if !grad {
-		return info, nil
-	}
-	if len(l.dHeads) != len(heads) {
-		l.dHeads = make([]*tensor.Matrix, len(heads))
-		for i := range heads {
-			l.dHeads[i] = tensor.New(0, heads[i].Cols)
-		}
-	}
-	for i, h := range heads {
-		l.dHeads[i].Reshape(h.Rows, h.Cols)
-		l.dHeads[i].Zero()
-	}
-	ps, cw := l.policyScale(), l.Cfg.CriticWeight
-	for b, e := range eps {
-		L := e.Len()
-		for t := 0; t <= L; t++ {
-			row := t*B + b
-			z, p := l.z[row*K:(row+1)*K], l.p[row*K:(row+1)*K]
-			if t < L {
-				if w := g.DTerms[row] * ps; w != 0 {
-					m.stepTerm(heads, l.dHeads, row, int(e.Actions[t]), z, p, l.dz, l.tau[row], w)
-				}
-			}
-			if dv := g.DValues[row] * cw; dv != 0 {
-				m.addValueGrad(l.dHeads, row, p, dv)
-			}
-		}
 	}
 	nn.ZeroGrads(l.Params())
 	if err := m.Net.Backward(l.dHeads); err != nil {

@@ -181,8 +181,8 @@ func slowLoss(t *testing.T, m *Model, cfg config.Config, eps []*episode.Episode)
 			case config.AlgoSparse:
 				_, g := slowSparsemax(z)
 				mu := math.Max(z[a]-g, 0)
-				lam := math.Max(g-z[a], 0) * math.Exp(float64(outs[m.lamHead].Data[0]))
-				bigLam := -alpha / 2 / (1 + math.Exp(-float64(outs[m.bigHead].Data[0])))
+				lam := math.Max(g-z[a], 0) * math.Exp(float64(outs[m.LambdaHead].Data[0]))
+				bigLam := -alpha / 2 / (1 + math.Exp(-float64(outs[m.BigHead].Data[0])))
 				term = alpha/2 - alpha*mu + lam - bigLam
 			default:
 				q := cfg.TsallisQ
@@ -201,7 +201,7 @@ func slowLoss(t *testing.T, m *Model, cfg config.Config, eps []*episode.Episode)
 							break
 						}
 					}
-					term += math.Max(tau-(q-1)*z[a], 0) / (q - 1) * math.Exp(float64(outs[m.lamHead].Data[0]))
+					term += math.Max(tau-(q-1)*z[a], 0) / (q - 1) * math.Exp(float64(outs[m.LambdaHead].Data[0]))
 				}
 			}
 			in.Terms[s*B+b] = term

@@ -1,0 +1,136 @@
+package pcl
+
+import (
+	"fmt"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+// Steps is a time-major batch of B step sequences (whole episodes or sub-episodes): row (t, b),
+// at index t*B+b, is step t of sequence b, for t <= Lengths[b]; row (Lengths[b], b) is the state
+// after the last action, from which a sequence that was not terminated bootstraps.
+type Steps struct {
+	T, B int
+	// Lengths[b] is the number of actions L_b of sequence b, 1 <= L_b <= T.
+	Lengths []int
+	// Terminated[b] says sequence b ended in a terminal state; otherwise (truncated, or cut by the
+	// sampler) it bootstraps from V at its last state.
+	Terminated []bool
+	// Actions and Rewards have T*B entries, valid for t < L_b.
+	Actions []int32
+	Rewards []float64
+}
+
+// Objective evaluates the path-consistency loss of a batch from the heads a network produced for
+// it, and the loss gradient with respect to those heads. It is the part of the learner that every
+// network family shares: the families differ only in how their inputs become heads and back.
+type Objective struct {
+	Heads *Heads
+	Cfg   config.Config
+
+	z, p  []float32
+	tau   []float64
+	dz    []float32
+	in    PathInputs
+	grads PathGrads
+}
+
+// PolicyScale is the factor on the gradient that reaches the per-step terms.
+func (o *Objective) PolicyScale() float64 {
+	if o.Cfg.PGScale == config.PGScaleInverseAlpha {
+		return 1 / o.Cfg.Alpha
+	}
+	return 1
+}
+
+// Evaluate returns the loss of s given heads ((T+1)*B rows each). With dHeads non-nil (one matrix
+// per head, reshaped and overwritten here) it also writes the gradient of the training objective:
+// the exact gradient of the loss, except that the part through the per-step terms is multiplied by
+// the policy scale (1/alpha for "inverse-alpha") and the part through V by CriticWeight.
+func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.Matrix) (float64, error) {
+	m := o.Heads
+	T, B, K := s.T, s.B, m.NumActions()
+	Tn := T + 1
+	if len(heads) != len(m.Sizes) {
+		return 0, fmt.Errorf("pcl: %d heads, the layout has %d", len(heads), len(m.Sizes))
+	}
+	for i, h := range heads {
+		if h.Rows != Tn*B || h.Cols != m.Sizes[i] {
+			return 0, fmt.Errorf("pcl: head %d is %s, want %dx%d", i, h.Shape(), Tn*B, m.Sizes[i])
+		}
+	}
+	if len(s.Lengths) != B || len(s.Terminated) != B || len(s.Actions) != T*B || len(s.Rewards) != T*B {
+		return 0, fmt.Errorf("pcl: steps have %d lengths, %d flags, %d actions, %d rewards for T=%d B=%d",
+			len(s.Lengths), len(s.Terminated), len(s.Actions), len(s.Rewards), T, B)
+	}
+	o.z = grow(o.z, Tn*B*K)
+	o.p = grow(o.p, Tn*B*K)
+	o.tau = grow(o.tau, Tn*B)
+	o.dz = grow(o.dz, K)
+	in := &o.in
+	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
+		Values: grow(in.Values, Tn*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
+	clear(in.Values)
+	clear(in.Rewards)
+	clear(in.Terms)
+	for b := range B {
+		L := s.Lengths[b]
+		if L < 1 || L > T {
+			return 0, fmt.Errorf("pcl: sequence %d has length %d, want 1..%d", b, L, T)
+		}
+		in.Lengths[b], in.Terminated[b] = L, s.Terminated[b]
+		for t := 0; t <= L; t++ {
+			row := t*B + b
+			z, p := o.z[row*K:(row+1)*K], o.p[row*K:(row+1)*K]
+			o.tau[row] = m.Probs(p, z, heads[0].Row(row))
+			in.Values[row] = m.rowValue(heads, row, z, p)
+			if t < L {
+				a := int(s.Actions[row])
+				if a < 0 || a >= K {
+					return 0, fmt.Errorf("pcl: sequence %d: action %d at step %d outside [0, %d)", b, a, t, K)
+				}
+				in.Rewards[row] = s.Rewards[row]
+				in.Terms[row] = m.stepTerm(heads, nil, row, a, z, p, o.dz, o.tau[row], 0)
+			}
+		}
+	}
+	var g *PathGrads
+	if dHeads != nil {
+		g = &o.grads
+	}
+	loss, err := PathLoss(*in, o.Cfg.Gamma, o.Cfg.Rollout, g)
+	if err != nil || dHeads == nil {
+		return loss, err
+	}
+	if len(dHeads) != len(heads) {
+		return loss, fmt.Errorf("pcl: %d head gradients for %d heads", len(dHeads), len(heads))
+	}
+	for i, h := range heads {
+		dHeads[i].Reshape(h.Rows, h.Cols)
+		dHeads[i].Zero()
+	}
+	ps, cw := o.PolicyScale(), o.Cfg.CriticWeight
+	for b := range B {
+		L := s.Lengths[b]
+		for t := 0; t <= L; t++ {
+			row := t*B + b
+			z, p := o.z[row*K:(row+1)*K], o.p[row*K:(row+1)*K]
+			if t < L {
+				if w := g.DTerms[row] * ps; w != 0 {
+					m.stepTerm(heads, dHeads, row, int(s.Actions[row]), z, p, o.dz, o.tau[row], w)
+				}
+			}
+			if dv := g.DValues[row] * cw; dv != 0 {
+				m.addValueGrad(dHeads, row, p, dv)
+			}
+		}
+	}
+	return loss, nil
+}
+
+// Probs returns the policy of row computed by the last Evaluate (valid until the next one).
+func (o *Objective) Probs(row int) []float32 {
+	K := o.Heads.NumActions()
+	return o.p[row*K : (row+1)*K]
+}
