@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -45,6 +46,15 @@ const (
 	CurriculumShared = "shared"
 	// CurriculumPerCopy: each env copy has its own curriculum (gym >= 2020 semantics).
 	CurriculumPerCopy = "per-copy"
+
+	// NetAuto picks the network family from the observation space: an LSTM for a Discrete
+	// observation (the algorithmic tasks), feed-forward networks for a Box.
+	NetAuto = "auto"
+	// NetLSTM is the recurrent network of the algorithmic tasks, trained on whole episodes.
+	NetLSTM = "lstm"
+	// NetMLP is the paper's continuous-control model: separate feed-forward policy and value
+	// networks, trained on sub-episodes cut from copies that keep running across iterations.
+	NetMLP = "mlp"
 )
 
 // Config is one training run's complete configuration. The zero value is not useful: start from
@@ -71,7 +81,24 @@ type Config struct {
 	PGScale string `json:"pg_scale"`
 
 	// Network.
-	Hidden int `json:"hidden"` // LSTM units; 128 (paper)
+	Net       string `json:"net"`        // "auto" (default: lstm for Discrete observations, mlp for Box), "lstm" or "mlp"
+	Hidden    int    `json:"hidden"`     // LSTM units; 128 (paper)
+	MLPHidden int    `json:"mlp_hidden"` // units of each of the two tanh layers of the mlp networks; 64 (paper)
+	// NormObs normalises Box observations of the mlp by running mean and std (checkpointed).
+	NormObs bool `json:"norm_obs"`
+
+	// Actions.
+	Grid int `json:"grid"` // points per dimension of the action grid over a Box action space (0: none; paper: 3 or 5)
+
+	// Long-episode sampling (net mlp): copies are not reset per iteration.
+	NumEnvs       int     `json:"num_envs"`       // copies stepping together; 1 (paper: one trajectory)
+	StepsPerIter  int     `json:"steps_per_iter"` // env steps per copy per iteration; 100 (paper)
+	SubEpisodes   int     `json:"sub_episodes"`   // sub-episodes per replay training batch; 25 (paper)
+	ReplaySteps   int     `json:"replay_steps"`   // step replay capacity in env steps; 1,000,000
+	RecencyWeight float64 `json:"recency_weight"` // sub-episode sampling weight exp(w * (iteration - newest)); 0.01 (paper)
+	// OnPolicyStep adds a gradient step on the fresh sub-episodes before the replay step (the
+	// paper takes the replay step alone).
+	OnPolicyStep bool `json:"on_policy_step"`
 
 	// Optimiser.
 	LearningRate float64 `json:"learning_rate"` // 0.005 (paper)
@@ -106,7 +133,8 @@ func Default() Config {
 		Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared,
 		Algo: AlgoSparse, Form: FormSeparate, Alpha: DefaultAlpha(AlgoSparse, 5), TsallisQ: 1.5,
 		Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
-		Hidden:       128,
+		Net: NetAuto, Hidden: 128, MLPHidden: 64,
+		NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01,
 		LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10,
 		BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
 		ReplayAlpha: 0.5, ReplayUniform: 0.1, ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,
@@ -183,8 +211,32 @@ func (c Config) Validate() error {
 	if c.PGScale != PGScaleInverseAlpha && c.PGScale != PGScaleNone {
 		bad("pg_scale", c.PGScale, `must be "inverse-alpha" or "none"`)
 	}
+	if c.Net != NetAuto && c.Net != NetLSTM && c.Net != NetMLP {
+		bad("net", c.Net, `must be "auto", "lstm" or "mlp"`)
+	}
 	if c.Hidden < 1 {
 		bad("hidden", c.Hidden, "must be >= 1")
+	}
+	if c.MLPHidden < 1 {
+		bad("mlp_hidden", c.MLPHidden, "must be >= 1")
+	}
+	if c.Grid == 1 || c.Grid < 0 {
+		bad("grid", c.Grid, "must be 0 (no grid) or >= 2")
+	}
+	if c.NumEnvs < 1 {
+		bad("num_envs", c.NumEnvs, "must be >= 1")
+	}
+	if c.StepsPerIter < 1 {
+		bad("steps_per_iter", c.StepsPerIter, "must be >= 1")
+	}
+	if c.SubEpisodes < 1 {
+		bad("sub_episodes", c.SubEpisodes, "must be >= 1")
+	}
+	if c.ReplaySteps < 1 {
+		bad("replay_steps", c.ReplaySteps, "must be >= 1")
+	}
+	if !(c.RecencyWeight >= 0) || math.IsInf(c.RecencyWeight, 0) {
+		bad("recency_weight", c.RecencyWeight, "must be finite and >= 0")
 	}
 	if !(c.LearningRate > 0) {
 		bad("learning_rate", c.LearningRate, "must be > 0")
@@ -252,7 +304,17 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Rollout, "rollout", c.Rollout, "d of the d-step path consistency")
 	fs.Float64Var(&c.CriticWeight, "critic-weight", c.CriticWeight, "multiplier of the gradient reaching V")
 	fs.StringVar(&c.PGScale, "pg-scale", c.PGScale, `"inverse-alpha" (released code) or "none" (paper)`)
+	fs.StringVar(&c.Net, "net", c.Net, `network family: "auto" (lstm for Discrete observations, mlp for Box), "lstm" or "mlp"`)
 	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "LSTM units")
+	fs.IntVar(&c.MLPHidden, "mlp-hidden", c.MLPHidden, "units of each tanh layer of the mlp networks")
+	fs.BoolVar(&c.NormObs, "norm-obs", c.NormObs, "normalise Box observations by running mean and std (mlp)")
+	fs.IntVar(&c.Grid, "grid", c.Grid, "points per dimension of the action grid over a Box action space (0: none)")
+	fs.IntVar(&c.NumEnvs, "num-envs", c.NumEnvs, "copies stepping together (mlp)")
+	fs.IntVar(&c.StepsPerIter, "steps-per-iter", c.StepsPerIter, "env steps per copy per iteration (mlp)")
+	fs.IntVar(&c.SubEpisodes, "sub-episodes", c.SubEpisodes, "sub-episodes per replay training batch (mlp)")
+	fs.IntVar(&c.ReplaySteps, "replay-steps", c.ReplaySteps, "step replay capacity in env steps (mlp)")
+	fs.Float64Var(&c.RecencyWeight, "recency-weight", c.RecencyWeight, "sub-episode sampling weight exp(w * age) (mlp)")
+	fs.BoolVar(&c.OnPolicyStep, "on-policy-step", c.OnPolicyStep, "also step on the fresh sub-episodes (mlp)")
 	fs.Float64Var(&c.LearningRate, "lr", c.LearningRate, "Adam learning rate")
 	fs.Float64Var(&c.AdamBeta1, "adam-beta1", c.AdamBeta1, "Adam beta1")
 	fs.Float64Var(&c.AdamBeta2, "adam-beta2", c.AdamBeta2, "Adam beta2")
@@ -320,4 +382,22 @@ func ReadFile(path string) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// ApplyLongEpisodeDefaults sets the paper's continuous-control values (appendix, HalfCheetah) on
+// the fields whose flags were not given (given reports a flag name as given): discount 0.99,
+// learning rate 5e-4 (the larger of the paper's two), a greedy evaluation of one episode every 10
+// iterations and a checkpoint every 10 iterations (1000 steps: HalfCheetah's episode length, so
+// checkpoints fall between episodes and a resume is exact).
+func (c *Config) ApplyLongEpisodeDefaults(given func(flag string) bool) {
+	set := func(flag string, apply func()) {
+		if !given(flag) {
+			apply()
+		}
+	}
+	set("gamma", func() { c.Gamma = 0.99 })
+	set("lr", func() { c.LearningRate = 5e-4 })
+	set("eval-every", func() { c.EvalEvery = 10 })
+	set("eval-episodes", func() { c.EvalEpisodes = 1 })
+	set("checkpoint-every", func() { c.CheckpointEvery = 10 })
 }

@@ -36,3 +36,7 @@ func tanh32(x float32) float32 {
 	}
 	return 2/(1+exp32(-2*x)) - 1
 }
+
+// Tanh32 is the float32 tanh the networks of this package use, for callers that build their own
+// layers and must match them.
+func Tanh32(x float32) float32 { return tanh32(x) }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/control"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
@@ -34,6 +36,49 @@ type Meta struct {
 	// replay). Each checkpoint writes its own (replay-<iteration>.bin) before the checkpoint itself
 	// and removes the older ones after, so a crash never pairs a checkpoint with another's buffer.
 	ReplayFile string `json:"replay_file,omitempty"`
+	// Steps is the state of a long-episode (net mlp) run beyond its parameters and replay.
+	Steps *StepsState `json:"steps,omitempty"`
+}
+
+// StepsState is what a long-episode run's checkpoint holds besides parameters and replay.
+type StepsState struct {
+	// Window is the on-policy statistics window (the last 1000 steps' max-probability and support).
+	Window control.WindowState `json:"window"`
+	// MidEpisode is the number of copies that were in the middle of an episode at the checkpoint.
+	// They cannot be restored (the env's state is not saved), so a resumed run restarts them, and
+	// it continues exactly only when this is 0.
+	MidEpisode int `json:"mid_episode"`
+	// LastMeanReturn is the metrics' carried mean return of completed episodes (NaN: none yet).
+	LastMeanReturn jsonFloat `json:"last_mean_return"`
+	// Time spent in the env (transport included), in computing actions, and in training steps.
+	EnvSeconds    float64 `json:"env_seconds"`
+	PolicySeconds float64 `json:"policy_seconds"`
+	TrainSeconds  float64 `json:"train_seconds"`
+	EvalSeconds   float64 `json:"eval_seconds"`
+	Episodes      int64   `json:"episodes"`
+}
+
+// jsonFloat is a float64 that encodes NaN as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = jsonFloat(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = jsonFloat(v)
+	return nil
 }
 
 // replayFileName is the replay file saved with the checkpoint of iteration it.

@@ -45,7 +45,8 @@ const (
 type Options struct {
 	Dir      string         // run directory (created)
 	Resume   bool           // continue from Dir's checkpoint
-	Registry *envs.Registry // where env ids are looked up
+	Registry *envs.Registry // where Go-native env ids are looked up (when Envs is nil)
+	Envs     EnvMaker       // makes the run's envs; nil: RegistryEnvs{Registry}
 	Engine   *tensor.Engine // nil: resolved from SPARSEPCL_BLAS
 	Progress io.Writer      // nil: no progress line
 	Logger   *slog.Logger   // nil: slog.Default()
@@ -92,44 +93,78 @@ func iterRNG(seed int64, iter int, purpose uint64) *rand.Rand {
 // training curriculum and the replay buffer are restored, and metrics.csv is appended to. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted set and
 // a nil error. A non-finite loss, gradient or parameter stops the run with an error wrapping
 // ErrNonFinite that names the iteration; nothing is saved then, so the last checkpoint stays good.
-func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err error) {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
+func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) {
+	cfg, err := prepare(cfg, opts)
+	if err != nil {
+		return Summary{}, err
 	}
-	if opts.Registry == nil {
-		return Summary{}, fmt.Errorf("train: no environment registry")
+	if cfg.Net == config.NetMLP {
+		return runSteps(ctx, cfg, opts)
+	}
+	return runEpisodes(ctx, cfg, opts)
+}
+
+// envMaker is opts.Envs, or the registry's Go-native envs.
+func (opts Options) envMaker() EnvMaker {
+	if opts.Envs != nil {
+		return opts.Envs
+	}
+	return RegistryEnvs{Registry: opts.Registry}
+}
+
+// logger is opts.Logger or the default logger.
+func (opts Options) logger() *slog.Logger {
+	if opts.Logger != nil {
+		return opts.Logger
+	}
+	return slog.Default()
+}
+
+// prepare resolves the run's config (the saved one on resume, with cfg.Iters; the network family
+// when "auto"), validates it, and writes it into the run directory.
+func prepare(cfg config.Config, opts Options) (config.Config, error) {
+	if opts.Registry == nil && opts.Envs == nil {
+		return cfg, fmt.Errorf("train: no environment registry")
 	}
 	if opts.Resume {
 		if !HasCheckpoint(opts.Dir) {
-			return Summary{}, fmt.Errorf("train: resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", opts.Dir, CheckpointFile)
+			return cfg, fmt.Errorf("train: resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", opts.Dir, CheckpointFile)
 		}
 		saved, err := config.ReadFile(filepath.Join(opts.Dir, ConfigFile))
 		if err != nil {
-			return Summary{}, fmt.Errorf("train: resume: %w", err)
+			return cfg, fmt.Errorf("train: resume: %w", err)
 		}
 		saved.Iters = cfg.Iters
 		cfg = saved
 	}
+	cfg = ResolveNet(cfg)
 	if err := cfg.Validate(); err != nil {
-		return Summary{}, err
+		return cfg, err
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("train: run dir: %w", err)
+		return cfg, fmt.Errorf("train: run dir: %w", err)
 	}
 	if !opts.Resume && HasCheckpoint(opts.Dir) {
-		return Summary{}, fmt.Errorf("train: %s already holds a run (use --resume, or another --out)", opts.Dir)
+		return cfg, fmt.Errorf("train: %s already holds a run (use --resume, or another --out)", opts.Dir)
 	}
 	if err := cfg.WriteFile(filepath.Join(opts.Dir, ConfigFile)); err != nil {
-		return Summary{}, err
+		return cfg, err
 	}
+	return cfg, nil
+}
+
+// runEpisodes is the training loop of the algorithmic tasks: whole fresh episodes per iteration,
+// an on-policy step, then a replay step.
+func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err error) {
+	log := opts.logger()
 	eng := opts.Engine
 	if eng == nil {
 		if eng, err = tensor.NewEngine(); err != nil {
 			return Summary{}, fmt.Errorf("train: %w", err)
 		}
 	}
-	env, err := MakeEnv(opts.Registry, cfg, cfg.BatchSize)
+	envMaker := opts.envMaker()
+	env, err := envMaker.MakeVec(ctx, cfg, cfg.BatchSize)
 	if err != nil {
 		return Summary{}, fmt.Errorf("train: %w", err)
 	}
@@ -149,7 +184,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err
 	var evalSampler *rollout.Sampler
 	var evalEnv envs.VecEnv
 	if cfg.EvalEvery > 0 {
-		if evalEnv, err = MakeEnv(opts.Registry, cfg, cfg.EvalEpisodes); err != nil {
+		if evalEnv, err = envMaker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
 			return Summary{}, fmt.Errorf("train: eval env: %w", err)
 		}
 		defer evalEnv.Close()

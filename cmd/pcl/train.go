@@ -13,7 +13,26 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 )
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// defaultRunDir names a run's directory after its env, size, algorithm and seed.
+func defaultRunDir(cfg config.Config) string {
+	if cfg.Net == config.NetMLP {
+		size := ""
+		if cfg.Grid > 0 {
+			size = fmt.Sprintf("-grid%d", cfg.Grid)
+		}
+		return fmt.Sprintf("runs/%s%s-%s-seed%d", cfg.Env, size, cfg.Algo, cfg.Seed)
+	}
+	return fmt.Sprintf("runs/%s-base%d-%s-seed%d", cfg.Env, cfg.Base, cfg.Algo, cfg.Seed)
+}
 
 // isTerminal reports whether w is a character device (progress lines only go to terminals).
 func isTerminal(w io.Writer) bool {
@@ -37,6 +56,10 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 	if !set["alpha"] {
 		cfg.Alpha = config.DefaultAlpha(cfg.Algo, cfg.Base)
 	}
+	*cfg = train.ResolveNet(*cfg)
+	if cfg.Net == config.NetMLP {
+		cfg.ApplyLongEpisodeDefaults(func(name string) bool { return set[name] })
+	}
 	return set, nil
 }
 
@@ -45,6 +68,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg := config.Default()
 	out := fs.String("out", "", "run directory (default runs/<env>-base<B>-<algo>-seed<S>)")
 	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint (its config.json wins; --iters may extend it)")
+	var servers stringList
+	fs.Var(&servers, "server", "endpoint of a running env server (tcp://host:port), repeatable; default: start one from .venv for non-Go ids")
 	given, err := parseTrainConfig(fs, args, &cfg)
 	if err != nil {
 		return err
@@ -53,13 +78,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *resume {
 			return usageError{fmt.Errorf("--resume needs --out")}
 		}
-		*out = fmt.Sprintf("runs/%s-base%d-%s-seed%d", cfg.Env, cfg.Base, cfg.Algo, cfg.Seed)
+		*out = defaultRunDir(cfg)
 	}
 	if *resume {
 		// The run's config.json wins; silently ignoring a flag would surprise, so refuse it.
 		var extra []string
 		for name := range given {
-			if name != "out" && name != "resume" && name != "iters" {
+			if name != "out" && name != "resume" && name != "iters" && name != "server" {
 				extra = append(extra, "--"+name)
 			}
 		}
@@ -84,10 +109,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	reg := registry.Default()
-	if _, err := reg.Lookup(cfg.Env); err != nil {
-		return usageError{err}
+	maker := &envmaker.Maker{Registry: reg, Servers: servers}
+	if !maker.Remote(cfg.Env) && len(servers) > 0 {
+		return usageError{fmt.Errorf("--server: %s is a Go-native env; servers are for Gymnasium ids", cfg.Env)}
 	}
-	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg}
+	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: maker}
 	if isTerminal(stderr) {
 		opts.Progress = stderr
 	}

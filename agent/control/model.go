@@ -1,0 +1,173 @@
+package control
+
+import (
+	"fmt"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+// Model is the paper's continuous-control network: a policy network (two tanh layers, then one
+// linear head per policy output: the |A| logits, or Q in the unified form, and the multiplier
+// heads of sparse and Tsallis PCL) and, in the separate form, a value network of the same shape
+// with one output. It produces the heads in pcl.Heads' layout, one row per input row.
+type Model struct {
+	pcl.Heads
+	Dim int
+
+	trunk   [2]*nn.Linear
+	acts    [2]*tensor.Matrix // tanh outputs of the trunk
+	dActs   [2]*tensor.Matrix
+	outputs []*nn.Linear // per head; nil at VHead
+	value   *nn.MLP      // nil in the unified form
+	heads   []*tensor.Matrix
+
+	// sparseLogits makes Backward pass head 0 through the output layer sparsely: the sparse PCL
+	// gradient on the logits is non-zero only on the support and the taken action.
+	sparseLogits bool
+}
+
+// NewModel builds the networks of cfg for observation vectors of dim and numActions actions.
+func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Model, error) {
+	if dim < 1 || numActions < 1 {
+		return nil, fmt.Errorf("control: model needs a positive input size and action count, have %d and %d", dim, numActions)
+	}
+	if eng == nil {
+		return nil, fmt.Errorf("control: model needs a tensor engine")
+	}
+	h := pcl.NewHeads(cfg, numActions)
+	m := &Model{Heads: h, Dim: dim, heads: make([]*tensor.Matrix, len(h.Sizes))}
+	H := cfg.MLPHidden
+	rng := nn.NewRand(cfg.Seed, 11)
+	var err error
+	if m.trunk[0], err = nn.NewLinear(eng, "policy.l0", dim, H, true, rng); err != nil {
+		return nil, err
+	}
+	if m.trunk[1], err = nn.NewLinear(eng, "policy.l1", H, H, true, rng); err != nil {
+		return nil, err
+	}
+	for i := range m.acts {
+		m.acts[i], m.dActs[i] = tensor.New(0, H), tensor.New(0, H)
+	}
+	m.outputs = make([]*nn.Linear, len(h.Sizes))
+	for i, size := range h.Sizes {
+		if i == h.VHead {
+			continue
+		}
+		if m.outputs[i], err = nn.NewLinear(eng, fmt.Sprintf("policy.head%d", i), H, size, true, rng); err != nil {
+			return nil, err
+		}
+	}
+	if h.VHead >= 0 {
+		if m.value, err = nn.NewMLP(eng, "value", []int{dim, H, H, 1}, true, nn.NewRand(cfg.Seed, 12)); err != nil {
+			return nil, err
+		}
+	}
+	m.sparseLogits = cfg.Algo == config.AlgoSparse && cfg.Form == config.FormSeparate
+	return m, nil
+}
+
+// Params lists the trainable parameters in a fixed order (the checkpoint order).
+func (m *Model) Params() []*nn.Param {
+	var ps []*nn.Param
+	for _, l := range m.trunk {
+		ps = append(ps, l.Params()...)
+	}
+	for _, l := range m.outputs {
+		if l != nil {
+			ps = append(ps, l.Params()...)
+		}
+	}
+	if m.value != nil {
+		ps = append(ps, m.value.Params()...)
+	}
+	return ps
+}
+
+// Forward computes every head for the rows of x (rows x Dim) and keeps what Backward needs. The
+// returned matrices belong to the model and are valid until the next Forward.
+func (m *Model) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
+	if x.Cols != m.Dim {
+		return nil, fmt.Errorf("control: model input %s, want ?x%d", x.Shape(), m.Dim)
+	}
+	in := x
+	for i, l := range m.trunk {
+		y, err := l.Forward(in)
+		if err != nil {
+			return nil, fmt.Errorf("control: policy forward: %w", err)
+		}
+		a := m.acts[i]
+		a.Reshape(y.Rows, y.Cols)
+		tanhInto(a.Data, y.Data)
+		in = a
+	}
+	for i, l := range m.outputs {
+		if l == nil {
+			continue
+		}
+		y, err := l.Forward(in)
+		if err != nil {
+			return nil, fmt.Errorf("control: policy forward: %w", err)
+		}
+		m.heads[i] = y
+	}
+	if m.value != nil {
+		v, err := m.value.Forward(x)
+		if err != nil {
+			return nil, fmt.Errorf("control: value forward: %w", err)
+		}
+		m.heads[m.VHead] = v
+	}
+	return m.heads, nil
+}
+
+// Backward accumulates the parameter gradients for the head gradients dHeads of the last Forward.
+func (m *Model) Backward(dHeads []*tensor.Matrix) error {
+	if len(dHeads) != len(m.heads) {
+		return fmt.Errorf("control: %d head gradients for %d heads", len(dHeads), len(m.heads))
+	}
+	d := m.dActs[1]
+	d.Reshape(m.acts[1].Rows, m.acts[1].Cols)
+	first := true
+	for i, l := range m.outputs {
+		if l == nil {
+			continue
+		}
+		var err error
+		err = l.Backward(dHeads[i], d, !first) // SPARSE-TODO
+		if err != nil {
+			return fmt.Errorf("control: policy backward: %w", err)
+		}
+		first = false
+	}
+	for i := len(m.trunk) - 1; i >= 0; i-- {
+		a := m.acts[i]
+		for k, v := range a.Data {
+			d.Data[k] *= 1 - v*v
+		}
+		var dx *tensor.Matrix
+		if i > 0 {
+			dx = m.dActs[i-1]
+			dx.Reshape(a.Rows, m.trunk[i].In)
+		}
+		if err := m.trunk[i].Backward(d, dx, false); err != nil {
+			return fmt.Errorf("control: policy backward: %w", err)
+		}
+		d = dx
+	}
+	if m.value != nil {
+		if _, err := m.value.Backward(dHeads[m.VHead]); err != nil {
+			return fmt.Errorf("control: value backward: %w", err)
+		}
+	}
+	return nil
+}
+
+func tanhInto(dst, src []float32) {
+	for i, v := range src {
+		dst[i] = nn.Tanh32(v)
+	}
+}
+

@@ -1,0 +1,419 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
+)
+
+// evalStepCap bounds a greedy evaluation episode of a long-episode env that never ends by itself.
+const evalStepCap = 100_000
+
+// stepsRun is a long-episode run's parts: the envs (actions adapted), the learner, the sampler and
+// the replay.
+type stepsRun struct {
+	cfg     config.Config
+	env     envs.VecEnv
+	evalEnv envs.VecEnv // nil without greedy evaluation
+	enc     control.Encoder
+	learner *control.Learner
+	sampler *control.Sampler
+	replay  *control.Replay
+}
+
+// newStepsRun makes the envs of cfg (n training copies, m evaluation copies; m = 0: none) and the
+// learner for them. Close closes the envs.
+func newStepsRun(ctx context.Context, cfg config.Config, maker EnvMaker, eng *tensor.Engine, m int) (_ *stepsRun, err error) {
+	r := &stepsRun{cfg: cfg}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if r.env, err = makeAdapted(ctx, cfg, maker, cfg.NumEnvs); err != nil {
+		return nil, err
+	}
+	if r.enc, err = control.NewEncoder(r.env.ObservationSpace()); err != nil {
+		return nil, fmt.Errorf("train: %s: %w", cfg.Env, err)
+	}
+	K := int(r.env.ActionSpace().(envs.Discrete).N)
+	if eng == nil {
+		if eng, err = tensor.NewEngine(); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+	}
+	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner, cfg.Seed); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if r.replay, err = control.NewReplay(cfg.ReplaySteps); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if m > 0 {
+		if r.evalEnv, err = makeAdapted(ctx, cfg, maker, m); err != nil {
+			return nil, fmt.Errorf("train: evaluation envs: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// makeAdapted makes n copies of cfg.Env and adapts their action space (--grid, Tuple).
+func makeAdapted(ctx context.Context, cfg config.Config, maker EnvMaker, n int) (envs.VecEnv, error) {
+	env, err := maker.MakeVec(ctx, cfg, n)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	adapted, err := control.AdaptActions(env, cfg.Grid)
+	if err != nil {
+		env.Close()
+		return nil, fmt.Errorf("train: %s: %w", cfg.Env, err)
+	}
+	return adapted, nil
+}
+
+// Close closes the envs.
+func (r *stepsRun) Close() {
+	if r.env != nil {
+		r.env.Close()
+	}
+	if r.evalEnv != nil {
+		r.evalEnv.Close()
+	}
+}
+
+// params are what a checkpoint holds, in order: the weights, then Adam's state and the
+// normaliser's statistics.
+func (r *stepsRun) params() []*nn.Param {
+	return append(append([]*nn.Param(nil), r.learner.Params()...), r.learner.StateParams()...)
+}
+
+// save writes the replay, then the checkpoint naming it, then removes older replay files.
+func (r *stepsRun) save(dir string, meta Meta) error {
+	meta.ReplayFile = replayFileName(meta.Iteration)
+	if err := r.replay.SaveFile(filepath.Join(dir, meta.ReplayFile)); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("train: encode checkpoint meta: %w", err)
+	}
+	if err := checkpoint.Save(filepath.Join(dir, CheckpointFile), r.params(), b); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return removeStaleReplays(dir, meta.ReplayFile)
+}
+
+// load restores the parameters, optimiser, normaliser (and, with withReplay, the replay) from
+// dir's checkpoint.
+func (r *stepsRun) load(dir string, withReplay bool) (Meta, error) {
+	f, meta, err := loadCheckpoint(dir)
+	if err != nil {
+		return Meta{}, err
+	}
+	if err := f.Apply(r.params()); err != nil {
+		return Meta{}, fmt.Errorf("train: checkpoint %s does not match the run's networks: %w", filepath.Join(dir, CheckpointFile), err)
+	}
+	if r.learner.Norm != nil {
+		r.learner.Norm.Refresh()
+	}
+	if meta.Steps == nil {
+		return Meta{}, fmt.Errorf("train: checkpoint %s has no long-episode state: it was not written by an mlp run", filepath.Join(dir, CheckpointFile))
+	}
+	if withReplay {
+		if meta.ReplayFile == "" {
+			return Meta{}, fmt.Errorf("train: checkpoint %s names no replay file", filepath.Join(dir, CheckpointFile))
+		}
+		if err := r.replay.LoadFile(filepath.Join(dir, filepath.Base(meta.ReplayFile)), r.enc.Dim()); err != nil {
+			return Meta{}, fmt.Errorf("train: resume: %w", err)
+		}
+		if err := r.sampler.SetWindowState(meta.Steps.Window); err != nil {
+			return Meta{}, fmt.Errorf("train: resume: %w", err)
+		}
+	}
+	return meta, nil
+}
+
+// evaluate plays one greedy episode on every evaluation copy and returns the mean return.
+func (r *stepsRun) evaluate(ctx context.Context, seed int64) (float64, error) {
+	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner, seed, evalStepCap)
+	if err != nil {
+		return math.NaN(), err
+	}
+	return mean(returns), nil
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// runSteps is the training loop of long-episode envs: each iteration takes cfg.StepsPerIter steps
+// per copy from where the copies stand, adds the pieces to the step replay, optionally takes a
+// gradient step on them, and takes one gradient step on cfg.SubEpisodes sub-episodes sampled by
+// recency. The metrics' mean_reward is the mean return of the episodes completed in the iteration
+// (the previous row's value when none completed); support_size and max_prob are means over the last
+// 1000 on-policy steps.
+func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err error) {
+	log := opts.logger()
+	m := 0
+	if cfg.EvalEvery > 0 {
+		m = cfg.EvalEpisodes
+	}
+	r, err := newStepsRun(ctx, cfg, opts.envMaker(), opts.Engine, m)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer r.Close()
+	meta := Meta{Config: cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
+	last := -1 // iteration of the last checkpoint on disk
+	var rows []Row
+	var mw *metricsWriter
+	if opts.Resume {
+		if meta, err = r.load(opts.Dir, true); err != nil {
+			return Summary{}, fmt.Errorf("train: resume: %w", err)
+		}
+		meta.Config = cfg
+		last = meta.Iteration
+		if meta.Steps.MidEpisode > 0 {
+			log.Warn("resuming inexactly: copies that were mid-episode at the checkpoint start new episodes", "copies", meta.Steps.MidEpisode)
+		}
+		var dropped int
+		if mw, rows, dropped, err = resumeMetrics(filepath.Join(opts.Dir, MetricsFile), meta.Iteration); err != nil {
+			return Summary{}, fmt.Errorf("train: resume: %w", err)
+		}
+		if dropped > 0 {
+			log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
+		}
+	} else if mw, err = openMetrics(filepath.Join(opts.Dir, MetricsFile)); err != nil {
+		return Summary{}, err
+	}
+	defer func() {
+		if cerr := mw.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("train: close %s: %w", MetricsFile, cerr)
+		}
+	}()
+	log.Info("training", "env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
+		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter, "iters", cfg.Iters,
+		"from", meta.Iteration, "dir", opts.Dir)
+	saveAt := func(it int) error {
+		if last == it {
+			return nil
+		}
+		meta.Steps.Window = r.sampler.WindowState()
+		meta.Steps.MidEpisode = r.sampler.MidEpisode()
+		if err := r.save(opts.Dir, meta); err != nil {
+			return err
+		}
+		last = it
+		return nil
+	}
+	stopped := func(it int, what string, err error) error {
+		kept := "no checkpoint was written"
+		if last >= 0 {
+			kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", last, opts.Dir)
+		}
+		return fmt.Errorf("train: stopped at iteration %d, %s: %w; %s", it, what, err, kept)
+	}
+	writePlots := func() {
+		if err := StepPlots(opts.Dir, cfg, rows); err != nil {
+			log.Warn("plots not written", "err", err)
+		}
+	}
+	progressOpen := false
+	defer func() {
+		if progressOpen {
+			fmt.Fprintln(opts.Progress)
+		}
+	}()
+	start := time.Now()
+	baseWall := meta.WallSeconds
+	sum = Summary{LastGreedy: math.NaN()}
+	for _, row := range rows {
+		if !math.IsNaN(row.GreedyReward) {
+			sum.LastGreedy = row.GreedyReward
+		}
+	}
+	firstIter := meta.Iteration
+	st := meta.Steps
+	for it := meta.Iteration; it < cfg.Iters; it++ {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			break
+		}
+		col, err := r.sampler.Collect(ctx, iterRNG(cfg.Seed, it, 1), cfg.StepsPerIter, it)
+		st.EnvSeconds += col.EnvSeconds
+		st.PolicySeconds += col.PolicySeconds
+		if err != nil {
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+				break
+			}
+			return sum, stopped(it, "sampling", err)
+		}
+		t0 := time.Now()
+		if r.learner.Norm != nil {
+			r.learner.Norm.Update(col.Observations)
+		}
+		row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN()}
+		if cfg.OnPolicyStep {
+			info, err := r.learner.TrainStep(col.Segments)
+			if err != nil {
+				return sum, stopped(it, "on-policy step", err)
+			}
+			row.Loss, row.GradNorm = info.Loss, info.GradNorm
+		}
+		for _, s := range col.Segments {
+			r.replay.Add(s)
+		}
+		batch := r.replay.Sample(iterRNG(cfg.Seed, it, 3), cfg.SubEpisodes, cfg.RecencyWeight)
+		info, err := r.learner.TrainStep(batch)
+		if err != nil {
+			return sum, stopped(it, "replay step", err)
+		}
+		row.ReplayLoss, row.GradNorm = info.Loss, info.GradNorm
+		if !cfg.OnPolicyStep {
+			row.Loss = info.Loss
+		}
+		st.TrainSeconds += time.Since(t0).Seconds()
+		if len(col.Returns) > 0 {
+			st.LastMeanReturn = jsonFloat(mean(col.Returns))
+			st.Episodes += int64(len(col.Returns))
+		}
+		row.MeanReward = float64(st.LastMeanReturn)
+		row.MaxProb, row.Support = r.sampler.Window()
+		meta.EnvSteps += int64(col.EnvSteps)
+		if r.evalEnv != nil && it%cfg.EvalEvery == 0 {
+			t1 := time.Now()
+			g, err := r.evaluate(context.WithoutCancel(ctx), iterSeed(cfg.Seed, it, 5))
+			if err != nil {
+				return sum, stopped(it, "greedy evaluation", err)
+			}
+			st.EvalSeconds += time.Since(t1).Seconds()
+			row.GreedyReward, sum.LastGreedy = g, g
+		}
+		meta.Iteration = it + 1
+		meta.WallSeconds = baseWall + time.Since(start).Seconds()
+		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
+		rows = append(rows, row)
+		if err := mw.write(row); err != nil {
+			return sum, stopped(it, "metrics", err)
+		}
+		if opts.Progress != nil {
+			g := "-"
+			if !math.IsNaN(sum.LastGreedy) {
+				g = fmt.Sprintf("%.1f", sum.LastGreedy)
+			}
+			fmt.Fprintf(opts.Progress, "\riter %d/%d  steps %d  return %.1f  greedy %s  max-prob %.2f  support %.1f  loss %.3g  %.2fs/it ",
+				it+1, cfg.Iters, meta.EnvSteps, row.MeanReward, g, row.MaxProb, row.Support, row.Loss, meta.WallSeconds/float64(meta.Iteration))
+			progressOpen = true
+		}
+		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {
+			if err := saveAt(meta.Iteration); err != nil {
+				return sum, err
+			}
+			writePlots()
+			if opts.Progress == nil {
+				log.Info("checkpoint", "iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", round(row.MeanReward),
+					"greedy", round(sum.LastGreedy), "max_prob", round(row.MaxProb), "support", round(row.Support),
+					"s/it", round(meta.WallSeconds/float64(meta.Iteration)))
+			}
+		}
+		if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
+			log.Info("reward threshold reached", "iteration", it, "greedy", row.GreedyReward)
+			break
+		}
+	}
+	if progressOpen {
+		fmt.Fprintln(opts.Progress)
+		progressOpen = false
+	}
+	if err := saveAt(meta.Iteration); err != nil {
+		return sum, err
+	}
+	writePlots()
+	sum.Iterations = meta.Iteration
+	sum.Rows = rows
+	if n := meta.Iteration - firstIter; n > 0 {
+		sum.SecondsPerIt = time.Since(start).Seconds() / float64(n)
+	}
+	log.Info("run saved", "dir", opts.Dir, "iterations", meta.Iteration, "env_steps", meta.EnvSteps, "interrupted", sum.Interrupted,
+		"greedy", sum.LastGreedy, "env_s", round(st.EnvSeconds), "policy_s", round(st.PolicySeconds), "train_s", round(st.TrainSeconds),
+		"eval_s", round(st.EvalSeconds))
+	return sum, nil
+}
+
+// round keeps 3 significant digits for log lines.
+func round(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}
+
+// StepPlots writes the long-episode run's plots against env steps: reward.png (mean return of
+// completed episodes and greedy evaluation), maxprob.png and sparsity.png.
+func StepPlots(dir string, cfg config.Config, rows []Row) error {
+	var xs, ret, gx, greedy, sup, mp []float64
+	for _, r := range rows {
+		x := float64(r.EnvSteps)
+		if !math.IsNaN(r.MeanReward) {
+			xs = append(xs, x)
+			ret = append(ret, r.MeanReward)
+		}
+		if !math.IsNaN(r.GreedyReward) {
+			gx = append(gx, x)
+			greedy = append(greedy, r.GreedyReward)
+		}
+	}
+	var sx []float64
+	for _, r := range rows {
+		sx = append(sx, float64(r.EnvSteps))
+		sup = append(sup, r.Support)
+		mp = append(mp, r.MaxProb)
+	}
+	if len(sx) == 0 {
+		return nil
+	}
+	title := fmt.Sprintf("%s %s alpha=%g seed %d", cfg.Env, cfg.Algo, cfg.Alpha, cfg.Seed)
+	if cfg.Grid > 0 {
+		title = fmt.Sprintf("%s grid %d, %s alpha=%g seed %d", cfg.Env, cfg.Grid, cfg.Algo, cfg.Alpha, cfg.Seed)
+	}
+	var series []plot.Series
+	if len(xs) > 0 {
+		series = append(series, plot.Series{Name: "episode return", X: xs, Y: ret})
+	}
+	if len(gx) > 0 {
+		series = append(series, plot.Series{Name: "greedy", X: gx, Y: greedy})
+	}
+	if len(series) > 0 {
+		if err := plot.Lines(filepath.Join(dir, RewardPlot), title, "env steps", "undiscounted return", series, nil); err != nil {
+			return err
+		}
+	}
+	if err := plot.Lines(filepath.Join(dir, MaxProbPlot), title, "env steps", "mean max_a pi(a|s), last 1000 steps",
+		[]plot.Series{{Name: "max prob", X: sx, Y: mp}}, nil); err != nil {
+		return err
+	}
+	return plot.Lines(filepath.Join(dir, SparsityPlot), title, "env steps", "mean |{a : pi(a|s) > 0}|, last 1000 steps",
+		[]plot.Series{{Name: "support size", X: sx, Y: sup}}, nil)
+}

@@ -1,0 +1,95 @@
+// Package envmaker makes the VecEnvs of a training run from an env id: a Go-native id from the
+// registry, any other id as a Gymnasium env through the bridge, from Python servers it starts
+// itself (with the project's .venv) or from running servers given by endpoint. It is where the
+// agent's EnvMaker contract meets the bridge, so that neither imports the other.
+package envmaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/bridge"
+	"github.com/sparsepcl/sparsepcl/envs"
+)
+
+// Maker implements train.EnvMaker.
+type Maker struct {
+	// Registry holds the Go-native ids; any id it does not hold is made through the bridge.
+	Registry *envs.Registry
+	// Servers are endpoints of running servers (tcp://host:port); the copies are spread over them.
+	// Empty: start one local server per VecEnv, stopped when it is closed.
+	Servers []string
+	// Server says how to start local servers.
+	Server bridge.ServerOptions
+	// Kwargs are passed to gymnasium.make for remote ids.
+	Kwargs map[string]any
+}
+
+var _ train.EnvMaker = (*Maker)(nil)
+
+// Remote reports whether id is served through the bridge rather than Go-native.
+func (m *Maker) Remote(id string) bool {
+	if m.Registry == nil {
+		return true
+	}
+	_, err := m.Registry.Lookup(id)
+	return err != nil
+}
+
+// MakeVec implements train.EnvMaker.
+func (m *Maker) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.VecEnv, error) {
+	if !m.Remote(cfg.Env) {
+		return train.RegistryEnvs{Registry: m.Registry}.MakeVec(ctx, cfg, n)
+	}
+	bc := bridge.Config{EnvID: cfg.Env, Kwargs: m.Kwargs, NumEnvs: n, Autoreset: envs.AutoresetDisabled}
+	// The servers live as long as the VecEnv, not the caller's context: an interrupted run still
+	// saves its checkpoint and closes them itself.
+	ctx = context.WithoutCancel(ctx)
+	if len(m.Servers) > 0 {
+		env, err := bridge.Dial(ctx, bc, m.Servers...)
+		if err != nil {
+			return nil, fmt.Errorf("envmaker: %s on %v: %w", cfg.Env, m.Servers, err)
+		}
+		return env, nil
+	}
+	opts := m.Server
+	if err := checkPython(&opts); err != nil {
+		return nil, fmt.Errorf("envmaker: %s is not a Go-native env, so it is served by the Python env server, but %w", cfg.Env, err)
+	}
+	env, err := bridge.Start(ctx, bc, 1, opts)
+	if err != nil {
+		return nil, fmt.Errorf("envmaker: %s through a local server: %w", cfg.Env, err)
+	}
+	return env, nil
+}
+
+// checkPython resolves the server's root and interpreter, and refuses a missing interpreter with
+// the command that installs it.
+func checkPython(opts *bridge.ServerOptions) error {
+	if opts.Root == "" {
+		root, err := bridge.FindRoot()
+		if err != nil {
+			return err
+		}
+		opts.Root = root
+	}
+	if opts.Python == "" {
+		opts.Python = bridge.FindPython(opts.Root)
+	}
+	if opts.Python == "python3" { // FindPython's fallback: no .venv, no SPARSEPCL_PYTHON
+		return fmt.Errorf("there is no Python environment with gymnasium at %s: run `bash scripts/setup` (or set SPARSEPCL_PYTHON)",
+			filepath.Join(opts.Root, ".venv"))
+	}
+	if _, err := os.Stat(opts.Python); err != nil && filepath.IsAbs(opts.Python) {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("the Python interpreter %s does not exist: run `bash scripts/setup` (or set SPARSEPCL_PYTHON)", opts.Python)
+		}
+		return fmt.Errorf("the Python interpreter %s: %w", opts.Python, err)
+	}
+	return nil
+}
