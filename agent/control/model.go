@@ -170,4 +170,3 @@ func tanhInto(dst, src []float32) {
 		dst[i] = nn.Tanh32(v)
 	}
 }
-

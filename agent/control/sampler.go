@@ -103,7 +103,7 @@ func (s *Sampler) MidEpisode() int {
 func (s *Sampler) Window() (maxProb, support float64) { return s.window.means() }
 
 // WindowState and SetWindowState save and restore the statistics window (for checkpoints).
-func (s *Sampler) WindowState() WindowState       { return s.window.state() }
+func (s *Sampler) WindowState() WindowState           { return s.window.state() }
 func (s *Sampler) SetWindowState(w WindowState) error { return s.window.restore(w) }
 
 // seedFor derives the reset seed of copy i at step t of iteration it.
