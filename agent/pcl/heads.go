@@ -55,8 +55,9 @@ func NewHeads(cfg config.Config, numActions int) Heads {
 // NumActions is the width of head 0.
 func (m *Heads) NumActions() int { return m.Sizes[0] }
 
-// logits writes the policy logits z of one row into dst (Q/alpha in the unified form).
-func (m *Heads) logits(dst, head []float32) {
+// Logits writes the policy logits z of one row of head 0 into dst (Q/alpha in the unified form).
+// The greedy action is their argmax.
+func (m *Heads) Logits(dst, head []float32) {
 	if m.Form == config.FormUnified {
 		inv := float32(1 / m.Alpha)
 		for i, q := range head {
@@ -70,7 +71,7 @@ func (m *Heads) logits(dst, head []float32) {
 // Probs writes the policy of one row of head 0 into p (z is scratch of |A|) and returns the
 // threshold tau that the step functions need (log-sum-exp for soft).
 func (m *Heads) Probs(p, z, head0 []float32) float64 {
-	m.logits(z, head0)
+	m.Logits(z, head0)
 	tau, _ := policy.Entmax(p, z, nil, m.Q)
 	return tau
 }

@@ -183,6 +183,9 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		return Summary{}, err
 	}
 	defer r.Close()
+	if err := writeConfig(opts.Dir, cfg); err != nil {
+		return Summary{}, err
+	}
 	meta := Meta{Config: cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
 	last := -1 // iteration of the last checkpoint on disk
 	var rows []Row

@@ -121,7 +121,8 @@ func (opts Options) logger() *slog.Logger {
 }
 
 // prepare resolves the run's config (the saved one on resume, with cfg.Iters; the network family
-// when "auto"), validates it, and writes it into the run directory.
+// when "auto") and validates it. The run loops write it into the run directory (writeConfig) once
+// their envs are made, so that a run whose env cannot be made leaves no directory behind.
 func prepare(cfg config.Config, opts Options) (config.Config, error) {
 	if opts.Registry == nil && opts.Envs == nil {
 		return cfg, fmt.Errorf("train: no environment registry")
@@ -141,16 +142,18 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return cfg, fmt.Errorf("train: run dir: %w", err)
-	}
 	if !opts.Resume && HasCheckpoint(opts.Dir) {
 		return cfg, fmt.Errorf("train: %s already holds a run (use --resume, or another --out)", opts.Dir)
 	}
-	if err := cfg.WriteFile(filepath.Join(opts.Dir, ConfigFile)); err != nil {
-		return cfg, err
-	}
 	return cfg, nil
+}
+
+// writeConfig creates the run directory and writes cfg into it.
+func writeConfig(dir string, cfg config.Config) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("train: run dir: %w", err)
+	}
+	return cfg.WriteFile(filepath.Join(dir, ConfigFile))
 }
 
 // runEpisodes is the training loop of the algorithmic tasks: whole fresh episodes per iteration,
@@ -172,6 +175,9 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	spec, err := rollout.CheckEnv(env)
 	if err != nil {
 		return Summary{}, fmt.Errorf("train: %w", err)
+	}
+	if err := writeConfig(opts.Dir, cfg); err != nil {
+		return Summary{}, err
 	}
 	learner, err := pcl.NewLearner(cfg, spec, eng)
 	if err != nil {

@@ -283,7 +283,7 @@ feed:
 // incomplete one resumed, a missing one trained (in a subprocess when spawn is set). A dir whose
 // run has another config (apart from iters) is an error: compare never deletes or overwrites a run.
 func compareRun(ctx context.Context, j compareJob, spawn bool, reg *envs.Registry, stdout, stderr io.Writer) error {
-	c, dir := j.cfg, j.dir
+	c, dir := train.ResolveNet(j.cfg), j.dir
 	if saved, err := config.ReadFile(filepath.Join(dir, train.ConfigFile)); err == nil {
 		saved.Iters = c.Iters
 		if d := config.Diff(saved, c); d != nil {

@@ -61,6 +61,7 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 	c := config.Default()
 	c.Env, c.Base, c.Algo, c.Alpha, c.Replay, c.Curriculum = "Copy-v0", 3, config.AlgoSoft, 0.0123456789, false, config.CurriculumPerCopy
 	c.LearningRate, c.Seed, c.StopAtThreshold, c.RewardThreshold = 1.0/3, 42, true, 2.5
+	c.Net = config.NetLSTM // parseTrainConfig resolves "auto"
 	var got config.Config
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

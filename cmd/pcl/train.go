@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -118,6 +119,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.Progress = stderr
 	}
 	sum, err := train.Run(ctx, cfg, opts)
+	if errors.Is(err, envmaker.ErrUnknownEnv) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}

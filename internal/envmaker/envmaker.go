@@ -17,6 +17,9 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
+// ErrUnknownEnv marks an env id that neither the Go registry nor the env server knows.
+var ErrUnknownEnv = errors.New("unknown environment id")
+
 // Maker implements train.EnvMaker.
 type Maker struct {
 	// Registry holds the Go-native ids; any id it does not hold is made through the bridge.
@@ -53,7 +56,7 @@ func (m *Maker) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.Vec
 	if len(m.Servers) > 0 {
 		env, err := bridge.Dial(ctx, bc, m.Servers...)
 		if err != nil {
-			return nil, fmt.Errorf("envmaker: %s on %v: %w", cfg.Env, m.Servers, err)
+			return nil, fmt.Errorf("envmaker: %s on %v: %w", cfg.Env, m.Servers, markUnknown(err))
 		}
 		return env, nil
 	}
@@ -63,7 +66,7 @@ func (m *Maker) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.Vec
 	}
 	env, err := bridge.Start(ctx, bc, 1, opts)
 	if err != nil {
-		return nil, fmt.Errorf("envmaker: %s through a local server: %w", cfg.Env, err)
+		return nil, fmt.Errorf("envmaker: %s through a local server: %w", cfg.Env, markUnknown(err))
 	}
 	return env, nil
 }
@@ -92,4 +95,13 @@ func checkPython(opts *bridge.ServerOptions) error {
 		return fmt.Errorf("the Python interpreter %s: %w", opts.Python, err)
 	}
 	return nil
+}
+
+// markUnknown adds ErrUnknownEnv to a server's refusal of an unregistered id.
+func markUnknown(err error) error {
+	var re *bridge.RemoteError
+	if errors.As(err, &re) && re.Type == "UnknownEnv" {
+		return fmt.Errorf("%w (neither Go-native nor registered in gymnasium): %w", ErrUnknownEnv, err)
+	}
+	return err
 }
