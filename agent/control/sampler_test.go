@@ -1,0 +1,174 @@
+package control
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/registry"
+)
+
+// newCopySampler builds a sampler over n copies of Go-native Copy (base 2: a Discrete(3)
+// observation, one-hot encoded, and 8 actions), whose episodes end at random points.
+func newCopySampler(t *testing.T, n int, seed int64) (*Sampler, *Learner, envs.VecEnv) {
+	t.Helper()
+	env, err := registry.MakeVec("Copy-v0", n, map[string]any{"base": 2, "autoreset": "disabled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close() })
+	enc, err := NewEncoder(env.ObservationSpace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(config.AlgoSparse, config.FormSeparate, seed)
+	l, err := NewLearner(cfg, enc.Dim(), int(env.ActionSpace().(envs.Discrete).N), tensor.GonumEngine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(env, enc, l, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, l, env
+}
+
+// Every step lands in exactly one segment; a segment that ended its episode says how, the others
+// are the one cut piece per copy at the end of the iteration; the next iteration of a cut copy
+// continues from its last observation; and the loss of what was sampled equals the slow
+// recomputation (episodes that start in the middle of an iteration start their own paths).
+func TestCollectCutsSegmentsAtEpisodeBoundaries(t *testing.T) {
+	const n, steps = 4, 25
+	s, l, _ := newCopySampler(t, n, 3)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var carried []float32
+	for it := range 3 {
+		col, err := s.Collect(context.Background(), rng, steps, it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if col.EnvSteps != n*steps {
+			t.Fatalf("iteration %d: %d env steps, want %d", it, col.EnvSteps, n*steps)
+		}
+		total, cut, ended := 0, 0, 0
+		for _, seg := range col.Segments {
+			if err := seg.Validate(s.dim); err != nil {
+				t.Fatal(err)
+			}
+			total += seg.Len()
+			if seg.Terminated || seg.Truncated {
+				ended++
+			} else {
+				cut++
+			}
+		}
+		if total != n*steps {
+			t.Errorf("iteration %d: segments hold %d steps, want %d", it, total, n*steps)
+		}
+		if ended != len(col.Returns) || ended == 0 {
+			t.Errorf("iteration %d: %d ended segments, %d completed episodes (want equal and > 0)", it, ended, len(col.Returns))
+		}
+		if cut > n {
+			t.Errorf("iteration %d: %d cut segments for %d copies", it, cut, n)
+		}
+		if it > 0 && carried != nil {
+			// The first cut copy's next segment starts where its last one stopped.
+			found := false
+			for _, seg := range col.Segments {
+				if equalFloats(seg.Obs[:s.dim], carried) && seg.Iteration == it {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("iteration %d: no segment continues from the last observation of a cut piece", it)
+			}
+		}
+		carried = nil
+		for _, seg := range col.Segments {
+			if !seg.Terminated && !seg.Truncated {
+				carried = append([]float32(nil), seg.Obs[len(seg.Obs)-s.dim:]...)
+				break
+			}
+		}
+		info, err := l.Loss(col.Segments, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := slowLoss(t, l, col.Segments); abs(info.Loss-want) > 1e-4*(1+want) {
+			t.Errorf("iteration %d: loss %v, slow recomputation %v", it, info.Loss, want)
+		}
+	}
+	if mp, sup := s.Window(); !(mp > 0 && mp <= 1 && sup >= 1) {
+		t.Errorf("statistics window: max-prob %v, support %v", mp, sup)
+	}
+}
+
+// Two samplers with the same seeds collect the same segments: resets are seeded from the run seed,
+// the iteration, the copy and the step.
+func TestCollectIsAFunctionOfTheSeeds(t *testing.T) {
+	collect := func() []*Segment {
+		s, _, _ := newCopySampler(t, 3, 5)
+		var all []*Segment
+		for it := range 2 {
+			col, err := s.Collect(context.Background(), rand.New(rand.NewPCG(uint64(it), 1)), 30, it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, col.Segments...)
+		}
+		return all
+	}
+	a, b := collect(), collect()
+	if len(a) != len(b) {
+		t.Fatalf("%d and %d segments", len(a), len(b))
+	}
+	for i := range a {
+		if !equalFloats(a[i].Obs, b[i].Obs) || len(a[i].Actions) != len(b[i].Actions) || a[i].Terminated != b[i].Terminated {
+			t.Fatalf("segment %d differs", i)
+		}
+	}
+}
+
+func TestSamplerRejectsMismatchedEnvs(t *testing.T) {
+	_, l, _ := newCopySampler(t, 1, 1)
+	next, err := registry.MakeVec("Copy-v0", 1, map[string]any{"base": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	enc, _ := NewEncoder(next.ObservationSpace())
+	if _, err := NewSampler(next, enc, l, 1); err == nil {
+		t.Error("an env with next-step autoreset: no error")
+	}
+	bigger, err := registry.MakeVec("Copy-v0", 1, map[string]any{"base": 3, "autoreset": "disabled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bigger.Close()
+	enc, _ = NewEncoder(bigger.ObservationSpace())
+	if _, err := NewSampler(bigger, enc, l, 1); err == nil {
+		t.Error("an env with another action count: no error")
+	}
+}
+
+func equalFloats(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
