@@ -9,6 +9,8 @@ func commands() []command {
 		{"train", "train sparse / soft / Tsallis PCL on an environment", runTrain},
 		{"eval", "greedy evaluation of a training run's checkpoint", runEval},
 		{"compare", "sparse vs soft PCL over bases and seeds: runs, figures, summary table", runCompare},
+		{"report", "figures and a table of long-episode runs (HalfCheetah): return and max-prob vs env steps", runReport},
 		{"bench", "training iterations/s and the training step's FLOP/s against a bare gemm", runBench},
+		{"diagnose", "train with instrumentation: writing, support, correct-symbol mass, terms, replay content", runDiagnose},
 	}
 }

@@ -4,10 +4,29 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 )
+
+// evalSteps prints the greedy returns of a long-episode run's checkpoint over n episodes.
+func evalSteps(ctx context.Context, dir string, maker *envmaker.Maker, n int, seed int64, stdout io.Writer) error {
+	returns, meta, err := train.EvaluateSteps(ctx, dir, maker, nil, n, seed)
+	if err != nil {
+		return err
+	}
+	c := meta.Config
+	m, sd := meanStd(returns)
+	size := ""
+	if c.Grid > 0 {
+		size = fmt.Sprintf(" grid %d", c.Grid)
+	}
+	fmt.Fprintf(stdout, "run %s (%s%s, %s/%s, alpha %g) after %d iterations (%d env steps): greedy return %.1f ± %.1f over %d episodes [min %.1f, max %.1f]\n",
+		dir, c.Env, size, c.Algo, c.Form, c.Alpha, meta.Iteration, meta.EnvSteps, m, sd, n, slices.Min(returns), slices.Max(returns))
+	return nil
+}
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stderr)
@@ -15,6 +34,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	n := fs.Int("episodes", 400, "greedy episodes (per curriculum length with --per-length)")
 	seed := fs.Int64("seed", 12345, "seed of the evaluation episodes")
 	perLength := fs.Bool("per-length", true, "also report greedy reward at every curriculum length up to the maximum")
+	var servers stringList
+	fs.Var(&servers, "server", "endpoint of a running env server, repeatable (runs on Gymnasium envs; default: start one)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -25,6 +46,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError{fmt.Errorf("--episodes = %d, want >= 1", *n)}
 	}
 	reg := registry.Default()
+	steps, _, err := train.IsStepsRun(*dir)
+	if err != nil {
+		return err
+	}
+	if steps {
+		return evalSteps(ctx, *dir, &envmaker.Maker{Registry: reg, Servers: servers}, *n, *seed, stdout)
+	}
 	r, meta, err := train.Evaluate(ctx, *dir, reg, nil, *n, *seed)
 	if err != nil {
 		return err

@@ -1,0 +1,43 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+// IsStepsRun reports whether dir holds a long-episode (net mlp) run, and its config.
+func IsStepsRun(dir string) (bool, config.Config, error) {
+	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return false, cfg, fmt.Errorf("eval: %w", err)
+	}
+	return ResolveNet(cfg).Net == config.NetMLP, cfg, nil
+}
+
+// EvaluateSteps plays one greedy episode on each of n copies of a long-episode run's env with the
+// checkpoint's policy (copy i from seed seed+i) and returns the undiscounted returns.
+func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, n int, seed int64) ([]float64, Meta, error) {
+	_, cfg, err := IsStepsRun(dir)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	r, err := newStepsRun(ctx, cfg, maker, eng, n)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("eval: %w", err)
+	}
+	defer r.Close()
+	meta, err := r.load(dir, false)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("eval: %w", err)
+	}
+	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner, seed, evalStepCap)
+	if err != nil {
+		return nil, meta, fmt.Errorf("eval: %w", err)
+	}
+	return returns, meta, nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sparsepcl/sparsepcl/agent/report"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+)
+
+// runReport gathers long-episode run directories into figures and a table.
+func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report", stderr)
+	out := fs.String("out", "", "directory for the figures and report.md (required)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: pcl report --out DIR RUN_DIR...\n\nGathers long-episode runs (any subset, finished or not) into <env>-grid<k>-return.png,\n<env>-grid<k>-maxprob.png and report.md.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return parseFlags(fs, args)
+	}
+	if *out == "" || fs.NArg() == 0 {
+		return usageError{fmt.Errorf("give --out and at least one run directory")}
+	}
+	runs, err := report.Load(fs.Args())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	files, err := report.Figures(*out, runs)
+	if err != nil {
+		return err
+	}
+	md := report.Table(runs)
+	if err := atomicfile.WriteFile(filepath.Join(*out, "report.md"), []byte(md), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	fmt.Fprint(stdout, md)
+	for _, f := range files {
+		fmt.Fprintln(stdout, "figure:", filepath.Join(*out, f))
+	}
+	return nil
+}
