@@ -25,13 +25,7 @@ func Entmax[T Float](dst, z []T, valid []bool, alpha float64) (tau float64, supp
 	case !(alpha >= 1):
 		panic(fmt.Sprintf("policy.Entmax: alpha must be >= 1, got %v", alpha))
 	case alpha == 1:
-		Softmax(dst, z, valid)
-		lse := LogSumExp(z, valid)
-		_, n, _ := maxUsable(z, valid)
-		if math.IsNaN(lse) || n == 0 {
-			return math.NaN(), 0
-		}
-		return lse, n
+		return softmaxLSE(dst, z, valid)
 	case alpha == 2:
 		return Sparsemax(dst, z, valid)
 	case alpha == 1.5 && len(z) < Entmax15SortMaxK:

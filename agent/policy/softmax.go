@@ -9,10 +9,16 @@ import "math"
 // all, gives a NaN row.
 func Softmax[T Float](dst, z []T, valid []bool) {
 	checkRow("Softmax", len(z), len(dst), valid)
+	softmaxLSE(dst, z, valid)
+}
+
+// softmaxLSE is Softmax that also returns LogSumExp(z) and the number of usable entries, from
+// the same pass of exponentials (NaN and 0 when the row is NaN).
+func softmaxLSE[T Float](dst, z []T, valid []bool) (float64, int) {
 	m, n, bad := maxUsable(z, valid)
 	if bad || n == 0 {
 		fillNaN(dst)
-		return
+		return math.NaN(), 0
 	}
 	var sum float64
 	for i := range z {
@@ -28,6 +34,7 @@ func Softmax[T Float](dst, z []T, valid []bool) {
 	for i := range dst {
 		dst[i] = T(float64(dst[i]) * inv)
 	}
+	return m + math.Log(sum), n
 }
 
 // LogSumExp returns log(sum_i exp(z_i)) over the usable entries, computed
