@@ -9,7 +9,8 @@ import (
 )
 
 // AdaptActions returns env with an action space the learner can use, a Discrete starting at 0:
-// a Discrete is used as it is, a Tuple of Discretes is combined into one index, and a Box is
+// a Discrete is used as it is, a Tuple of Discretes or a MultiDiscrete is combined into one index
+// (first component least significant), and a Box is
 // discretised into a grid of grid points per dimension. A grid on a non-Box action, a Box without a
 // grid, an unbounded Box, and any other space are errors that name the space.
 func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
@@ -23,7 +24,7 @@ func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 			return nil, fmt.Errorf("control: action space %v starts at %d: only Discrete(n) starting at 0 is supported", s, s.Start)
 		}
 		return env, nil
-	case envs.Tuple:
+	case envs.Tuple, envs.MultiDiscrete:
 		c, err := wrappers.CombineVecActions(env)
 		if err != nil {
 			return nil, fmt.Errorf("control: action space %v: %w", s, err)
@@ -44,6 +45,6 @@ func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 		}
 		return g, nil
 	default:
-		return nil, fmt.Errorf("control: action space %v is not supported: use a Discrete, a Tuple of Discretes, or a Box with --grid", s)
+		return nil, fmt.Errorf("control: action space %v is not supported: use a Discrete, a Tuple of Discretes, a MultiDiscrete, or a Box with --grid", s)
 	}
 }

@@ -7,19 +7,31 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// TupleCombiner numbers the members of a Tuple of Discretes: index = d0 + n0*(d1 + n1*(d2 + ...))
-// with d_i = value_i - start_i.
+// TupleCombiner numbers the members of a Tuple of Discretes, or the elements of a MultiDiscrete:
+// index = d0 + n0*(d1 + n1*(d2 + ...)) with d_i = value_i - start_i.
 type TupleCombiner struct {
 	radix  envs.MixedRadix
 	starts []int64
 	tuple  envs.Tuple
 }
 
-// NewTupleCombiner accepts a Tuple whose components are all Discrete.
+// NewTupleCombiner accepts a Tuple whose components are all Discrete, or a MultiDiscrete (whose
+// batch rows have the same layout: one integer per component).
 func NewTupleCombiner(s envs.Space) (*TupleCombiner, error) {
+	if md, ok := s.(envs.MultiDiscrete); ok {
+		t := envs.Tuple{Spaces: make([]envs.Space, len(md.Nvec))}
+		for i, n := range md.Nvec {
+			var start int64
+			if md.Start != nil {
+				start = md.Start[i]
+			}
+			t.Spaces[i] = envs.Discrete{N: n, Start: start}
+		}
+		s = t
+	}
 	t, ok := s.(envs.Tuple)
 	if !ok {
-		return nil, fmt.Errorf("combine: action space %v is not a Tuple", s)
+		return nil, fmt.Errorf("combine: action space %v is neither a Tuple nor a MultiDiscrete", s)
 	}
 	sizes := make([]int64, len(t.Spaces))
 	starts := make([]int64, len(t.Spaces))

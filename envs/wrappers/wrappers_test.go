@@ -313,3 +313,26 @@ func TestTimeLimitTruncates(t *testing.T) {
 		t.Error("limit 0 accepted")
 	}
 }
+
+// A MultiDiscrete combines like the Tuple of its Discretes, starts included.
+func TestCombinerTakesMultiDiscrete(t *testing.T) {
+	c, err := NewTupleCombiner(envs.MultiDiscrete{Nvec: []int64{3, 4}, Start: []int64{1, -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Space().N != 12 {
+		t.Fatalf("combined size %d, want 12", c.Space().N)
+	}
+	dst := make([]int64, 2)
+	for index := range int64(12) {
+		if err := c.SplitInto(index, dst); err != nil {
+			t.Fatal(err)
+		}
+		if want := []int64{1 + index%3, -1 + index/3}; dst[0] != want[0] || dst[1] != want[1] {
+			t.Errorf("index %d: %v, want %v", index, dst, want)
+		}
+	}
+	if _, err := NewTupleCombiner(envs.MultiBinary{N: 2}); err == nil {
+		t.Error("MultiBinary: no error")
+	}
+}
