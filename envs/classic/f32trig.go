@@ -12,7 +12,8 @@ const (
 	f32PiO2Med    float32 = -0x1.5110b4p-22
 	f32PiO2Low    float32 = -0x1.846988p-48
 	f32RintMagic  float32 = 0x1.800000p+23
-	f32MaxCody    float32 = 71476.0625
+	f32MaxCodyCos float32 = 71476.0625 // beyond these the kernel's reduction is not trusted
+	f32MaxCodySin float32 = 117435.992
 	f32CosInvF8   float32 = 0x1.98e616p-16
 	f32CosInvF6   float32 = -0x1.6c06dcp-10
 	f32CosInvF4   float32 = 0x1.55553cp-05
@@ -50,10 +51,14 @@ func fma32(a, b, c float32) float32 {
 }
 
 func sinCosF32(x float32, wantCos bool) float32 {
-	if x != x {
-		return x
+	if x != x || (x == 0 && !wantCos) {
+		return x // NaN, and sin(±0) = ±0 as numpy returns it
 	}
-	if abs := float32(math.Abs(float64(x))); abs > f32MaxCody {
+	limit := f32MaxCodySin
+	if wantCos {
+		limit = f32MaxCodyCos
+	}
+	if abs := float32(math.Abs(float64(x))); abs > limit {
 		// numpy falls back to the C library's cosf/sinf beyond the kernel's range.
 		if wantCos {
 			return cosf(x)

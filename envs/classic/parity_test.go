@@ -112,7 +112,7 @@ func scriptedPolicy(id string) policy {
 				}
 			case "Pendulum-v1":
 				th := math.Atan2(o[1], o[0])
-				act.Floats[i] = math.Max(-2, math.Min(2, -(8*th + 1.5*o[2])))
+				act.Floats[i] = math.Max(-2, math.Min(2, -(8*th+1.5*o[2])))
 			}
 		}
 	}
