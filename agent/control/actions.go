@@ -1,9 +1,12 @@
 package control
 
 import (
+	"context"
 	"fmt"
 	"math"
 
+	"github.com/sparsepcl/sparsepcl/agent/policy"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/wrappers"
 )
@@ -47,4 +50,81 @@ func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 	default:
 		return nil, fmt.Errorf("control: action space %v is not supported: use a Discrete, a Tuple of Discretes, a MultiDiscrete, or a Box with --grid", s)
 	}
+}
+
+// EnvAction is the action that the env under AdaptActions' wrapper receives for index: the grid
+// point of a discretised Box, the component values of a combined Tuple or MultiDiscrete, or the
+// index itself.
+func EnvAction(adapted envs.VecEnv, index int64) (any, error) {
+	switch e := adapted.(type) {
+	case *wrappers.DiscretizedVecEnv:
+		p := make([]float64, e.Grid.Dims())
+		if err := e.Grid.Point(index, p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	case *wrappers.CombinedVecEnv:
+		d := make([]int64, len(e.Combiner.ActionComponents()))
+		if err := e.Combiner.SplitInto(index, d); err != nil {
+			return nil, err
+		}
+		return d, nil
+	default:
+		return index, nil
+	}
+}
+
+// Episode is one greedy episode as the env saw it.
+type Episode struct {
+	Seed    int64
+	Actions []any // the env's actions (see EnvAction)
+	Return  float64
+}
+
+// Record plays one greedy episode on the first copy of env (an AdaptActions result, autoreset
+// disabled) from seed, for at most maxSteps steps, and returns the env's actions and the return.
+func Record(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, seed int64, maxSteps int) (Episode, error) {
+	n, D := env.NumEnvs(), enc.Dim()
+	req := envs.ResetRequest{Seeds: make([]int64, n)}
+	for i := range req.Seeds {
+		req.Seeds[i] = seed + int64(i)
+	}
+	obsArr, _, err := env.Reset(ctx, req)
+	if err != nil {
+		return Episode{}, fmt.Errorf("control: record: reset: %w", err)
+	}
+	ep := Episode{Seed: seed}
+	obs := make([]float32, n*D)
+	x, z := tensor.New(0, D), make([]float32, l.Model.NumActions())
+	actions := envs.NewArray(envs.Int64, n)
+	for t := 0; t < maxSteps; t++ {
+		for i := range n {
+			if err := enc.Encode(obs[i*D:(i+1)*D], obsArr, i); err != nil {
+				return ep, err
+			}
+		}
+		l.Input(x, obs)
+		heads, err := l.Model.Forward(x)
+		if err != nil {
+			return ep, fmt.Errorf("control: record: %w", err)
+		}
+		l.Model.Logits(z, heads[0].Row(0))
+		a := int64(policy.Greedy(z, nil))
+		actions.Ints[0] = a
+		act, err := EnvAction(env, a)
+		if err != nil {
+			return ep, err
+		}
+		ep.Actions = append(ep.Actions, act)
+		res, err := env.Step(ctx, actions)
+		if err != nil {
+			return ep, fmt.Errorf("control: record: step: %w", err)
+		}
+		ep.Return += res.Rewards[0]
+		if res.Terminated[0] || res.Truncated[0] {
+			break
+		}
+		obsArr = res.Obs
+	}
+	return ep, nil
 }

@@ -41,3 +41,25 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 	}
 	return returns, meta, nil
 }
+
+// RecordSteps plays one greedy episode of a long-episode run's checkpoint from seed and returns
+// the env's actions (for a replay that renders it) with the return.
+func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, seed int64) (control.Episode, config.Config, error) {
+	_, cfg, err := IsStepsRun(dir)
+	if err != nil {
+		return control.Episode{}, cfg, err
+	}
+	r, err := newStepsRun(ctx, cfg, maker, eng, 1)
+	if err != nil {
+		return control.Episode{}, cfg, fmt.Errorf("record: %w", err)
+	}
+	defer r.Close()
+	if _, err := r.load(dir, false); err != nil {
+		return control.Episode{}, cfg, fmt.Errorf("record: %w", err)
+	}
+	ep, err := control.Record(ctx, r.evalEnv, r.enc, r.learner, seed, evalStepCap)
+	if err != nil {
+		return ep, cfg, fmt.Errorf("record: %w", err)
+	}
+	return ep, cfg, nil
+}

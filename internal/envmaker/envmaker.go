@@ -5,11 +5,16 @@
 package envmaker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/train"
@@ -104,4 +109,53 @@ func markUnknown(err error) error {
 		return fmt.Errorf("%w (neither Go-native nor registered in gymnasium): %w", ErrUnknownEnv, err)
 	}
 	return err
+}
+
+// RenderResult is what the replay renderer reports.
+type RenderResult struct {
+	Frames int     `json:"frames"`
+	Steps  int     `json:"steps"`
+	Return float64 `json:"return"`
+}
+
+// Render replays actions in env id from seed with the Python renderer (python_server/render.py,
+// headless MuJoCo through EGL) and writes an animated GIF to out.
+func (m *Maker) Render(ctx context.Context, id string, seed int64, actions []any, out string) (RenderResult, error) {
+	opts := m.Server
+	if err := checkPython(&opts); err != nil {
+		return RenderResult{}, fmt.Errorf("envmaker: render: %w", err)
+	}
+	f, err := os.CreateTemp("", "sparsepcl-actions-*.json")
+	if err != nil {
+		return RenderResult{}, fmt.Errorf("envmaker: render: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := json.NewEncoder(f).Encode(actions); err != nil {
+		f.Close()
+		return RenderResult{}, fmt.Errorf("envmaker: render: write actions: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return RenderResult{}, fmt.Errorf("envmaker: render: write actions: %w", err)
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return RenderResult{}, fmt.Errorf("envmaker: render: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, opts.Python, "-m", "python_server.render", "--env", id, "--seed", strconv.FormatInt(seed, 10),
+		"--actions", f.Name(), "--out", abs)
+	cmd.Dir = opts.Root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tail := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndex(tail, "\n"); i >= 0 && len(tail) > 2000 {
+			tail = tail[len(tail)-2000:]
+		}
+		return RenderResult{}, fmt.Errorf("envmaker: render %s: %w: %s", id, err, tail)
+	}
+	var res RenderResult
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
+		return RenderResult{}, fmt.Errorf("envmaker: render %s: unreadable report %q: %w", id, stdout.String(), err)
+	}
+	return res, nil
 }

@@ -270,3 +270,25 @@ func TestServerDeathStopsTheRunAndItResumes(t *testing.T) {
 		t.Errorf("resumed to iteration %d, want %d", sum.Iterations, meta.Iteration+3)
 	}
 }
+
+// Render replays actions headless and reports the env's return; a bad id is an error with the
+// Python side's message.
+func TestRenderWritesAGIF(t *testing.T) {
+	needServer(t)
+	m := &Maker{}
+	actions := []any{[]float64{1, 0, -1, 0.5, 0, 0}, []float64{0, 0, 0, 0, 0, 0}, []float64{-1, -1, -1, -1, -1, -1}, []float64{1, 1, 1, 1, 1, 1}}
+	out := filepath.Join(t.TempDir(), "cheetah.gif")
+	res, err := m.Render(context.Background(), "HalfCheetah-v5", 7, actions, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 4 || res.Frames != 2 || res.Return == 0 {
+		t.Errorf("render report %+v, want 4 steps, 2 frames (every 4th plus the first) and a return", res)
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+		t.Errorf("no GIF: %v", err)
+	}
+	if _, err := m.Render(context.Background(), "NoSuchEnv-v9", 7, actions, out); err == nil || !strings.Contains(err.Error(), "NoSuchEnv") {
+		t.Errorf("unknown id: error %v", err)
+	}
+}
