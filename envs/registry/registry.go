@@ -9,15 +9,20 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+	"github.com/sparsepcl/sparsepcl/envs/classic"
 )
 
-// Default returns a new registry holding every Go-native id (Copy-v0, DuplicatedInput-v0,
-// RepeatCopy-v0, Reverse-v0, ReversedAddition-v0, ReversedAddition3-v0).
+// Default returns a new registry holding every Go-native id: the algorithmic tasks (Copy-v0,
+// DuplicatedInput-v0, RepeatCopy-v0, Reverse-v0, ReversedAddition-v0, ReversedAddition3-v0) and
+// Gymnasium's classic control (CartPole-v1, Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0,
+// Pendulum-v1).
 func Default() *envs.Registry {
 	r := envs.NewRegistry()
-	if err := algorithmic.Register(r); err != nil {
-		// The ids are fixed and distinct: failing here is a programming error.
-		panic(fmt.Sprintf("registry: %v", err))
+	for _, register := range []func(*envs.Registry) error{algorithmic.Register, classic.Register} {
+		if err := register(r); err != nil {
+			// The ids are fixed and distinct: failing here is a programming error.
+			panic(fmt.Sprintf("registry: %v", err))
+		}
 	}
 	return r
 }

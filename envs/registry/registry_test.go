@@ -2,18 +2,24 @@ package registry
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/classic"
 )
 
 func TestDefault(t *testing.T) {
 	ids := Default().IDs()
-	if len(ids) != 6 {
+	if len(ids) != 11 {
 		t.Fatalf("ids %v", ids)
 	}
 	for _, id := range ids {
-		env, err := Make(id, map[string]any{"base": 4})
+		opts := map[string]any{"base": 4}
+		if slices.Contains(classic.IDs(), id) {
+			opts = nil
+		}
+		env, err := Make(id, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +39,7 @@ func TestDefault(t *testing.T) {
 	if err := a.Register("Extra-v0", envs.Factory{Make: func(map[string]any) (envs.Env, error) { return nil, nil }}); err != nil {
 		t.Fatal(err)
 	}
-	if len(b.IDs()) != 6 {
+	if len(b.IDs()) != 11 {
 		t.Error("registries share state")
 	}
 }
