@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -106,5 +107,66 @@ func BenchmarkEntmax(b *testing.B) {
 		run("entmax1.5-auto", func(p, z []float32) { Entmax(p, z, nil, 1.5) }, 1.5)
 		run("entmax1.5-bisect", func(p, z []float32) { EntmaxBisect(p, z, nil, 1.5) }, 1.5)
 		run("entmax1.25-bisect", func(p, z []float32) { Entmax(p, z, nil, 1.25) }, 1.25)
+	}
+}
+
+// maxSink keeps the max reduction of BenchmarkSparsemaxVsMax alive.
+var maxSink float32
+
+// maxRow is the yardstick: one plain pass that finds the largest entry.
+func maxRow(z []float32) float32 {
+	m := z[0]
+	for _, v := range z[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// BenchmarkSparsemaxVsMax times, interleaved in one loop over the same
+// rows, the default Sparsemax (forward only), Spmax, and a plain max
+// reduction at K = 15,625 (the 5^6 action grid), and reports ns/row for
+// each and the ratios to the max reduction. condat-full is Condat on every
+// entry (the path Auto took before the max - 1 prefilter), for reference.
+// Each figure is the median over chunks of 8 rows, so that a chunk slowed
+// by another process on a shared machine does not move the ratios.
+func BenchmarkSparsemaxVsMax(b *testing.B) {
+	const k = 15625
+	for _, scale := range []float64{1, 5} {
+		br := newBenchRows(k, scale)
+		scratch := make([]float32, k)
+		b.Run(fmt.Sprintf("K=%d/scale=%g", k, scale), func(b *testing.B) {
+			ops := []func(z []float32){
+				func(z []float32) { Sparsemax(br.p, z, nil) },
+				func(z []float32) { Spmax(z, nil, scratch) },
+				func(z []float32) { maxSink += maxRow(z) },
+				func(z []float32) { SparsemaxWith(Condat, br.p, z, nil) },
+			}
+			const chunk = 8
+			spent := make([][]time.Duration, len(ops))
+			rows := 0
+			for b.Loop() {
+				for o, op := range ops {
+					t0 := time.Now()
+					for i := 0; i < chunk; i++ {
+						op(br.z[(rows+i)%len(br.z)])
+					}
+					spent[o] = append(spent[o], time.Since(t0))
+				}
+				rows += chunk
+			}
+			ns := func(o int) float64 {
+				slices.Sort(spent[o])
+				return float64(spent[o][len(spent[o])/2].Nanoseconds()) / chunk
+			}
+			sm, sp, mx, cf := ns(0), ns(1), ns(2), ns(3)
+			b.ReportMetric(sm, "sparsemax-ns/row")
+			b.ReportMetric(sp, "spmax-ns/row")
+			b.ReportMetric(mx, "max-ns/row")
+			b.ReportMetric(cf, "condat-full-ns/row")
+			b.ReportMetric(sm/mx, "sparsemax/max")
+			b.ReportMetric(sp/mx, "spmax/max")
+		})
 	}
 }

@@ -11,8 +11,12 @@ import (
 type Algorithm int
 
 const (
-	// Auto picks Sort below AutoSelectionMinK usable actions and Condat at
-	// and above it (the crossover measured by BenchmarkSparsemax).
+	// Auto first narrows the row to the candidates z_i > max z - 1 (the
+	// threshold lies in [max z - 1, max z), so no other entry can be in the
+	// support) in the same pass that finds the maximum, then runs Sort on
+	// fewer than AutoSelectionMinK candidates and Condat on more. It is the
+	// fast path: at K = 15,625 with a few dozen candidates it costs about
+	// one max reduction plus clearing the output (BenchmarkSparsemaxVsMax).
 	Auto Algorithm = iota
 	// Sort sorts the logits: O(K log K), the textbook algorithm.
 	Sort
@@ -27,10 +31,10 @@ const (
 	Bisect
 )
 
-// AutoSelectionMinK is the number of usable actions from which Auto uses
-// Condat's selection instead of sorting. Measured on the development
-// machine with BenchmarkSparsemax (forward + JVP per row): see the package
-// documentation for the figures.
+// AutoSelectionMinK is the number of candidates (usable actions above
+// max z - 1) from which Auto uses Condat's selection instead of sorting.
+// Measured on the development machine with BenchmarkSparsemax (forward +
+// JVP per row): see the package documentation for the figures.
 const AutoSelectionMinK = 8
 
 func (a Algorithm) String() string {
@@ -64,23 +68,106 @@ func Sparsemax[T Float](dst, z []T, valid []bool) (tau float64, support int) {
 // SparsemaxWith is Sparsemax with an explicit threshold algorithm.
 func SparsemaxWith[T Float](alg Algorithm, dst, z []T, valid []bool) (tau float64, support int) {
 	checkRow("Sparsemax", len(z), len(dst), valid)
+	if alg == Auto && len(z) <= indexLimit[T]() {
+		return sparsemaxAuto(dst, z, valid)
+	}
 	ts, m, support := thresholdShifted(alg, z, valid, dst)
 	if support == 0 {
 		fillNaN(dst)
 		return math.NaN(), 0
 	}
-	for i := range z {
-		if !usable(z, valid, i) {
-			dst[i] = 0
-			continue
-		}
-		p := (float64(z[i]) - m) - ts
-		if p < 0 {
-			p = 0
-		}
-		dst[i] = T(p)
-	}
+	writeSparsemax(dst, z, valid, ts, m)
 	return ts + m, support
+}
+
+// sparsemaxAuto is the Auto path of SparsemaxWith. When autoThreshold
+// keeps the candidates' indices (in dst[:n]), the rest of dst is cleared
+// and the probabilities are scattered to the candidates' positions, so the
+// row is read once and written once by a memory clear. The indices are
+// ascending (index >= slot), so scattering from the last slot down never
+// overwrites an index not yet read.
+func sparsemaxAuto[T Float](dst, z []T, valid []bool) (tau float64, support int) {
+	ts, m, k, idx := autoThreshold(dst, z, valid)
+	if k == 0 {
+		fillNaN(dst)
+		return math.NaN(), 0
+	}
+	if idx == nil {
+		writeSparsemax(dst, z, valid, ts, m)
+		return ts + m, k
+	}
+	clear(dst[len(idx):])
+	for j := len(idx) - 1; j >= 0; j-- {
+		i := int(idx[j])
+		dst[j] = 0
+		dst[i] = T(relu((float64(z[i]) - m) - ts))
+	}
+	return ts + m, k
+}
+
+// autoThreshold is the Auto threshold search: the candidates of the row
+// (see candidates), solved by thresholdAuto. It returns the shifted
+// threshold, m, the support size (0: no distribution) and, when there are
+// at most len(z)/2 candidates, their indices, left in scratch[:n] with the
+// values solved in scratch[n:2n]; with more, the values are solved in
+// place and idx is nil. len(z) must not exceed indexLimit[T]().
+func autoThreshold[T Float](scratch, z []T, valid []bool) (ts, m float64, k int, idx []T) {
+	n, m, bad := candidates(scratch, z, valid)
+	if bad || n == 0 {
+		return math.NaN(), 0, 0, nil
+	}
+	buf := scratch[:n]
+	if 2*n <= len(z) {
+		idx, buf = scratch[:n], scratch[n:2*n]
+	}
+	for j := range buf {
+		buf[j] = z[int(scratch[j])]
+	}
+	ts, k = thresholdAuto(buf, m)
+	return ts, m, k, idx
+}
+
+// writeSparsemax writes relu(z - m - ts) at the usable entries of z and 0
+// elsewhere. Every entry at or below lo gets 0 (with or without the exact
+// arithmetic), so the exact formula runs on the few entries above it and
+// the rest of the pass is a comparison and a store. The usable entries are
+// finite or -Inf here, and -Inf <= lo.
+func writeSparsemax[T Float](dst, z []T, valid []bool, ts, m float64) {
+	lo := below[T](ts+m, m)
+	if valid == nil {
+		for i, v := range z {
+			if v > lo {
+				dst[i] = T(relu((float64(v) - m) - ts))
+			} else {
+				dst[i] = 0
+			}
+		}
+		return
+	}
+	valid = valid[:len(z)]
+	for i, v := range z {
+		if valid[i] && v > lo {
+			dst[i] = T(relu((float64(v) - m) - ts))
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+func relu(x float64) float64 {
+	if x < 0 {
+		return 0
+	}
+	return x
+}
+
+// below returns a value of T at or below x by a margin that exceeds the
+// rounding of x to T and of the float64 arithmetic on entries near m (m is
+// the row maximum and |x| <= |m| + 1): an entry v <= below(x, m) has
+// (v - m) - (x - m) <= 0 however it is rounded. Overflow gives -Inf, which
+// only makes the caller test more entries exactly.
+func below[T Float](x, m float64) T {
+	return T(x - 1e-6*math.Max(1, math.Abs(m)))
 }
 
 // SparsemaxThreshold returns the sparsemax threshold G(z) and the support
@@ -102,21 +189,23 @@ func SparsemaxThreshold[T Float](alg Algorithm, z []T, valid []bool, scratch []T
 
 // thresholdShifted returns the threshold of z - m, where m is the largest
 // usable logit, together with m and the support size (0: no distribution).
+// Auto solves on the candidates above max - 1 only; the named algorithms
+// see every usable entry, so they stay independent references.
 func thresholdShifted[T Float](alg Algorithm, z []T, valid []bool, scratch []T) (ts, m float64, support int) {
+	if alg == Auto && len(z) <= indexLimit[T]() {
+		ts, m, k, _ := autoThreshold(scratch, z, valid)
+		return ts, m, k
+	}
 	n, m, bad := gather(scratch, z, valid)
 	if bad || n == 0 {
 		return math.NaN(), 0, 0
 	}
 	buf := scratch[:n]
-	if alg == Auto {
-		alg = Sort
-		if n >= AutoSelectionMinK {
-			alg = Condat
-		}
-	}
 	var t float64
 	var k int
 	switch alg {
+	case Auto:
+		t, k = thresholdAuto(buf, m)
 	case Sort:
 		t, k = thresholdSort(buf, m)
 	case Pivot:
@@ -129,6 +218,84 @@ func thresholdShifted[T Float](alg Algorithm, z []T, valid []bool, scratch []T) 
 		panic(fmt.Sprintf("policy.SparsemaxThreshold: unknown algorithm %d", int(alg)))
 	}
 	return t, m, k
+}
+
+// thresholdAuto sorts fewer than AutoSelectionMinK values and runs Condat
+// on more.
+func thresholdAuto[T Float](buf []T, m float64) (float64, int) {
+	if len(buf) < AutoSelectionMinK {
+		return thresholdSort(buf, m)
+	}
+	return thresholdCondat(buf, m)
+}
+
+// indexLimit is the longest row whose indices candidates can store exactly
+// as values of T (2^24 for float32). Longer rows take the gather path.
+func indexLimit[T Float]() int {
+	if x := T(1 << 24); x+1 == x {
+		return 1 << 24
+	}
+	return 1 << 53
+}
+
+// candidates finds the entries that can be in the support. It writes into
+// buf[:n], as values of T, the ascending indices of the usable logits above
+// max - 1 (and of a few just below, by the margin of below), and returns n,
+// the maximum m of all usable logits, and bad as gather does. The threshold
+// satisfies max - 1 <= G(z) < max and an entry at or below the threshold
+// gets probability 0, so the threshold and the support of the candidates
+// are those of the whole row, whatever algorithm solves them.
+//
+// It is one pass that keeps a running maximum: an entry at or below the
+// running bound (running max - 1) is skipped after one comparison, the work
+// per entry of a max reduction; an entry above it is recorded, and the
+// records are filtered against the final bound at the end. NaN fails the
+// comparison v <= bound and so reaches the slow branch, where it is caught
+// with +Inf; -Inf never gets past it (the bound starts at -Inf).
+// len(z) must not exceed indexLimit[T]().
+func candidates[T Float](buf, z []T, valid []bool) (n int, m float64, bad bool) {
+	mT := T(math.Inf(-1))
+	bound := mT
+	if valid == nil {
+		for i, v := range z {
+			if v <= bound {
+				continue
+			}
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 1) {
+				return 0, 0, true
+			}
+			if v > mT {
+				mT = v
+				bound = below[T](float64(v)-1, float64(v))
+			}
+			buf[n] = T(i)
+			n++
+		}
+	} else {
+		valid = valid[:len(z)]
+		for i, v := range z {
+			if !valid[i] || v <= bound {
+				continue
+			}
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 1) {
+				return 0, 0, true
+			}
+			if v > mT {
+				mT = v
+				bound = below[T](float64(v)-1, float64(v))
+			}
+			buf[n] = T(i)
+			n++
+		}
+	}
+	w := 0
+	for _, x := range buf[:n] {
+		if z[int(x)] > bound {
+			buf[w] = x
+			w++
+		}
+	}
+	return w, float64(mT), false
 }
 
 // thresholdSort works on shifted values y = z - m (computed in float64);
@@ -247,12 +414,27 @@ func thresholdCondat[T Float](buf []T, m float64) (float64, int) {
 		v = v[:w]
 	}
 	// Recompute tau from the final support in one sum: the running update
-	// accumulates rounding.
-	var s float64
-	for _, x := range v {
-		s += float64(x) - m
+	// accumulates rounding. An entry exactly at the threshold (p = 0) can
+	// survive the rounded running updates; it does not change tau, so it is
+	// dropped and only strictly positive probabilities are counted.
+	for {
+		var s float64
+		for _, x := range v {
+			s += float64(x) - m
+		}
+		t := (s - 1) / float64(len(v))
+		w := 0
+		for _, x := range v {
+			if float64(x)-m > t {
+				v[w] = x
+				w++
+			}
+		}
+		if w == len(v) || w == 0 {
+			return t, len(v)
+		}
+		v = v[:w]
 	}
-	return (s - 1) / float64(len(v)), len(v)
 }
 
 // thresholdBisect finds tau by bisection on f(t) = sum_i relu(y_i - t) - 1
@@ -321,11 +503,28 @@ func SparsemaxJVP[T Float](dst, p, v []T) {
 // with y = z - max z. Its gradient is Sparsemax(z). The sparse value of a
 // state is temp*Spmax(Q/temp). scratch needs len(z) elements.
 func Spmax[T Float](z []T, valid []bool, scratch []T) float64 {
-	ts, m, k := thresholdShifted(Auto, z, valid, scratch)
-	if k == 0 {
-		return math.NaN()
+	if len(z) > indexLimit[T]() {
+		ts, m, k := thresholdShifted(Auto, z, valid, scratch)
+		if k == 0 {
+			return math.NaN()
+		}
+		return spmaxFromThreshold(z, valid, ts, m)
 	}
-	return spmaxFromThreshold(z, valid, ts, m)
+	ts, m, k, idx := autoThreshold(scratch, z, valid)
+	switch {
+	case k == 0:
+		return math.NaN()
+	case idx == nil:
+		return spmaxFromThreshold(z, valid, ts, m)
+	}
+	var s float64
+	for _, x := range idx {
+		y := float64(z[int(x)]) - m
+		if p := y - ts; p > 0 {
+			s += p * (y - p/2)
+		}
+	}
+	return m + s + 0.5
 }
 
 // SpmaxFromProbs returns spmax(z) given p = Sparsemax(z) (already
@@ -346,13 +545,16 @@ func SpmaxFromProbs[T Float](z, p []T, valid []bool) float64 {
 	return m + s + 0.5
 }
 
+// spmaxFromThreshold sums over the entries above below(tau) only, as
+// SparsemaxWith writes its output (the others have p = 0).
 func spmaxFromThreshold[T Float](z []T, valid []bool, ts, m float64) float64 {
 	var s float64
-	for i := range z {
-		if !usable(z, valid, i) {
+	lo := below[T](ts+m, m)
+	for i, v := range z {
+		if v <= lo || (valid != nil && !valid[i]) {
 			continue
 		}
-		y := float64(z[i]) - m
+		y := float64(v) - m
 		if p := y - ts; p > 0 {
 			s += p * (y - p/2)
 		}
