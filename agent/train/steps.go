@@ -355,6 +355,7 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 	writePlots()
 	sum.Iterations = meta.Iteration
 	sum.Rows = rows
+	sum.EnvSteps, sum.Steps = meta.EnvSteps, st
 	if n := meta.Iteration - firstIter; n > 0 {
 		sum.SecondsPerIt = time.Since(start).Seconds() / float64(n)
 	}

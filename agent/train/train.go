@@ -59,6 +59,9 @@ type Summary struct {
 	LastGreedy   float64
 	SecondsPerIt float64
 	Rows         []Row
+	// EnvSteps is the run's total; Steps the time split of a long-episode run (nil otherwise).
+	EnvSteps int64
+	Steps    *StepsState
 }
 
 // ErrNonFinite marks a run stopped because the loss, a gradient or a parameter became NaN or Inf

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
@@ -46,7 +47,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // parseTrainConfig registers every config flag on fs, parses args and applies the per-algorithm
-// default alpha when --alpha was not given. It returns the names of the flags given.
+// default alpha when --alpha was not given, and the task's solved threshold when --threshold was not. It returns the names of the flags given.
 func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
 	cfg.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -56,6 +57,9 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if !set["alpha"] {
 		cfg.Alpha = config.DefaultAlpha(cfg.Algo, cfg.Base)
+	}
+	if !set["threshold"] {
+		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
 	}
 	*cfg = train.ResolveNet(*cfg)
 	if cfg.Net == config.NetMLP {
@@ -70,7 +74,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "run directory (default runs/<env>-base<B>-<algo>-seed<S>)")
 	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint (its config.json wins; --iters may extend it)")
 	var servers stringList
-	fs.Var(&servers, "server", "endpoint of a running env server (tcp://host:port), repeatable; default: start one from .venv for non-Go ids")
+	fs.Var(&servers, "server", "endpoint of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
+	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
 	given, err := parseTrainConfig(fs, args, &cfg)
 	if err != nil {
 		return err
@@ -85,7 +90,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// The run's config.json wins; silently ignoring a flag would surprise, so refuse it.
 		var extra []string
 		for name := range given {
-			if name != "out" && name != "resume" && name != "iters" && name != "server" {
+			if name != "out" && name != "resume" && name != "iters" && name != "server" && name != "remote" {
 				extra = append(extra, "--"+name)
 			}
 		}
@@ -110,10 +115,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	reg := registry.Default()
-	maker := &envmaker.Maker{Registry: reg, Servers: servers}
-	if !maker.Remote(cfg.Env) && len(servers) > 0 {
-		return usageError{fmt.Errorf("--server: %s is a Go-native env; servers are for Gymnasium ids", cfg.Env)}
-	}
+	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote}
 	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: maker}
 	if isTerminal(stderr) {
 		opts.Progress = stderr
@@ -130,5 +132,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, " (interrupted; resume with --resume)")
 	}
 	fmt.Fprintln(stdout)
+	if st := sum.Steps; st != nil && sum.Rows != nil {
+		last := sum.Rows[len(sum.Rows)-1]
+		total := st.EnvSeconds + st.PolicySeconds + st.TrainSeconds + st.EvalSeconds
+		pct := func(x float64) float64 { return 100 * x / max(total, 1e-9) }
+		fmt.Fprintf(stdout, "time over the whole run: %.0f env steps/s of wall time; env stepping (transport included) %.1f s (%.0f%%), sampling forwards %.1f s (%.0f%%), training steps %.1f s (%.0f%%), greedy evaluation %.1f s (%.0f%%)\n",
+			float64(sum.EnvSteps)/max(last.WallSeconds, 1e-9), st.EnvSeconds, pct(st.EnvSeconds), st.PolicySeconds, pct(st.PolicySeconds),
+			st.TrainSeconds, pct(st.TrainSeconds), st.EvalSeconds, pct(st.EvalSeconds))
+	}
 	return nil
 }

@@ -30,8 +30,12 @@ type Maker struct {
 	// Registry holds the Go-native ids; any id it does not hold is made through the bridge.
 	Registry *envs.Registry
 	// Servers are endpoints of running servers (tcp://host:port); the copies are spread over them.
-	// Empty: start one local server per VecEnv, stopped when it is closed.
+	// Empty: start one local server per VecEnv, stopped when it is closed. Servers given make every
+	// id remote, Go-native or not.
 	Servers []string
+	// Remote serves even Go-native ids (CartPole-v1, Copy-v0, ...) from the Python server: the
+	// Gymnasium originals, e.g. to check a Go port against them.
+	ForceRemote bool
 	// Server says how to start local servers.
 	Server bridge.ServerOptions
 	// Kwargs are passed to gymnasium.make for remote ids.
@@ -42,7 +46,7 @@ var _ train.EnvMaker = (*Maker)(nil)
 
 // Remote reports whether id is served through the bridge rather than Go-native.
 func (m *Maker) Remote(id string) bool {
-	if m.Registry == nil {
+	if m.Registry == nil || m.ForceRemote || len(m.Servers) > 0 {
 		return true
 	}
 	_, err := m.Registry.Lookup(id)

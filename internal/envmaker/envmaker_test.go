@@ -73,7 +73,7 @@ func TestLearnsCartPoleThroughTheServer(t *testing.T) {
 				c.Iters, c.NumEnvs, c.StepsPerIter, c.LearningRate = 150, 8, 50, 2e-3
 				c.EvalEvery, c.EvalEpisodes, c.RewardThreshold, c.StopAtThreshold = 10, 4, 300, true
 			})
-			m := &Maker{Registry: registry.Default()}
+			m := &Maker{Registry: registry.Default(), ForceRemote: true} // Gymnasium's CartPole, not the Go port
 			sum, err := runIn(t, t.TempDir(), cfg, m, false)
 			if err != nil {
 				t.Fatal(err)
@@ -199,7 +199,7 @@ func TestBadEnvInputIsAClearError(t *testing.T) {
 	t.Run("no python environment", func(t *testing.T) {
 		t.Setenv("SPARSEPCL_PYTHON", "")
 		root := t.TempDir()
-		m := &Maker{Registry: registry.Default(), Server: bridge.ServerOptions{Root: root}}
+		m := &Maker{Registry: registry.Default(), ForceRemote: true, Server: bridge.ServerOptions{Root: root}}
 		_, err := m.MakeVec(context.Background(), mlpConfig("CartPole-v1", func(*config.Config) {}), 1)
 		if err == nil || !strings.Contains(err.Error(), "scripts/setup") {
 			t.Fatalf("error %v, want one that says to run scripts/setup", err)
