@@ -301,3 +301,40 @@ func TestLossRejectsBadSegments(t *testing.T) {
 		t.Error("empty batch: no error")
 	}
 }
+
+// Sparse PCL's output layer takes the sparse backward pass; it gives the dense pass's gradients.
+func TestSparseOutputBackwardEqualsDense(t *testing.T) {
+	cfg := testConfig(config.AlgoSparse, config.FormSeparate, 31)
+	sparse, err := NewLearner(cfg, testDim, testActions, tensor.GonumEngine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense, err := NewLearner(cfg, testDim, testActions, tensor.GonumEngine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sparse.Model.sparseLogits {
+		t.Fatal("sparse PCL in the separate form does not take the sparse backward pass")
+	}
+	dense.Model.sparseLogits = false
+	sharpen(sparse, 6)
+	sharpen(dense, 6)
+	segs := randomSegments(rand.New(rand.NewPCG(4, 4)), 7)
+	if _, err := sparse.Loss(segs, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dense.Loss(segs, true); err != nil {
+		t.Fatal(err)
+	}
+	if dy := sparse.Model.dyRows; dy.NNZ() >= dy.Rows*dy.Cols || dy.NNZ() == 0 {
+		t.Errorf("the logits' gradient has %d non-zeros in %d x %d: the batch does not exercise sparsity", dy.NNZ(), dy.Rows, dy.Cols)
+	}
+	for i, p := range sparse.Params() {
+		q := dense.Params()[i]
+		for k := range p.Grad.Data {
+			if d := math.Abs(float64(p.Grad.Data[k] - q.Grad.Data[k])); d > 1e-5*(1+math.Abs(float64(q.Grad.Data[k]))) {
+				t.Fatalf("%s[%d]: sparse pass %v, dense %v", p.Name, k, p.Grad.Data[k], q.Grad.Data[k])
+			}
+		}
+	}
+}

@@ -27,6 +27,7 @@ type Model struct {
 	// sparseLogits makes Backward pass head 0 through the output layer sparsely: the sparse PCL
 	// gradient on the logits is non-zero only on the support and the taken action.
 	sparseLogits bool
+	dyRows       nn.SparseRows
 }
 
 // NewModel builds the networks of cfg for observation vectors of dim and numActions actions.
@@ -136,7 +137,11 @@ func (m *Model) Backward(dHeads []*tensor.Matrix) error {
 			continue
 		}
 		var err error
-		err = l.Backward(dHeads[i], d, !first) // SPARSE-TODO
+		if i == 0 && m.sparseLogits {
+			err = m.backwardSparseLogits(l, dHeads[0], d, !first)
+		} else {
+			err = l.Backward(dHeads[i], d, !first)
+		}
 		if err != nil {
 			return fmt.Errorf("control: policy backward: %w", err)
 		}
@@ -169,4 +174,17 @@ func tanhInto(dst, src []float32) {
 	for i, v := range src {
 		dst[i] = nn.Tanh32(v)
 	}
+}
+
+// backwardSparseLogits passes the logits' gradient through the output layer l using only its
+// non-zero entries (the support and the taken action of each row): O(support) per row instead of
+// O(|A|) for the weight gradient and the gradient to the trunk.
+func (m *Model) backwardSparseLogits(l *nn.Linear, dy, dx *tensor.Matrix, accumulate bool) error {
+	m.dyRows.Reset(dy.Cols)
+	for r := range dy.Rows {
+		if err := m.dyRows.AppendDenseRow(dy.Row(r)); err != nil {
+			return err
+		}
+	}
+	return l.BackwardSparse(&m.dyRows, dx, accumulate)
 }
