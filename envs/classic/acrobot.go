@@ -121,10 +121,9 @@ func (e *acrobot) step(a float64, obs []float64) (float64, bool) {
 	y[2] = bound(y[2], -acMaxVel1, acMaxVel1)
 	y[3] = bound(y[3], -acMaxVel2, acMaxVel2)
 	e.s = y
-	s0, c0 := sinCos(y[0])
-	s1, c1 := sinCos(y[1])
-	terminated := -c0-cos(y[1]+y[0]) > 1.0
-	obs[0], obs[1], obs[2], obs[3] = f32(c0), f32(s0), f32(c1), f32(s1)
+	o := acrobotObsTrig(y[0], y[1], y[1]+y[0])
+	terminated := -o.c1-o.c12 > 1.0
+	obs[0], obs[1], obs[2], obs[3] = f32(o.c1), f32(o.s1), f32(o.c2), f32(o.s2)
 	obs[4], obs[5] = f32(y[2]), f32(y[3])
 	if terminated {
 		return 0, true

@@ -28,6 +28,9 @@ func TestFloat32TrigTable(t *testing.T) {
 	}
 	for _, r := range tab.Rows {
 		x := math.Float32frombits(r[0])
+		if !LibmIdentical && math.Abs(float64(x)) > float64(f32MaxCodyCos) {
+			continue // numpy uses the C library's cosf/sinf there; without cgo so does Go's math, differently
+		}
 		if c := cosF32(x); math.Float32bits(c) != r[1] && !(c != c && math.Float32frombits(r[1]) != math.Float32frombits(r[1])) {
 			t.Fatalf("cos(%v) = %v, numpy %v", x, c, math.Float32frombits(r[1]))
 		}

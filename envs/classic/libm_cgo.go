@@ -13,7 +13,6 @@ typedef struct { double s, c; } sc_t;
 static sc_t lm_sincos(double x) { sc_t r; r.s = sin(x); r.c = cos(x); return r; }
 static double lm_cos(double x) { return cos(x); }
 static double lm_pow(double x, double y) { return pow(x, y); }
-static float lm_powf(float x, float y) { return powf(x, y); }
 static float lm_cosf(float x) { return cosf(x); }
 static float lm_sinf(float x) { return sinf(x); }
 
@@ -25,6 +24,26 @@ static acro_t lm_acrobot(double t2, double a, double b, double dt1, double dt2, 
 	r.sq1 = pow(dt1, two); r.sq2 = pow(dt2, two);
 	return r;
 }
+
+// Acrobot's observation and termination test: sin and cos of both angles, cos(t2 + t1).
+typedef struct { double s1, c1, s2, c2, c12; } acro_obs_t;
+static acro_obs_t lm_acrobot_obs(double t1, double t2, double t21) {
+	acro_obs_t r;
+	r.s1 = sin(t1); r.c1 = cos(t1); r.s2 = sin(t2); r.c2 = cos(t2); r.c12 = cos(t21);
+	return r;
+}
+
+// Pendulum's step: pow(an, 2), pow(thdot, 2), powf(u, 2) and sin(th).
+typedef struct { double an2, thdot2; float u2; double sinth; } pend_t;
+static pend_t lm_pendulum(double an, double thdot, float u, double th, double two, float twof) {
+	pend_t r;
+	r.an2 = pow(an, two); r.thdot2 = pow(thdot, two); r.u2 = powf(u, twof); r.sinth = sin(th);
+	return r;
+}
+
+// MountainCarContinuous's step: cos(x) and pow(a, 2).
+typedef struct { double c, a2; } cp_t;
+static cp_t lm_cos_pow2(double x, double a, double two) { cp_t r; r.c = cos(x); r.a2 = pow(a, two); return r; }
 */
 import "C"
 
@@ -44,9 +63,6 @@ func cos(x float64) float64 { return float64(C.lm_cos(C.double(x))) }
 // which is not always x*x rounded.
 func pow2(x float64) float64 { return float64(C.lm_pow(C.double(x), 2)) }
 
-// powf2 is powf(x, 2), numpy's np.float32 ** 2.
-func powf2(x float32) float32 { return float32(C.lm_powf(C.float(x), 2)) }
-
 type acroTrig struct{ cos2, sin2, cosa, cosb, sq1, sq2 float64 }
 
 func acrobotTrig(t2, a, b, dt1, dt2 float64) acroTrig {
@@ -56,3 +72,27 @@ func acrobotTrig(t2, a, b, dt1, dt2 float64) acroTrig {
 
 func cosf(x float32) float32 { return float32(C.lm_cosf(C.float(x))) }
 func sinf(x float32) float32 { return float32(C.lm_sinf(C.float(x))) }
+
+type acroObs struct{ s1, c1, s2, c2, c12 float64 }
+
+func acrobotObsTrig(t1, t2, t21 float64) acroObs {
+	r := C.lm_acrobot_obs(C.double(t1), C.double(t2), C.double(t21))
+	return acroObs{float64(r.s1), float64(r.c1), float64(r.s2), float64(r.c2), float64(r.c12)}
+}
+
+type pendTrig struct {
+	an2, thDot2 float64
+	u2          float32
+	sinTh       float64
+}
+
+func pendulumTrig(an, thDot float64, u float32, th float64) pendTrig {
+	r := C.lm_pendulum(C.double(an), C.double(thDot), C.float(u), C.double(th), 2, 2)
+	return pendTrig{float64(r.an2), float64(r.thdot2), float32(r.u2), float64(r.sinth)}
+}
+
+// cosPow2 is (cos(x), pow(a, 2)) in one call.
+func cosPow2(x, a float64) (float64, float64) {
+	r := C.lm_cos_pow2(C.double(x), C.double(a), 2)
+	return float64(r.c), float64(r.a2)
+}

@@ -124,12 +124,11 @@ func (m *mountainCarContinuous) step(a float64, obs []float64) (float64, bool) {
 	// force * self.power: np.float32 times a Python float, in float32.
 	fp := force * float32(mccPower)
 	// math.cos(3 * position): 3 * position keeps position's type, then cos in double.
-	var c float64
+	x := float64(3 * m.position.v)
 	if m.position.k == kF32 {
-		c = cos(float64(3 * float32(m.position.v)))
-	} else {
-		c = cos(float64(3 * m.position.v))
+		x = float64(3 * float32(m.position.v))
 	}
+	c, force2 := cosPow2(x, float64(force))
 	// float32 minus a Python float: float32.
 	dv := pv{float64(fp - float32(float64(0.0025*c))), kF32}
 	v := m.velocity.add(dv)
@@ -154,7 +153,7 @@ func (m *mountainCarContinuous) step(a float64, obs []float64) (float64, bool) {
 	if terminated {
 		reward = 100.0
 	}
-	reward = reward - float64(pow2(float64(force))*0.1)
+	reward = reward - float64(force2*0.1)
 	m.position = pv{f32(p.v), kF32}
 	m.velocity = pv{f32(v.v), kF32}
 	obs[0], obs[1] = m.position.v, m.velocity.v

@@ -51,10 +51,10 @@ func angleNormalize(x float64) float64 {
 // keeps it). u**2 is np.float32 ** 2 (the C library's powf); Python floats times u are float32.
 func (p *pendulum) step(a float64, obs []float64) (float64, bool) {
 	u := float32(a)
-	costs := (pow2(angleNormalize(p.th)) + float64(0.1*pow2(p.thDot))) + float64(float32(0.001)*powf2(u))
+	tr := pendulumTrig(angleNormalize(p.th), p.thDot, u, p.th)
+	costs := (tr.an2 + float64(0.1*tr.thDot2)) + float64(float32(0.001)*tr.u2)
 	gl := float64(3*p.g) / float64(2*pdL)
-	s, _ := sinCos(p.th)
-	newThDot := p.thDot + float64((float64(gl*s)+float64(float32(pdUCoef)*u))*pdDt)
+	newThDot := p.thDot + float64((float64(gl*tr.sinTh)+float64(float32(pdUCoef)*u))*pdDt)
 	newThDot = clip(newThDot, -pdMaxSpeed, pdMaxSpeed)
 	newTh := p.th + float64(newThDot*pdDt)
 	p.th, p.thDot = newTh, newThDot
