@@ -244,7 +244,8 @@ func TestBackwardSparseErrors(t *testing.T) {
 		{"column beyond int32", func() *nn.SparseRows {
 			s := &nn.SparseRows{}
 			s.Reset(5)
-			s.Add(1<<40, 1)
+			big := math.MaxInt32
+			s.Add(big+1, 1) // beyond int32 (wraps to negative where int is 32 bits)
 			s.EndRow()
 			s.EndRow()
 			return s

@@ -235,7 +235,7 @@ func indexLimit[T Float]() int {
 	if x := T(1 << 24); x+1 == x {
 		return 1 << 24
 	}
-	return 1 << 53
+	return math.MaxInt // float64 holds every index up to 2^53
 }
 
 // candidates finds the entries that can be in the support. It writes into
