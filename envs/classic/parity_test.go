@@ -305,3 +305,66 @@ func TestParityNextStepAutoreset(t *testing.T) {
 		})
 	}
 }
+
+// TestParityMakeOptions repeats the whole-episode comparison with gymnasium.make keywords: 20 seeds
+// per env, scripted actions.
+func TestParityMakeOptions(t *testing.T) {
+	srv := pythonServer(t)
+	const n = 20
+	for _, c := range []struct {
+		id     string
+		kwargs map[string]any
+	}{
+		{"CartPole-v1", map[string]any{"sutton_barto_reward": true, "max_episode_steps": 300}},
+		{"MountainCar-v0", map[string]any{"goal_velocity": 0.01}},
+		{"MountainCarContinuous-v0", map[string]any{"goal_velocity": 0.02}},
+		{"Pendulum-v1", map[string]any{"g": 9.81}},
+		{"Acrobot-v1", map[string]any{"max_episode_steps": 120}},
+	} {
+		t.Run(c.id, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			opts := map[string]any{"autoreset": "disabled"}
+			for k, v := range c.kwargs {
+				opts[k] = v
+			}
+			goEnv, err := classic.NewVecEnv(c.id, n, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			py, err := bridge.Dial(ctx, bridge.Config{EnvID: c.id, Kwargs: c.kwargs, NumEnvs: n, Autoreset: envs.AutoresetDisabled}, srv.Endpoint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer py.Close()
+			seeds := make([]int64, n)
+			for i := range seeds {
+				seeds[i] = int64(500 + i)
+			}
+			gObs, _, err := goEnv.Reset(ctx, envs.ResetRequest{Seeds: seeds})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pObs, _, err := py.Reset(ctx, envs.ResetRequest{Seeds: seeds})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareStep(t, "reset", 0, gObs, pObs, nil, nil)
+			pol := scriptedPolicy(c.id)
+			rng := rand.New(rand.NewPCG(3, 4))
+			acts := newActions(goEnv.ActionSpace(), n)
+			for k := 1; k <= goEnv.MaxEpisodeSteps(); k++ {
+				pol(rng, gObs, acts)
+				g, err := goEnv.Step(ctx, acts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := py.Step(ctx, acts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareStep(t, "make options", k, g.Obs, p.Obs, &g, &p)
+			}
+		})
+	}
+}
