@@ -292,3 +292,37 @@ func TestRenderWritesAGIF(t *testing.T) {
 		t.Errorf("unknown id: error %v", err)
 	}
 }
+
+// The Go port of CartPole-v1 and Gymnasium's own, served by the Python server, give the same
+// learning curve for the same seed: the envs are identical step by step, so the runs are.
+func TestCartPoleGoPortAndGymnasiumLearnAlike(t *testing.T) {
+	needServer(t)
+	cfg := mlpConfig("CartPole-v1", func(c *config.Config) {
+		c.Algo, c.Alpha, c.Iters, c.NumEnvs, c.StepsPerIter, c.LearningRate = config.AlgoSparse, 0.5, 30, 4, 50, 2e-3
+		c.EvalEvery, c.EvalEpisodes = 10, 2
+	})
+	goDir, pyDir := t.TempDir(), t.TempDir()
+	if _, err := runIn(t, goDir, cfg, &Maker{Registry: registry.Default()}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runIn(t, pyDir, cfg, &Maker{Registry: registry.Default(), ForceRemote: true}, false); err != nil {
+		t.Fatal(err)
+	}
+	a, err := train.ReadMetrics(filepath.Join(goDir, train.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := train.ReadMetrics(filepath.Join(pyDir, train.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(b) || len(a) != cfg.Iters {
+		t.Fatalf("%d and %d rows, want %d", len(a), len(b), cfg.Iters)
+	}
+	for i := range a {
+		a[i].WallSeconds, b[i].WallSeconds = 0, 0
+		if !sameRow(a[i], b[i]) {
+			t.Fatalf("iteration %d differs:\n Go port    %+v\n Gymnasium  %+v", i, a[i], b[i])
+		}
+	}
+}
