@@ -342,6 +342,31 @@ func TestAutoBeyondIndexLimit(t *testing.T) {
 	}
 }
 
+// Every algorithm counts only strictly positive probabilities when entries
+// sit exactly at the threshold.
+func TestSupportExcludesTiesAtThreshold(t *testing.T) {
+	for _, z := range [][]float64{
+		{-0.25, 0.25, 0.25, 0, 0, 0.25, -0.25, 0.25}, // tau = 0: the zeros
+		{1, 0, 0, 0},         // tau = 0 = max - 1
+		{0.5, 0.5, 0, 0, -3}, // tau = 0: the zeros
+	} {
+		_, _, want := sparsemaxF64(z)
+		for _, alg := range allAlgorithms {
+			p := make([]float64, len(z))
+			_, k := SparsemaxWith(alg, p, z, nil)
+			pos := 0
+			for _, v := range p {
+				if v > 0 {
+					pos++
+				}
+			}
+			if k != want || k != pos {
+				t.Fatalf("%v %s: support %d, sort %d, positive entries %d", z, alg, k, want, pos)
+			}
+		}
+	}
+}
+
 // An entry one ulp above max - 1 is a candidate (the bound sits below
 // max - 1 by a margin larger than the rounding of max - 1).
 func TestCandidatesKeepOneUlpAbove(t *testing.T) {

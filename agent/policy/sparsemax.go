@@ -465,7 +465,16 @@ func thresholdBisect[T Float](buf []T, m float64) (float64, int) {
 			k++
 		}
 	}
-	return (s - 1) / float64(k), k
+	t := (s - 1) / float64(k)
+	// Entries exactly at the threshold (p = 0) lie above lo; they do not
+	// change tau but are not in the support.
+	pos := 0
+	for _, x := range buf {
+		if float64(x)-m > t {
+			pos++
+		}
+	}
+	return t, pos
 }
 
 // SparsemaxJVP writes J v into dst, where J = diag(s) - s s^T/k is the
