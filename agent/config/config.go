@@ -125,6 +125,9 @@ type Config struct {
 	CheckpointEvery int     `json:"checkpoint_every"` // checkpoint period in iterations (and always at the end)
 	RewardThreshold float64 `json:"reward_threshold"` // greedy reward counted as "solved" (Copy-v0: 25, gym's threshold)
 	StopAtThreshold bool    `json:"stop_at_threshold"`
+	// MaxLoss stops the run when a training step's loss exceeds it (0: no ceiling): a divergence
+	// that stays finite is stopped like a NaN, with the last good checkpoint intact.
+	MaxLoss float64 `json:"max_loss"`
 }
 
 // Default returns the paper's configuration for Copy-v0 with sparse PCL, separate form.
@@ -172,6 +175,15 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(field string, v any, want string) {
 		errs = append(errs, fmt.Errorf("config: %s = %v: %s", field, v, want))
+	}
+	// Every number must be finite: a NaN passes most range checks (every comparison is false)
+	// and an Inf would only fail when config.json is written.
+	rv := reflect.ValueOf(c)
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+			name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
+			bad(name, f.Float(), "must be a finite number")
+		}
 	}
 	if c.Env == "" {
 		bad("env", `""`, "must name an environment")
@@ -283,6 +295,9 @@ func (c Config) Validate() error {
 	if c.EvalEpisodes < 1 {
 		bad("eval_episodes", c.EvalEpisodes, "must be >= 1")
 	}
+	if c.MaxLoss < 0 {
+		bad("max_loss", c.MaxLoss, "must be >= 0 (0: no ceiling)")
+	}
 	if c.CheckpointEvery < 0 {
 		bad("checkpoint_every", c.CheckpointEvery, "must be >= 0 (0: only at the end)")
 	}
@@ -335,6 +350,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint period (0: only at the end)")
 	fs.Float64Var(&c.RewardThreshold, "threshold", c.RewardThreshold, "greedy reward that counts as solved")
 	fs.BoolVar(&c.StopAtThreshold, "stop-at-threshold", c.StopAtThreshold, "stop once greedy reward reaches --threshold")
+	fs.Float64Var(&c.MaxLoss, "max-loss", c.MaxLoss, "stop the run when a training step's loss exceeds this (0: no ceiling)")
 }
 
 // WriteFile writes c as indented JSON to path atomically: a temporary file in the same directory

@@ -137,6 +137,9 @@ func openMetrics(path string) (*metricsWriter, error) {
 // written after the checkpoint that the run resumes from, are cut off, as is a torn last line (a
 // crash in mid-write). dropped counts the rows cut off.
 func resumeMetrics(path string, before int) (mw *metricsWriter, kept []Row, dropped int, err error) {
+	if before < 0 {
+		return nil, nil, 0, fmt.Errorf("metrics: %s: the checkpoint claims %d iterations: damaged metadata, nothing changed", path, before)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("metrics: %w", err)
@@ -179,8 +182,14 @@ func resumeMetrics(path string, before int) (mw *metricsWriter, kept []Row, drop
 			cut = start
 			break
 		}
+		if r.Iteration != len(kept) {
+			return nil, nil, 0, fmt.Errorf("metrics: %s line %d: iteration %d, want %d: the rows are out of order, nothing changed", path, line, r.Iteration, len(kept))
+		}
 		kept = append(kept, r)
 		cut = cr.InputOffset()
+	}
+	if len(kept) < before {
+		return nil, nil, 0, fmt.Errorf("metrics: %s holds %d rows but the checkpoint claims %d iterations: one of the two is damaged, nothing changed", path, len(kept), before)
 	}
 	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {

@@ -183,8 +183,10 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		return Summary{}, err
 	}
 	defer r.Close()
-	if err := writeConfig(opts.Dir, cfg); err != nil {
-		return Summary{}, err
+	if !opts.Resume { // a resume rewrites config.json only once it has succeeded
+		if err := writeConfig(opts.Dir, cfg); err != nil {
+			return Summary{}, err
+		}
 	}
 	meta := Meta{Config: cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
 	last := -1 // iteration of the last checkpoint on disk
@@ -205,6 +207,10 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		}
 		if dropped > 0 {
 			log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
+		}
+		if err := writeConfig(opts.Dir, cfg); err != nil {
+			mw.Close()
+			return Summary{}, err
 		}
 	} else if mw, err = openMetrics(filepath.Join(opts.Dir, MetricsFile)); err != nil {
 		return Summary{}, err
@@ -279,6 +285,9 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN()}
 		if cfg.OnPolicyStep {
 			info, err := r.learner.TrainStep(col.Segments)
+			if err == nil {
+				err = checkDiverged(cfg, info.Loss)
+			}
 			if err != nil {
 				return sum, stopped(it, "on-policy step", err)
 			}
@@ -289,6 +298,9 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		}
 		batch := r.replay.Sample(iterRNG(cfg.Seed, it, 3), cfg.SubEpisodes, cfg.RecencyWeight)
 		info, err := r.learner.TrainStep(batch)
+		if err == nil {
+			err = checkDiverged(cfg, info.Loss)
+		}
 		if err != nil {
 			return sum, stopped(it, "replay step", err)
 		}

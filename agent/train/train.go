@@ -13,6 +13,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -67,6 +68,17 @@ type Summary struct {
 // ErrNonFinite marks a run stopped because the loss, a gradient or a parameter became NaN or Inf
 // (the learner's pcl.ErrNonFinite).
 var ErrNonFinite = pcl.ErrNonFinite
+
+// ErrDiverged marks a run stopped because a training step's loss exceeded Config.MaxLoss.
+var ErrDiverged = errors.New("train: loss above the ceiling (--max-loss)")
+
+// checkDiverged returns an ErrDiverged error when loss is above cfg.MaxLoss (when set).
+func checkDiverged(cfg config.Config, loss float64) error {
+	if cfg.MaxLoss > 0 && loss > cfg.MaxLoss {
+		return fmt.Errorf("%w: loss %.4g > %g", ErrDiverged, loss, cfg.MaxLoss)
+	}
+	return nil
+}
 
 // MakeEnv builds the VecEnv of n copies of cfg's env in AutoresetDisabled mode.
 func MakeEnv(reg *envs.Registry, cfg config.Config, n int) (envs.VecEnv, error) {
@@ -179,8 +191,10 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	if err != nil {
 		return Summary{}, fmt.Errorf("train: %w", err)
 	}
-	if err := writeConfig(opts.Dir, cfg); err != nil {
-		return Summary{}, err
+	if !opts.Resume { // a resume rewrites config.json only once it has succeeded
+		if err := writeConfig(opts.Dir, cfg); err != nil {
+			return Summary{}, err
+		}
 	}
 	learner, err := pcl.NewLearner(cfg, spec, eng)
 	if err != nil {
@@ -222,6 +236,10 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 		}
 		if dropped > 0 {
 			log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
+		}
+		if err := writeConfig(opts.Dir, cfg); err != nil {
+			mw.Close()
+			return Summary{}, err
 		}
 	} else if mw, err = openMetrics(filepath.Join(opts.Dir, MetricsFile)); err != nil {
 		return Summary{}, err
@@ -284,6 +302,9 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 		row := Row{Iteration: it, MeanReward: res.MeanReward, Support: res.Stats.MeanSupport(), MaxProb: res.Stats.MeanMaxProb(),
 			Curriculum: curriculumOf(env), GreedyReward: math.NaN(), ReplayLoss: math.NaN()}
 		info, err := learner.TrainStep(res.Episodes)
+		if err == nil {
+			err = checkDiverged(cfg, info.Loss)
+		}
 		if err != nil {
 			return sum, stopped(it, "on-policy step", err)
 		}
@@ -301,6 +322,9 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 			}
 			batch := buf.Sample(rng, cfg.EffectiveReplayBatch())
 			rinfo, err := learner.TrainStep(batch)
+			if err == nil {
+				err = checkDiverged(cfg, rinfo.Loss)
+			}
 			if err != nil {
 				return sum, stopped(it, "replay step", err)
 			}
