@@ -1,15 +1,18 @@
-"""Command line: python -m python_server --bind ENDPOINT [--allow-imports] [--idle-timeout S] [--max-message-bytes N]
-[--exit-with-parent]."""
+"""Command line: python -m python_server --bind ENDPOINT [--allow-imports] [--allow-render] [--idle-timeout S]
+[--max-message-bytes N] [--max-groups-per-client N] [--max-copies-per-client N] [--max-copies N] [--max-inflight N]
+[--exit-with-parent] [--remove-dir]."""
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
+import signal
 import sys
 
 from . import PROTOCOL_VERSION
-from .server import Server
+from .server import Limits, Server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,12 +21,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allow-imports", action="store_true", help="allow 'module:Class' env ids (imports arbitrary modules)")
     p.add_argument("--idle-timeout", type=float, default=300.0, help="close the envs of a client silent this many seconds (0: never)")
     p.add_argument("--max-message-bytes", type=int, default=64 << 20, help="largest request accepted")
+    p.add_argument("--allow-render", action="store_true", help="allow render modes that may need a display (e.g. human)")
+    d = Limits()
+    p.add_argument("--max-groups-per-client", type=int, default=d.groups_per_client, help="env groups one client may hold")
+    p.add_argument("--max-copies-per-client", type=int, default=d.copies_per_client, help="env copies one client may hold")
+    p.add_argument("--max-copies", type=int, default=d.copies_total, help="env copies over all clients")
+    p.add_argument("--max-inflight", type=int, default=d.inflight_per_client, help="requests queued per client before the server stops reading it")
     p.add_argument("--exit-with-parent", action="store_true", help="stop when the process that started the server dies")
+    p.add_argument("--remove-dir", action="store_true", help="on exit, also remove the directory of the ipc socket if it is left empty")
     args = p.parse_args(argv)
+    for name in ("max_groups_per_client", "max_copies_per_client", "max_copies", "max_inflight", "max_message_bytes"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    # A crash in native code (an abort in a GL library, a segfault) prints the Python stack to stderr,
+    # which a Go client that started the server puts in its error.
+    faulthandler.enable()
     if args.bind.startswith("tcp://") and not args.bind.startswith(("tcp://127.", "tcp://localhost", "tcp://[::1]")):
         print(f"python_server: warning: binding {args.bind} beyond loopback", file=sys.stderr)
     parent = os.getppid() if args.exit_with_parent else None
-    srv = Server(args.bind, args.allow_imports, args.idle_timeout, args.max_message_bytes, parent_pid=parent)
+    limits = Limits(groups_per_client=args.max_groups_per_client, copies_per_client=args.max_copies_per_client,
+                    copies_total=args.max_copies, inflight_per_client=args.max_inflight)
+    srv = Server(args.bind, args.allow_imports, args.idle_timeout, args.max_message_bytes, parent_pid=parent,
+                 limits=limits, allow_render=args.allow_render, remove_dir=args.remove_dir)
+    # Before the ready line: a SIGTERM sent as soon as the server says it is ready must stop it
+    # cleanly (closing the envs and removing the socket file), not kill it.
+    signal.signal(signal.SIGTERM, srv.stop)
+    signal.signal(signal.SIGINT, srv.stop)
     # The ready handshake: one JSON line on stdout, after the socket is bound.
     print(json.dumps({"ready": True, "protocol": PROTOCOL_VERSION, "endpoint": srv.endpoint, "pid": os.getpid()}), flush=True)
     prof_path = os.environ.get("SPARSEPCL_SERVER_PROFILE")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import collections
 import importlib
 import os
 import platform
+import secrets
 import signal
+import stat
 import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 import gymnasium as gym
 import msgpack
@@ -21,6 +24,29 @@ from . import PROTOCOL_VERSION, SERVER_VERSION, algorithmic, wire
 from .envgroup import EnvGroup, CopyError
 
 MAX_COPIES = 4096
+
+# Render modes that never draw on their own: the server never calls env.render(), so these only
+# matter to a client that asks for frames through some other channel. Every other mode (above all
+# "human", which opens a window at every reset and step, and aborts the whole process in GLFW on a
+# machine without a display) is refused unless the server runs with --allow-render.
+SAFE_RENDER_MODES = frozenset({None, "rgb_array", "rgb_array_list", "depth_array", "depth_array_list",
+                               "ansi", "ansi_list", "rgbd_tuple", "rgbd_tuple_list"})
+
+# A make that runs longer than this between two looks at the socket lets other clients' requests in
+# (the copies are made by a job that the loop advances between messages).
+MAKE_SLICE_SECONDS = 0.005
+
+
+@dataclass
+class Limits:
+    """Per-client quotas (a client is a connection: its DEALER identity) and server-wide caps."""
+
+    groups_per_client: int = 64
+    copies_per_client: int = 1024
+    copies_total: int = 4096
+    # Requests queued in libzmq per client before the server stops reading that client (ZMQ_RCVHWM):
+    # bytes in flight per client are at most this many times --max-message-bytes.
+    inflight_per_client: int = 32
 
 
 class RequestError(Exception):
@@ -35,6 +61,21 @@ class RequestError(Exception):
 class Client:
     last_seen: float
     handles: set[int] = field(default_factory=set)
+    copies: int = 0
+    # A make in progress for this client: its later requests wait in backlog, so that each client's
+    # requests are still answered in the order they were sent.
+    busy: bool = False
+    backlog: collections.deque[list[bytes]] = field(default_factory=collections.deque)
+
+
+@dataclass
+class Job:
+    """A request being carried out in slices between other clients' messages (a make of many copies)."""
+
+    ident: bytes
+    rid: bytes
+    start: float
+    gen: Generator[None, None, dict[str, Any]]
 
 
 def _field(req: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
@@ -56,6 +97,17 @@ def _seed_list(v: Any, n: int, what: str) -> list[int] | None:
     return list(v)
 
 
+def error_reply(e: Exception) -> dict[str, Any]:
+    """The error reply for an exception raised while answering a request."""
+    if isinstance(e, RequestError):
+        err = {"type": e.type, "message": e.message, "traceback": e.tb, "copy": e.copy, "fatal": e.fatal}
+    elif isinstance(e, wire.ProtocolError):
+        err = {"type": "ProtocolError", "message": str(e), "traceback": "", "copy": -1, "fatal": False}
+    else:
+        err = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc(), "copy": -1, "fatal": False}
+    return {"ok": False, "error": err}
+
+
 def _log_stderr(line: str) -> None:
     try:
         print(line, file=sys.stderr, flush=True)
@@ -66,12 +118,18 @@ def _log_stderr(line: str) -> None:
 class Server:
     def __init__(self, bind: str, allow_imports: bool = False, idle_timeout: float = 300.0,
                  max_message_bytes: int = 64 << 20, log: Callable[[str], None] | None = None,
-                 parent_pid: int | None = None) -> None:
+                 parent_pid: int | None = None, limits: Limits | None = None, allow_render: bool = False,
+                 remove_dir: bool = False) -> None:
         algorithmic.register()
         self.bind = bind
         self.allow_imports = allow_imports
+        self.allow_render = allow_render
         self.idle_timeout = idle_timeout
         self.max_message_bytes = max_message_bytes
+        self.limits = limits or Limits()
+        # On exit, also remove the (then empty) directory holding the ipc socket: the Go client makes
+        # one per server and passes --remove-dir, so a server outliving a killed client cleans up.
+        self.remove_dir = remove_dir
         # When set, the server stops once this process is no longer its parent (it died).
         self.parent_pid = parent_pid
         self.log = log or _log_stderr
@@ -81,12 +139,14 @@ class Server:
         # libzmq drops a peer whose message exceeds this before it is ever buffered whole;
         # messages between the cap and this get a proper error reply.
         self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes + 4096)
+        self.sock.setsockopt(zmq.RCVHWM, max(1, self.limits.inflight_per_client))
         self.sock.bind(bind)
         self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.groups: dict[int, EnvGroup] = {}
         self.owner: dict[int, bytes] = {}
         self.clients: dict[bytes, Client] = {}
-        self.next_handle = 1
+        self.copies = 0  # copies made or being made, over all clients
+        self.jobs: collections.deque[Job] = collections.deque()
         self.stopping = False
         self.ops: dict[str, Callable[[bytes, dict[str, Any]], dict[str, Any]]] = {
             "hello": self.op_hello, "ping": self.op_ping, "make": self.op_make, "spaces": self.op_spaces,
@@ -107,11 +167,14 @@ class Server:
             next_reap = 0.0
             while not self.stopping:
                 try:
-                    frames = self.sock.recv_multipart(copy=True)
+                    # With a job in progress, look for a message without waiting, then advance it.
+                    frames = self.sock.recv_multipart(zmq.NOBLOCK if self.jobs else 0, copy=True)
                 except zmq.Again:
                     pass
                 else:
                     self.handle(frames)
+                if self.jobs:
+                    self.advance_job()
                 now = time.monotonic()
                 if now >= next_reap:
                     if self.parent_pid is not None and os.getppid() != self.parent_pid:
@@ -123,28 +186,52 @@ class Server:
             self.shutdown()
 
     def shutdown(self) -> None:
+        for job in self.jobs:
+            job.gen.close()  # closes the copies made so far
+        self.jobs.clear()
         for g in self.groups.values():
             g.close()
         self.groups.clear()
         self.sock.close(0)
+        self.remove_socket_file()
+
+    def remove_socket_file(self) -> None:
+        """Remove the ipc socket file (libzmq unlinks it only in a context that is terminated) and,
+        with remove_dir, its directory when that is left empty."""
+        if not self.endpoint.startswith("ipc://"):
+            return
+        path = self.endpoint[len("ipc://"):]
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)
+        except OSError:
+            pass
+        if self.remove_dir:
+            try:
+                os.rmdir(os.path.dirname(path) or ".")
+            except OSError:
+                pass  # not empty, or gone: leave it
 
     def reap_idle(self) -> None:
         if self.idle_timeout <= 0:
             return
         now = time.monotonic()
         for ident, c in list(self.clients.items()):
-            if now - c.last_seen > self.idle_timeout:
+            if now - c.last_seen > self.idle_timeout and not c.busy:
                 for h in c.handles:
                     g = self.groups.pop(h, None)
                     if g is not None:
+                        self.copies -= g.n
                         g.close()
                     self.owner.pop(h, None)
                 del self.clients[ident]
                 self.log(f"python_server: client {ident.hex()} idle for {self.idle_timeout}s; closed {len(c.handles)} env group(s)")
 
     def handle_one(self) -> None:
-        """Receive one message (blocking) and answer it."""
+        """Receive one message (blocking) and answer it, finishing any job it starts (for tests)."""
         self.handle(self.sock.recv_multipart(copy=True))
+        while self.jobs:
+            self.advance_job()
 
     def handle(self, frames: list[bytes]) -> None:
         """Answer one received message: [client identity, request id, payload]."""
@@ -159,16 +246,28 @@ class Server:
         if client is None:
             client = self.clients[ident] = Client(now)
         client.last_seen = now
+        if client.busy:
+            if len(client.backlog) >= self.limits.inflight_per_client:
+                self.send_reply(ident, rid, error_reply(RequestError(
+                    "QuotaExceeded", f"more than {self.limits.inflight_per_client} requests queued behind a make in progress")))
+            else:
+                client.backlog.append(frames)  # answered in order, once the job in progress is done
+            return
         try:
             if len(payload) > self.max_message_bytes:
                 raise RequestError("MessageTooLarge", f"request of {len(payload)} bytes exceeds the cap of {self.max_message_bytes}")
             try:
-                req = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+                req = wire.decode_request(payload)
             except Exception as e:  # noqa: BLE001 - any decode failure is the client's error
                 raise RequestError("DecodeError", f"cannot decode request: {type(e).__name__}: {e}") from e
             if not isinstance(req, dict):
                 raise RequestError("ProtocolError", "request must be a map")
             op = req.get("op")
+            if op == "make":
+                gen = self.make_job(ident, req)
+                self.jobs.append(Job(ident, rid, start, gen))
+                client.busy = True
+                return
             fn = self.ops.get(op) if isinstance(op, str) else None
             if fn is None:
                 raise RequestError("ProtocolError", f"unknown op {op!r}")
@@ -176,12 +275,33 @@ class Server:
             if "env_seconds" in result:  # reset and step: the server's share of the call, for telemetry
                 result["server_seconds"] = time.perf_counter() - start
             reply: dict[str, Any] = {"ok": True, "result": result}
-        except RequestError as e:
-            reply = {"ok": False, "error": {"type": e.type, "message": e.message, "traceback": e.tb, "copy": e.copy, "fatal": e.fatal}}
-        except wire.ProtocolError as e:
-            reply = {"ok": False, "error": {"type": "ProtocolError", "message": str(e), "traceback": "", "copy": -1, "fatal": False}}
         except Exception as e:  # noqa: BLE001 - a bad request never kills the server
-            reply = {"ok": False, "error": {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc(), "copy": -1, "fatal": False}}
+            reply = error_reply(e)
+        self.send_reply(ident, rid, reply)
+
+    def advance_job(self) -> None:
+        """Run the oldest job for one slice; a finished job is answered, and its client's backlog with it."""
+        job = self.jobs.popleft()
+        try:
+            next(job.gen)
+        except StopIteration as done:
+            reply: dict[str, Any] | None = {"ok": True, "result": done.value}
+        except Exception as e:  # noqa: BLE001
+            reply = error_reply(e)
+        else:
+            reply = None
+            self.jobs.append(job)  # round robin with other clients' jobs
+        if reply is None:
+            return
+        self.send_reply(job.ident, job.rid, reply)
+        client = self.clients.get(job.ident)
+        if client is None:
+            return
+        client.busy = False
+        while client.backlog and not client.busy:
+            self.handle(client.backlog.popleft())
+
+    def send_reply(self, ident: bytes, rid: bytes, reply: dict[str, Any]) -> None:
         try:
             out = msgpack.packb(reply, use_bin_type=True)
         except Exception as e:  # noqa: BLE001
@@ -196,8 +316,9 @@ class Server:
     def group(self, ident: bytes, req: dict[str, Any]) -> tuple[int, EnvGroup]:
         h = _field(req, "handle", int)
         g = self.groups.get(h)
-        if g is None:
-            raise RequestError("UnknownHandle", f"no env group with handle {h} (closed, reaped after idling, or never made)")
+        # Another client's group is reported exactly like a missing one: handles are not shared.
+        if g is None or self.owner.get(h) != ident:
+            raise RequestError("UnknownHandle", f"no env group with handle {h} (closed, reaped after idling, never made, or another client's)")
         return h, g
 
     def op_hello(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
@@ -231,6 +352,25 @@ class Server:
         return gym.make(env_id, **kwargs)
 
     def op_make(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        """make, carried out at once (the loop runs make_job in slices instead)."""
+        gen = self.make_job(ident, req)
+        while True:
+            try:
+                next(gen)
+            except StopIteration as done:
+                result: dict[str, Any] = done.value
+                return result
+
+    def new_handle(self) -> int:
+        """An unguessable handle (62 random bits), unique on this server."""
+        while True:
+            h = secrets.randbits(62) + 1
+            if h not in self.groups and h not in self.owner:
+                return h
+
+    def make_job(self, ident: bytes, req: dict[str, Any]) -> Generator[None, None, dict[str, Any]]:
+        """Check a make request against the protocol and the quotas, then make its copies, yielding
+        whenever MAKE_SLICE_SECONDS have passed so that other clients are served in between."""
         env_id = _field(req, "env_id", str)
         kwargs = _field(req, "kwargs", dict, None) or {}
         n = _field(req, "num_envs", int)
@@ -239,12 +379,32 @@ class Server:
         seeds = _seed_list(req.get("seeds"), n, "seeds")
         autoreset = _field(req, "autoreset", str, "next-step")
         want_infos = _field(req, "infos", bool, False)
+        mode = kwargs.get("render_mode")
+        if not self.allow_render and (not isinstance(mode, (str, type(None))) or mode not in SAFE_RENDER_MODES):
+            raise RequestError("RenderModeRefused", f"render_mode {mode!r} may need a display and can abort the whole server; "
+                               f"start it with --allow-render to permit it (safe: {sorted(m for m in SAFE_RENDER_MODES if m)})")
+        client = self.clients[ident]
+        lim = self.limits
+        if len(client.handles) >= lim.groups_per_client:
+            raise RequestError("QuotaExceeded", f"this client already has {len(client.handles)} env groups, the most allowed (--max-groups-per-client)")
+        if client.copies + n > lim.copies_per_client:
+            raise RequestError("QuotaExceeded", f"{n} more copies would give this client {client.copies + n}, over the cap of {lim.copies_per_client} (--max-copies-per-client)")
+        if self.copies + n > lim.copies_total:
+            raise RequestError("QuotaExceeded", f"{n} more copies would make {self.copies + n} on this server, over the cap of {lim.copies_total} (--max-copies)")
+        client.copies += n  # reserved now: another client's make in progress counts against the total too
+        self.copies += n
         shared = None
         if env_id in algorithmic.TASKS and not kwargs.pop("per_copy_curriculum", False):
             shared = algorithmic.TASKS[env_id].new_curriculum()
         envs: list[gym.Env[Any, Any]] = []
+        done = False
         try:
+            clock = time.perf_counter
+            slice_end = clock() + MAKE_SLICE_SECONDS
             for i in range(n):
+                if clock() > slice_end:
+                    yield
+                    slice_end = clock() + MAKE_SLICE_SECONDS
                 kw = dict(kwargs)
                 if shared is not None:
                     kw["curriculum"] = shared
@@ -256,33 +416,42 @@ class Server:
                     raise RequestError(type(e).__name__, f"making copy {i} of {env_id!r}: {e}", copy=i, tb=traceback.format_exc()) from e
             group = EnvGroup(envs, autoreset, want_infos, seeds)
             spaces = {"observation_space": wire.encode_space(group.obs_space), "action_space": wire.encode_space(group.act_space)}
-        except BaseException:
-            for made in envs:
-                made.close()
-            raise
-        h = self.next_handle
-        self.next_handle += 1
+            done = True
+        finally:
+            if not done:  # an error, or the server stopping (GeneratorExit)
+                for made in envs:
+                    made.close()
+                client.copies -= n
+                self.copies -= n
+        h = self.new_handle()
         self.groups[h] = group
         self.owner[h] = ident
-        self.clients[ident].handles.add(h)
+        client.handles.add(h)
         return {"handle": h, **spaces}
 
     def op_spaces(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
         _, g = self.group(ident, req)
         return {"observation_space": wire.encode_space(g.obs_space), "action_space": wire.encode_space(g.act_space)}
 
-    def op_close(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
-        h, g = self.group(ident, req)
+    def drop_group(self, h: int) -> None:
+        """Close group h and release its quota."""
+        g = self.groups.pop(h)
         g.close()
-        del self.groups[h]
+        self.copies -= g.n
         owner = self.owner.pop(h, None)
-        if owner in self.clients:
-            self.clients[owner].handles.discard(h)
+        c = self.clients.get(owner) if owner is not None else None
+        if c is not None:
+            c.handles.discard(h)
+            c.copies -= g.n
+
+    def op_close(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        h, _ = self.group(ident, req)
+        self.drop_group(h)
         return {}
 
     def _copy_error(self, h: int, e: CopyError) -> RequestError:
         if e.fatal:
-            self.groups.pop(h).close()
+            self.drop_group(h)
         tb = "".join(traceback.format_exception(e.cause))
         return RequestError(type(e.cause).__name__, str(e), copy=e.copy, fatal=e.fatal, tb=tb)
 

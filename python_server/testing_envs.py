@@ -100,3 +100,38 @@ class CrashEnv(gym.Env[Any, Any]):
         if int(action) == self.bad:
             raise RuntimeError("boom: bad action reached the env")
         return int(action), 0.0, False, False, {}
+
+
+class SlowMakeEnv(gym.Env[Any, Any]):
+    """Takes `make_delay` seconds to construct: a make of many copies that would hold the server."""
+
+    def __init__(self, make_delay: float = 0.05) -> None:
+        time.sleep(make_delay)
+        self.observation_space = spaces.Discrete(2)
+        self.action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        return 0, {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return 0, 0.0, False, False, {}
+
+
+class AbortEnv(gym.Env[Any, Any]):
+    """Writes a line to stderr and aborts the whole process at reset, as a native library failing an
+    assertion does: the client's error must carry that line."""
+
+    def __init__(self) -> None:
+        self.observation_space = spaces.Discrete(2)
+        self.action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        import os  # noqa: PLC0415
+        import sys  # noqa: PLC0415
+
+        print("AbortEnv: native assertion `display != NULL' failed", file=sys.stderr, flush=True)
+        os.abort()
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return 0, 0.0, False, False, {}

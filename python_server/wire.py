@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import msgpack
 import numpy as np
 from gymnasium import spaces
 
@@ -35,6 +36,43 @@ def wire_name(dt: np.dtype) -> str:
     if name is None:
         raise ProtocolError(f"dtype {dt} cannot travel on the wire")
     return name
+
+
+# Bounds on decoding a request. msgpack sizes its containers from the lengths a message declares
+# and builds tens of bytes of Python objects for each one-byte value, so a request far below the
+# message cap could still take gigabytes (a 64 MiB request of empty maps: 4.8 GB). A request of at
+# most UNCHECKED_BYTES cannot hold more values than bytes, so it is decoded as it is; a longer one
+# has every container capped at MAX_CONTAINER_LEN entries and all of them together at
+# MAX_REQUEST_ITEMS values, checked as they are built, so decoding stops early. The protocol's needs
+# are far below: its large parts are bins (one value), its longest lists hold one entry per copy
+# (at most 4096). msgpack's own stack limits nesting to 1024 levels.
+UNCHECKED_BYTES = 1 << 16
+MAX_CONTAINER_LEN = 1 << 16
+MAX_REQUEST_ITEMS = 1 << 20
+
+
+class _Budget:
+    """Counts decoded containers and their entries; raises once there are too many."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, items: int) -> None:
+        self.left = items
+
+    def __call__(self, x: Any) -> Any:
+        self.left -= len(x) + 1
+        if self.left < 0:
+            raise ProtocolError(f"request holds more than {MAX_REQUEST_ITEMS} values")
+        return x
+
+
+def decode_request(payload: bytes) -> Any:
+    """Decode a request within the bounds above; errors are msgpack's or ProtocolError."""
+    if len(payload) <= UNCHECKED_BYTES:
+        return msgpack.unpackb(payload, raw=False, strict_map_key=True)
+    budget = _Budget(MAX_REQUEST_ITEMS)
+    return msgpack.unpackb(payload, raw=False, strict_map_key=True, max_array_len=MAX_CONTAINER_LEN,
+                           max_map_len=MAX_CONTAINER_LEN, list_hook=budget, object_hook=budget)
 
 
 def encode_array(a: np.ndarray) -> dict[str, Any]:
