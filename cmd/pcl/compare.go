@@ -21,6 +21,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -117,6 +118,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["threshold"] {
+		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
+	}
 	if given["algo"] || given["alpha"] {
 		return usageError{fmt.Errorf("--algo and --alpha do not apply: compare runs both sparse and soft PCL; give their weights with --sparse-alpha and --soft-alpha (one value, or base:weight,... per base)")}
 	}
