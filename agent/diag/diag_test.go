@@ -1,0 +1,141 @@
+package diag
+
+import (
+	"math"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+)
+
+func TestTaskEncodingMatchesEnv(t *testing.T) {
+	for _, task := range []algorithmic.Task{algorithmic.Copy, algorithmic.ReversedAddition} {
+		env, err := algorithmic.NewEnv(algorithmic.Config{Task: task, Base: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comps := env.ActionComponents()
+		tk := Task{Moves: int(comps[0]), Base: int(comps[2])}
+		for m := range tk.Moves {
+			for w := range 2 {
+				for c := range tk.Base {
+					a, err := env.Combine(int64(m), int64(w), int64(c))
+					if err != nil {
+						t.Fatal(err)
+					}
+					gw, gc := tk.Write(int(a))
+					if int(a) != tk.Action(m, w, c) || gw != (w == 1) || (w == 1 && gc != c) {
+						t.Errorf("%v (%d, %d, %d): env %d, diag %d, decoded write %v char %d", task, m, w, c, a, tk.Action(m, w, c), gw, gc)
+					}
+				}
+			}
+		}
+	}
+}
+
+// play runs actions on Copy with an explicit input and returns the episode and its target.
+func play(t *testing.T, input []int64, actions []int) (*episode.Episode, []int64) {
+	t.Helper()
+	env, err := algorithmic.NewEnv(algorithmic.Config{Task: algorithmic.Copy, Base: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(1)
+	obs, _, err := env.Reset(&seed, map[string]any{algorithmic.OptInput: input})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &episode.Episode{Obs: []int32{int32(obs.(int64))}}
+	for _, a := range actions {
+		o, r, term, _, _, err := env.Step(int64(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Actions, e.Rewards, e.Obs = append(e.Actions, int32(a)), append(e.Rewards, r), append(e.Obs, int32(o.(int64)))
+		if term {
+			e.Terminated = true
+			break
+		}
+	}
+	return e, env.Target()
+}
+
+// TestInspectUniformPolicy zeroes the logit and value heads, so that the policy is exactly uniform
+// and V = 0, and checks the measures against their values by hand.
+func TestInspectUniformPolicy(t *testing.T) {
+	tk := Task{Moves: 2, Base: 3}
+	right := func(w, c int) int { return tk.Action(1, w, c) }
+	eps, targets := make([]*episode.Episode, 3), make([][]int64, 3)
+	// Two correct writes; a wrong write at once; a move, then a wrong write.
+	eps[0], targets[0] = play(t, []int64{1, 2}, []int{right(1, 1), right(1, 2)})
+	eps[1], targets[1] = play(t, []int64{0, 1}, []int{right(1, 2)})
+	eps[2], targets[2] = play(t, []int64{2, 0}, []int{right(0, 0), right(1, 1)})
+	if eps[0].TotalReward() != 2 || eps[1].TotalReward() != -0.5 || eps[2].TotalReward() != -0.5 {
+		t.Fatalf("rewards %v %v %v", eps[0].Rewards, eps[1].Rewards, eps[2].Rewards)
+	}
+	for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		cfg := config.Default()
+		cfg.Algo, cfg.Alpha, cfg.Hidden, cfg.Base = algo, 0.01, 8, 3
+		eng, err := tensor.NewEngine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := pcl.NewModel(cfg, pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, eng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m.Net.Params() {
+			if p.Name == "head0.W" || p.Name == "head0.b" || p.Name == "head1.W" || p.Name == "head1.b" {
+				p.Value.Zero()
+			}
+		}
+		b, err := Inspect(m, cfg, tk, eps, targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		K := 12.0
+		near := func(name string, got, want float64) {
+			t.Helper()
+			if math.Abs(got-want) > 1e-6 {
+				t.Errorf("%s: %s = %v, want %v", algo, name, got, want)
+			}
+		}
+		near("states", float64(b.States), 5)
+		near("rewarded", b.Rewarded, 1.0/3)
+		near("write fraction", b.WriteFrac, 4.0/5)
+		near("p(write)", b.PWrite, 0.5)
+		near("p(correct)", b.PCorrect, 2/K)
+		near("p(correct|write)", b.PCorrectGivenWrite, 1.0/3)
+		near("correct in support", b.CorrectInSupport, 1)
+		near("support", b.Support, K)
+		near("max prob", b.MaxProb, 1/K)
+		near("logit std", b.LogitStd, 0)
+		near("V", b.V, 0)
+		near("reward", b.Reward, (2-0.5-0.5)/5)
+		if b.SymbolsInSupport != 3 {
+			t.Errorf("%s: %d symbols in support, want 3", algo, b.SymbolsInSupport)
+		}
+		if b.NCorrect != 2 || b.NWrong != 2 || b.NNoWrite != 1 {
+			t.Errorf("%s: %d correct, %d wrong, %d no-write actions; want 2, 2, 1", algo, b.NCorrect, b.NWrong, b.NNoWrite)
+		}
+		// With V = 0 and a small weight, the rewarded path's actions are reinforced and the
+		// wrong writes discouraged.
+		if !(b.AdvCorrect > 0 && b.AdvWrong < 0) {
+			t.Errorf("%s: loss weights correct %v, wrong %v; want > 0 and < 0", algo, b.AdvCorrect, b.AdvWrong)
+		}
+		if algo == config.AlgoSoft {
+			near("soft term", b.TermPolicy, 0.01*math.Log(K))
+		} else {
+			// alpha/2 - alpha/K, lambda 0 (all in support), -Lambda = alpha/2 * sigmoid(head).
+			near("sparse term", b.TermPolicy, 0.01/2-0.01/K)
+			near("lambda", b.TermLambda, 0)
+		}
+	}
+	rt := replayTargets(tk, eps)
+	if len(rt[0]) != 2 || rt[0][0] != 1 || rt[0][1] != 2 || len(rt[1]) != 1 || rt[1][0] != -1 || len(rt[2]) != 1 || rt[2][0] != -1 {
+		t.Errorf("replay targets %v, want [[1 2] [-1] [-1]]", rt)
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/diag"
+	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+)
+
+// runDiagnose trains with instrumentation (agent/diag) and writes probe.csv and its panels, or,
+// with --overlay, draws one measure of several probes into one figure.
+func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("diagnose", stderr)
+	cfg := config.Default()
+	out := fs.String("out", "", "probe directory (probe.csv, config.json, panels)")
+	every := fs.Int("every", 5, "inspect every N iterations")
+	alphaStart := fs.Float64("alpha-start", 0, "weight schedule: max(alpha, alpha-start*alpha-decay^(it/100)); 0: constant alpha")
+	alphaDecay := fs.Float64("alpha-decay", 0.5, "decay of the weight schedule per 100 iterations")
+	logitScale := fs.Float64("logit-init-scale", 1, "multiply the initial logit head by this (0: uniform first policy)")
+	overlay := fs.String("overlay", "", "instead of training: draw --metric of the probe dirs given as arguments (name=dir) into this PNG")
+	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
+	if _, err := parseTrainConfig(fs, args, &cfg); err != nil {
+		return err
+	}
+	if *overlay != "" {
+		var names []string
+		var tabs []diag.Table
+		for _, a := range fs.Args() {
+			name, dir, ok := strings.Cut(a, "=")
+			if !ok {
+				name, dir = filepath.Base(a), a
+			}
+			t, err := diag.ReadCSV(filepath.Join(dir, "probe.csv"))
+			if err != nil {
+				return err
+			}
+			names, tabs = append(names, name), append(tabs, t)
+		}
+		if len(tabs) == 0 {
+			return usageError{errors.New("diagnose --overlay: give probe directories as arguments")}
+		}
+		return diag.Overlay(*overlay, *metric, *metric, names, tabs)
+	}
+	if *out == "" {
+		return usageError{errors.New("diagnose: --out is required")}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("diagnose: unexpected arguments %q", fs.Args())}
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
+		return err
+	}
+	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v logit_init_scale=%v\n", *every, *alphaStart, *alphaDecay, *logitScale)
+	if err := atomicfile.WriteFile(filepath.Join(*out, "probe-options.txt"), []byte(note), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(*out, "probe.csv"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	recs, err := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: *alphaStart,
+		AlphaDecay: *alphaDecay, LogitInitScale: *logitScale, CSV: f})
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	t, err := diag.ReadCSV(filepath.Join(*out, "probe.csv"))
+	if err != nil {
+		return err
+	}
+	if err := diag.Panels(*out, t); err != nil {
+		return err
+	}
+	if n := len(recs); n > 0 {
+		r := recs[n-1]
+		fmt.Fprintf(stdout, "iteration %d: reward %.3f, curriculum %d, write %.3f, p(correct|write) %.3f, support %.1f\n",
+			r.Iteration, r.MeanReward, r.Curriculum, r.Fresh.WriteFrac, r.Fresh.PCorrectGivenWrite, r.Fresh.Support)
+	}
+	return nil
+}
