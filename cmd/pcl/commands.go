@@ -11,6 +11,7 @@ func commands() []command {
 		{"compare", "sparse vs soft PCL over bases and seeds: runs, figures, summary table", runCompare},
 		{"report", "figures and a table of long-episode runs (HalfCheetah): return and max-prob vs env steps", runReport},
 		{"bench", "training iterations/s and the training step's FLOP/s against a bare gemm", runBench},
+		{"sweep", "plan a sweep into a manifest, run one run by index (Slurm/Kubernetes) or N locally, report", runSweep},
 		{"diagnose", "train with instrumentation: writing, support, correct-symbol mass, terms, replay content", runDiagnose},
 	}
 }

@@ -1,0 +1,408 @@
+package sweep
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/agent/success"
+	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+)
+
+// ReportFile is the report's name inside the output directory; figures go beside it.
+const ReportFile = "report.md"
+
+// RunResult is one run as the report sees it.
+type RunResult struct {
+	Run    Run
+	Status Status
+	Err    error // the run could not be read (or conflicts with the manifest)
+	Rows   []train.Row
+	// Final is the mean sampled reward over the last 10% of the budget (NaN unless finished).
+	Final float64
+	Level int // curriculum length at the last row
+	// Fraction is Final as a fraction of the maximum reward at Level (NaN for non-algorithmic envs).
+	Fraction float64
+	// Reach is the first row whose sampled reward reached the threshold; GreedyReach the first
+	// whose greedy reward did.
+	Reach, GreedyReach *train.Row
+}
+
+// Group is the runs of one cell: the same config apart from the seed.
+type Group struct {
+	Env        string
+	Base       int
+	Actions    int
+	Algo       string
+	Alpha, Q   float64
+	Iters      int
+	Threshold  float64
+	Runs       []RunResult
+	Finished   int
+	FinalMean  float64 // over finished runs
+	FinalStd   float64
+	FracMean   float64
+	Solved     int     // finished runs whose sampled reward reached the threshold
+	MedianIt   float64 // median iteration to the threshold over the solved runs (NaN: none)
+	MedianWall float64
+}
+
+// Gather reads every run of the sweep in dir.
+func Gather(dir string) (Manifest, []RunResult, error) {
+	m, err := Load(dir)
+	if err != nil {
+		return Manifest{}, nil, err
+	}
+	out := make([]RunResult, len(m.Runs))
+	for i, r := range m.Runs {
+		out[i] = readRun(dir, r)
+	}
+	return m, out, nil
+}
+
+func readRun(dir string, r Run) RunResult {
+	res := RunResult{Run: r, Final: math.NaN(), Fraction: math.NaN()}
+	st, err := Inspect(dir, r)
+	res.Status = st
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	if st.State == Missing {
+		return res
+	}
+	rows, err := train.ReadMetrics(filepath.Join(RunDir(dir, r), train.MetricsFile))
+	if err != nil {
+		if st.State != Started {
+			res.Err = err
+		}
+		return res
+	}
+	// Rows past the checkpoint are dropped on resume; the report reads what the checkpoint holds.
+	res.Rows = slices.DeleteFunc(rows, func(x train.Row) bool { return st.State != Started && x.Iteration >= st.Iteration })
+	c := r.Config
+	if n := len(res.Rows); n > 0 {
+		res.Level = res.Rows[n-1].Curriculum
+	}
+	for i := range res.Rows {
+		x := res.Rows[i]
+		if res.Reach == nil && x.MeanReward >= c.RewardThreshold {
+			res.Reach = &res.Rows[i]
+		}
+		if res.GreedyReach == nil && !math.IsNaN(x.GreedyReward) && x.GreedyReward >= c.RewardThreshold {
+			res.GreedyReach = &res.Rows[i]
+		}
+	}
+	if st.State == Finished && len(res.Rows) > 0 {
+		last := res.Rows[len(res.Rows)-1].Iteration + 1
+		from := last - max(1, last/10)
+		s, k := 0.0, 0
+		for _, x := range res.Rows {
+			if x.Iteration >= from {
+				s += x.MeanReward
+				k++
+			}
+		}
+		res.Final = s / float64(k)
+		if t, ok, err := success.ForEnv(c.Env, c.Base); ok && err == nil {
+			res.Fraction = t.Fraction(res.Final, max(res.Level, t.Task.StartMinLength()))
+		}
+	}
+	return res
+}
+
+// Groups gathers runs into cells, in manifest order.
+func Groups(results []RunResult) []*Group {
+	var out []*Group
+	byKey := map[string]*Group{}
+	for _, r := range results {
+		c := r.Run.Config
+		q := 0.0
+		if c.Algo == config.AlgoTsallis {
+			q = c.TsallisQ
+		}
+		key := fmt.Sprintf("%s|%d|%s|%g|%g|%d", c.Env, c.Base, c.Algo, c.Alpha, q, c.Iters)
+		g := byKey[key]
+		if g == nil {
+			a, _ := NumActions(c.Env, c.Base)
+			g = &Group{Env: c.Env, Base: c.Base, Actions: a, Algo: c.Algo, Alpha: c.Alpha, Q: q, Iters: c.Iters, Threshold: c.RewardThreshold}
+			byKey[key] = g
+			out = append(out, g)
+		}
+		g.Runs = append(g.Runs, r)
+	}
+	for _, g := range out {
+		var finals, fracs, its, walls []float64
+		for _, r := range g.Runs {
+			if r.Status.State != Finished || r.Err != nil {
+				continue
+			}
+			g.Finished++
+			finals = append(finals, r.Final)
+			if !math.IsNaN(r.Fraction) {
+				fracs = append(fracs, r.Fraction)
+			}
+			if r.Reach != nil {
+				g.Solved++
+				its = append(its, float64(r.Reach.Iteration))
+				walls = append(walls, r.Reach.WallSeconds)
+			}
+		}
+		g.FinalMean, g.FinalStd = meanStd(finals)
+		g.FracMean, _ = meanStd(fracs)
+		g.MedianIt, g.MedianWall = median(its), median(walls)
+	}
+	return out
+}
+
+func meanStd(x []float64) (float64, float64) {
+	if len(x) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	m := s / float64(len(x))
+	v := 0.0
+	for _, y := range x {
+		v += (y - m) * (y - m)
+	}
+	return m, math.Sqrt(v / float64(len(x)))
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	y := slices.Clone(x)
+	sort.Float64s(y)
+	n := len(y)
+	if n%2 == 1 {
+		return y[n/2]
+	}
+	return (y[n/2-1] + y[n/2]) / 2
+}
+
+// Report gathers the sweep in dir and writes report.md and one reward figure per (task, size)
+// into out. Runs that have not finished are listed with their state and the command that
+// continues them; the table counts finished runs only.
+func Report(dir, out string) ([]*Group, error) {
+	m, results, err := Gather(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	groups := Groups(results)
+	figs, err := figures(out, groups)
+	if err != nil {
+		return groups, err
+	}
+	var b strings.Builder
+	name := m.Name
+	if name == "" {
+		name = filepath.Base(dir)
+	}
+	finished := 0
+	for _, r := range results {
+		if r.Status.State == Finished && r.Err == nil {
+			finished++
+		}
+	}
+	fmt.Fprintf(&b, "# Sweep %s\n\n%d of %d runs finished.\n\n", name, finished, len(results))
+	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
+		"\"of max\" is that as a fraction of the largest reward possible at the curriculum level the run ended at; " +
+		"\"solved\" counts the finished seeds whose mean sampled reward reached the task's threshold, with the median iteration and wall time at which it did. " +
+		"★ marks the best weight of each task, size and algorithm by final reward.\n\n")
+	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | of max | threshold | solved | iterations (wall s) to threshold |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	best := bestWeights(groups)
+	for _, g := range groups {
+		w := strconv.FormatFloat(g.Alpha, 'g', -1, 64)
+		if g.Algo == config.AlgoTsallis {
+			w += fmt.Sprintf(" (q %g)", g.Q)
+		}
+		if best[g] {
+			w += " ★"
+		}
+		reach := "–"
+		if g.Solved > 0 {
+			reach = fmt.Sprintf("%.0f (%.0f)", g.MedianIt, g.MedianWall)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %g | %d/%d | %s |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
+			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), num(g.FracMean, 2), g.Threshold, g.Solved, g.Finished, reach)
+	}
+	if len(figs) > 0 {
+		b.WriteString("\n## Figures\n\nMean sampled episode reward over the seeds, with the min-max band; one line per algorithm and weight.\n\n")
+		for _, f := range figs {
+			fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
+		}
+	}
+	var notDone []string
+	for _, r := range results {
+		switch {
+		case r.Err != nil:
+			notDone = append(notDone, fmt.Sprintf("- run %d %s: %v", r.Run.Index, r.Run.ID, r.Err))
+		case r.Status.State != Finished:
+			what := "missing: never started"
+			switch r.Status.State {
+			case Started:
+				what = "started, no checkpoint yet"
+			case Partial:
+				what = fmt.Sprintf("partial: %d of %d iterations", r.Status.Iteration, r.Run.Config.Iters)
+			}
+			notDone = append(notDone, fmt.Sprintf("- run %d %s: %s (`pcl sweep run --dir %s --index %d`)", r.Run.Index, r.Run.ID, what, dir, r.Run.Index))
+		}
+	}
+	if len(notDone) > 0 {
+		fmt.Fprintf(&b, "\n## Not finished (%d)\n\n%s\n", len(notDone), strings.Join(notDone, "\n"))
+	}
+	if err := atomicfile.WriteFile(filepath.Join(out, ReportFile), []byte(b.String()), 0o644); err != nil {
+		return groups, fmt.Errorf("sweep: %w", err)
+	}
+	return groups, nil
+}
+
+func bestWeights(groups []*Group) map[*Group]bool {
+	best := map[string]*Group{}
+	for _, g := range groups {
+		if g.Finished == 0 || math.IsNaN(g.FinalMean) {
+			continue
+		}
+		k := fmt.Sprintf("%s|%d|%s|%g", g.Env, g.Base, g.Algo, g.Q)
+		if b := best[k]; b == nil || g.FinalMean > b.FinalMean {
+			best[k] = g
+		}
+	}
+	out := map[*Group]bool{}
+	n := map[string]int{}
+	for _, g := range groups {
+		n[fmt.Sprintf("%s|%d|%s|%g", g.Env, g.Base, g.Algo, g.Q)]++
+	}
+	for k, g := range best {
+		if n[k] > 1 {
+			out[g] = true
+		}
+	}
+	return out
+}
+
+func pm(m, s float64) string {
+	if math.IsNaN(m) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f ± %.2f", m, s)
+}
+
+func num(x float64, prec int) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
+}
+
+var algoColours = map[string][]color.NRGBA{
+	config.AlgoSparse:  {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255}},
+	config.AlgoSoft:    {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}},
+	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255}},
+}
+
+// figures draws one reward figure per (task, size): a band per group over its runs with rows.
+func figures(out string, groups []*Group) ([]string, error) {
+	type panel struct {
+		env     string
+		actions int
+		groups  []*Group
+	}
+	var panels []*panel
+	idx := map[string]*panel{}
+	for _, g := range groups {
+		k := fmt.Sprintf("%s|%d", g.Env, g.Actions)
+		p := idx[k]
+		if p == nil {
+			p = &panel{env: g.Env, actions: g.Actions}
+			idx[k] = p
+			panels = append(panels, p)
+		}
+		p.groups = append(p.groups, g)
+	}
+	var files []string
+	for _, p := range panels {
+		var bands []plot.Band
+		used := map[string]int{}
+		for _, g := range p.groups {
+			band, n := bandOf(g)
+			if n == 0 {
+				continue
+			}
+			cs := algoColours[g.Algo]
+			band.Colour = cs[used[g.Algo]%len(cs)]
+			used[g.Algo]++
+			band.Name = fmt.Sprintf("%s %g (%d runs)", g.Algo, g.Alpha, n)
+			if g.Algo == config.AlgoTsallis {
+				band.Name = fmt.Sprintf("tsallis q=%g %g (%d runs)", g.Q, g.Alpha, n)
+			}
+			bands = append(bands, band)
+		}
+		if len(bands) == 0 {
+			continue
+		}
+		f := fmt.Sprintf("%s-A%d.png", strings.TrimSuffix(p.env, "-v0"), p.actions)
+		title := fmt.Sprintf("%s, |A| = %d", strings.TrimSuffix(p.env, "-v0"), p.actions)
+		if err := plot.Bands(filepath.Join(out, f), title, "iteration", "mean sampled episode reward", bands); err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// bandOf averages the sampled reward of g's runs per iteration over the runs that reached it.
+func bandOf(g *Group) (plot.Band, int) {
+	type acc struct {
+		s, lo, hi float64
+		n         int
+	}
+	at := map[int]*acc{}
+	runs := 0
+	for _, r := range g.Runs {
+		if len(r.Rows) == 0 || r.Err != nil {
+			continue
+		}
+		runs++
+		for _, x := range r.Rows {
+			a := at[x.Iteration]
+			if a == nil {
+				a = &acc{lo: math.Inf(1), hi: math.Inf(-1)}
+				at[x.Iteration] = a
+			}
+			a.s += x.MeanReward
+			a.lo, a.hi = math.Min(a.lo, x.MeanReward), math.Max(a.hi, x.MeanReward)
+			a.n++
+		}
+	}
+	its := make([]int, 0, len(at))
+	for it := range at {
+		its = append(its, it)
+	}
+	sort.Ints(its)
+	var b plot.Band
+	for _, it := range its {
+		a := at[it]
+		b.X = append(b.X, float64(it))
+		b.Mean = append(b.Mean, a.s/float64(a.n))
+		b.Lo, b.Hi = append(b.Lo, a.lo), append(b.Hi, a.hi)
+	}
+	return b, runs
+}

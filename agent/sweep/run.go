@@ -1,0 +1,113 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/train"
+)
+
+// State is how far a run has got.
+type State int
+
+// Run states.
+const (
+	Missing  State = iota // nothing on disk
+	Started               // a directory without a checkpoint (killed before its first one)
+	Partial               // a checkpoint short of the budget
+	Finished              // the budget is done (or the run stopped at its threshold, when asked to)
+)
+
+func (s State) String() string {
+	return [...]string{"missing", "started", "partial", "finished"}[s]
+}
+
+// Status is a run's state on disk.
+type Status struct {
+	State     State
+	Iteration int // iterations completed (checkpointed)
+}
+
+// Inspect reads the state of run r of the sweep in dir. A run directory whose config differs from
+// r's (apart from a larger iteration budget in the manifest) is an error naming the fields.
+func Inspect(dir string, r Run) (Status, error) {
+	rd := RunDir(dir, r)
+	saved, err := config.ReadFile(filepath.Join(rd, train.ConfigFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		if train.HasCheckpoint(rd) {
+			return Status{}, fmt.Errorf("sweep: run %d (%s): %s has a checkpoint but no %s", r.Index, r.ID, rd, train.ConfigFile)
+		}
+		return Status{State: Missing}, nil
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("sweep: run %d (%s): %w", r.Index, r.ID, err)
+	}
+	want := r.Config
+	if saved.Iters > want.Iters {
+		return Status{}, fmt.Errorf("sweep: run %d (%s): %s was run with iters %d, the manifest says %d; a budget can only grow",
+			r.Index, r.ID, rd, saved.Iters, want.Iters)
+	}
+	saved.Iters = want.Iters
+	if d := config.Diff(saved, train.ResolveNet(want)); d != nil {
+		return Status{}, fmt.Errorf("sweep: run %d (%s): %s holds a run with another config than the manifest's (%s); it is left alone: "+
+			"plan the changed sweep into another directory, or move that run away yourself", r.Index, r.ID, rd, strings.Join(d, ", "))
+	}
+	if !train.HasCheckpoint(rd) {
+		return Status{State: Started}, nil
+	}
+	meta, err := train.ReadMeta(rd)
+	if err != nil {
+		return Status{}, fmt.Errorf("sweep: run %d (%s): %w", r.Index, r.ID, err)
+	}
+	st := Status{State: Partial, Iteration: meta.Iteration}
+	if meta.Iteration >= want.Iters {
+		st.State = Finished
+	} else if want.StopAtThreshold {
+		rows, err := train.ReadMetrics(filepath.Join(rd, train.MetricsFile))
+		if err != nil {
+			return Status{}, fmt.Errorf("sweep: run %d (%s): %w", r.Index, r.ID, err)
+		}
+		if _, ok := train.FirstReach(rows, want.RewardThreshold); ok {
+			st.State = Finished
+		}
+	}
+	return st, nil
+}
+
+// RunOptions are passed through to train.Run (Dir and Resume are set here).
+type RunOptions = train.Options
+
+// RunIndex brings run i of the sweep in dir to its budget: a missing run is trained, a started or
+// partial one resumed (a started one, killed before its first checkpoint, starts over), a finished
+// one left alone. It reports the state it found.
+func RunIndex(ctx context.Context, dir string, i int, opts RunOptions) (Status, error) {
+	m, err := Load(dir)
+	if err != nil {
+		return Status{}, err
+	}
+	if i < 0 || i >= len(m.Runs) {
+		return Status{}, fmt.Errorf("sweep: run index %d is out of range: the manifest has %d runs, indices 0..%d", i, len(m.Runs), len(m.Runs)-1)
+	}
+	r := m.Runs[i]
+	st, err := Inspect(dir, r)
+	if err != nil {
+		return st, err
+	}
+	if st.State == Finished {
+		return st, nil
+	}
+	opts.Dir, opts.Resume = RunDir(dir, r), st.State == Partial
+	sum, err := train.Run(ctx, r.Config, opts)
+	if err != nil {
+		return st, fmt.Errorf("sweep: run %d (%s): %w", i, r.ID, err)
+	}
+	if sum.Interrupted {
+		return st, fmt.Errorf("sweep: run %d (%s) interrupted at iteration %d; run it again to resume: %w", i, r.ID, sum.Iterations, context.Canceled)
+	}
+	return st, nil
+}

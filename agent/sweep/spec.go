@@ -1,0 +1,183 @@
+package sweep
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+)
+
+// Grid is the command-line description of a sweep's cells, each field as typed.
+type Grid struct {
+	Preset  string // "figure1": the paper's tasks and sizes (Envs, Actions and Bases must be empty)
+	Envs    string // comma-separated env ids
+	Actions string // comma-separated |A| (the base is derived per task), or
+	Bases   string // comma-separated bases
+	Algos   string // comma-separated algorithms
+	// Weights per algorithm: comma-separated values.
+	SparseAlphas, SoftAlphas, TsallisAlphas string
+	TsallisQs                               string // comma-separated q for the tsallis algorithm
+	// ItersPerEnv overrides the budget per task: "Copy-v0:2000,Reverse-v0:3000".
+	ItersPerEnv string
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func floats(s, name string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("sweep: --%s: %q is not a positive number", name, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func ints(s, name string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("sweep: --%s: %q is not a positive integer", name, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Cells expands the grid into cells. Every algorithm named needs its weights.
+func (g Grid) Cells() ([]Cell, error) {
+	type size struct {
+		env  string
+		base int
+	}
+	var sizes []size
+	switch {
+	case g.Preset != "":
+		if g.Preset != "figure1" {
+			return nil, fmt.Errorf("sweep: unknown preset %q (known: figure1)", g.Preset)
+		}
+		if g.Envs != "" || g.Actions != "" || g.Bases != "" {
+			return nil, fmt.Errorf("sweep: --preset gives the tasks and sizes; drop --envs, --actions and --bases")
+		}
+		for _, t := range Figure1 {
+			for _, a := range t.Actions {
+				b, err := BaseFor(t.Env, a)
+				if err != nil {
+					return nil, err
+				}
+				sizes = append(sizes, size{t.Env, b})
+			}
+		}
+	default:
+		envs := splitList(g.Envs)
+		if len(envs) == 0 {
+			return nil, fmt.Errorf("sweep: give --envs (and --actions or --bases), or --preset figure1")
+		}
+		if (g.Actions == "") == (g.Bases == "") {
+			return nil, fmt.Errorf("sweep: give exactly one of --actions and --bases")
+		}
+		for _, env := range envs {
+			if g.Actions != "" {
+				as, err := ints(g.Actions, "actions")
+				if err != nil {
+					return nil, err
+				}
+				for _, a := range as {
+					b, err := BaseFor(env, a)
+					if err != nil {
+						return nil, err
+					}
+					sizes = append(sizes, size{env, b})
+				}
+				continue
+			}
+			bs, err := ints(g.Bases, "bases")
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range bs {
+				if _, err := NumActions(env, b); err != nil {
+					return nil, err
+				}
+				sizes = append(sizes, size{env, b})
+			}
+		}
+	}
+	iters := map[string]int{}
+	for _, item := range splitList(g.ItersPerEnv) {
+		env, n, ok := strings.Cut(item, ":")
+		v, err := strconv.Atoi(n)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("sweep: --iters-per-env: %q is not env:iterations", item)
+		}
+		found := false
+		for _, s := range sizes {
+			found = found || s.env == env
+		}
+		if !found {
+			return nil, fmt.Errorf("sweep: --iters-per-env names %s, which the sweep does not run", env)
+		}
+		iters[env] = v
+	}
+	algos := splitList(g.Algos)
+	if len(algos) == 0 {
+		return nil, fmt.Errorf("sweep: --algos is empty")
+	}
+	weights := map[string][]float64{}
+	qs := []float64{0}
+	for _, a := range algos {
+		var s, name string
+		switch a {
+		case config.AlgoSparse:
+			s, name = g.SparseAlphas, "sparse-alphas"
+		case config.AlgoSoft:
+			s, name = g.SoftAlphas, "soft-alphas"
+		case config.AlgoTsallis:
+			s, name = g.TsallisAlphas, "tsallis-alphas"
+			var err error
+			if qs, err = floats(g.TsallisQs, "tsallis-q"); err != nil {
+				return nil, err
+			}
+			if len(qs) == 0 {
+				return nil, fmt.Errorf("sweep: the tsallis algorithm needs --tsallis-q")
+			}
+		default:
+			return nil, fmt.Errorf("sweep: --algos: unknown algorithm %q (sparse, soft, tsallis)", a)
+		}
+		w, err := floats(s, name)
+		if err != nil {
+			return nil, err
+		}
+		if len(w) == 0 {
+			return nil, fmt.Errorf("sweep: algorithm %s needs --%s", a, name)
+		}
+		weights[a] = w
+	}
+	var cells []Cell
+	for _, s := range sizes {
+		for _, a := range algos {
+			aq := []float64{0}
+			if a == config.AlgoTsallis {
+				aq = qs
+			}
+			for _, q := range aq {
+				for _, w := range weights[a] {
+					cells = append(cells, Cell{Env: s.env, Base: s.base, Algo: a, Alpha: w, Q: q, Iters: iters[s.env]})
+				}
+			}
+		}
+	}
+	return cells, nil
+}

@@ -1,0 +1,373 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/envs/registry"
+)
+
+// tiny is a config that trains in a fraction of a second.
+func tiny() config.Config {
+	c := config.Default()
+	c.BatchSize, c.Hidden, c.Iters, c.EvalEvery, c.EvalEpisodes, c.CheckpointEvery, c.ReplayCapacity = 8, 8, 6, 2, 4, 2, 50
+	return c
+}
+
+func TestGridCells(t *testing.T) {
+	ok := []struct {
+		name string
+		g    Grid
+		want []Cell
+	}{
+		{"actions derive bases per task", Grid{Envs: "Copy-v0,ReversedAddition-v0", Actions: "40", Algos: "sparse", SparseAlphas: "0.05"},
+			[]Cell{{Env: "Copy-v0", Base: 10, Algo: "sparse", Alpha: 0.05}, {Env: "ReversedAddition-v0", Base: 5, Algo: "sparse", Alpha: 0.05}}},
+		{"bases, two algorithms, weights, budgets", Grid{Envs: "Reverse-v0", Bases: "4", Algos: "sparse,soft", SparseAlphas: "0.01,0.1", SoftAlphas: "0.001", ItersPerEnv: "Reverse-v0:7"},
+			[]Cell{{"Reverse-v0", 4, "sparse", 0.01, 0, 7}, {"Reverse-v0", 4, "sparse", 0.1, 0, 7}, {"Reverse-v0", 4, "soft", 0.001, 0, 7}}},
+		{"tsallis q", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "0.05", TsallisQs: "1.5,2"},
+			[]Cell{{"Copy-v0", 5, "tsallis", 0.05, 1.5, 0}, {"Copy-v0", 5, "tsallis", 0.05, 2, 0}}},
+	}
+	for _, c := range ok {
+		got, err := c.g.Cells()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: cells %v, want %v", c.name, got, c.want)
+		}
+	}
+	fig, err := Grid{Preset: "figure1", Algos: "sparse,soft", SparseAlphas: "0.05", SoftAlphas: "0.01"}.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fig) != 2*19 {
+		t.Errorf("figure1: %d cells, want 38 (19 sizes x 2 algorithms)", len(fig))
+	}
+	bases := map[string][]int{}
+	for _, c := range fig {
+		if c.Algo == "sparse" {
+			bases[c.Env] = append(bases[c.Env], c.Base)
+		}
+	}
+	wantBases := map[string][]int{"Copy-v0": {5, 10, 20, 40}, "DuplicatedInput-v0": {5, 20, 40, 80}, "RepeatCopy-v0": {5, 10, 20, 40},
+		"Reverse-v0": {4, 8, 16, 32}, "ReversedAddition-v0": {5, 8, 12}}
+	if fmt.Sprint(bases) != fmt.Sprint(wantBases) {
+		t.Errorf("figure1 bases %v, want %v (algorithmic_tasks.md)", bases, wantBases)
+	}
+	bad := []struct {
+		name, msg string
+		g         Grid
+	}{
+		{"unknown preset", "unknown preset", Grid{Preset: "fig2", Algos: "sparse", SparseAlphas: "1"}},
+		{"preset and envs", "drop --envs", Grid{Preset: "figure1", Envs: "Copy-v0", Algos: "sparse", SparseAlphas: "1"}},
+		{"no envs", "give --envs", Grid{Algos: "sparse", SparseAlphas: "1"}},
+		{"actions and bases", "exactly one", Grid{Envs: "Copy-v0", Actions: "20", Bases: "5", Algos: "sparse", SparseAlphas: "1"}},
+		{"actions not a size", "not that for a base", Grid{Envs: "Copy-v0", Actions: "30", Algos: "sparse", SparseAlphas: "1"}},
+		{"unknown env", "unknown task", Grid{Envs: "Cpy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1"}},
+		{"missing weights", "needs --soft-alphas", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse,soft", SparseAlphas: "1"}},
+		{"bad weight", "not a positive number", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "0"}},
+		{"unknown algo", "unknown algorithm", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparce", SparseAlphas: "1"}},
+		{"budget of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", ItersPerEnv: "Reverse-v0:5"}},
+		{"tsallis without q", "needs --tsallis-q", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "1"}},
+	}
+	for _, c := range bad {
+		_, err := c.g.Cells()
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.msg)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	cells := []Cell{{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05}, {Env: "DuplicatedInput-v0", Base: 5, Algo: "soft", Alpha: 0.01, Iters: 9}}
+	m, err := Plan(Spec{Base: tiny(), Cells: cells, Seeds: 2, FirstSeed: 3, TaskThresholds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, r := range m.Runs {
+		if r.Index != i {
+			t.Errorf("run %d has index %d", i, r.Index)
+		}
+		got = append(got, fmt.Sprintf("%s:%d:%g", r.ID, r.Config.Iters, r.Config.RewardThreshold))
+	}
+	want := []string{"Copy-A20-sparse-a0.05-s3:6:25", "Copy-A20-sparse-a0.05-s4:6:25", "DuplicatedInput-A20-soft-a0.01-s3:9:9", "DuplicatedInput-A20-soft-a0.01-s4:9:9"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("runs %v, want %v", got, want)
+	}
+	if _, err := Plan(Spec{Base: tiny(), Cells: append(cells, cells[0]), Seeds: 1}); err == nil || !strings.Contains(err.Error(), "planned twice") {
+		t.Errorf("a cell planned twice: %v", err)
+	}
+	if _, err := Plan(Spec{Base: tiny(), Cells: cells, Seeds: 0}); err == nil {
+		t.Error("zero seeds planned")
+	}
+}
+
+func TestResolveIndex(t *testing.T) {
+	cases := []struct {
+		name         string
+		flag, offset int
+		env          map[string]string
+		want         int
+		msg          string
+	}{
+		{"flag", 2, 0, nil, 2, ""},
+		{"flag wins over the environment", 1, 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3"}, 1, ""},
+		{"slurm", -1, 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3"}, 3, ""},
+		{"slurm with offset", -1, 2, map[string]string{"SLURM_ARRAY_TASK_ID": "1"}, 3, ""},
+		{"kubernetes", -1, 0, map[string]string{"JOB_COMPLETION_INDEX": "0"}, 0, ""},
+		{"none", -1, 0, nil, 0, "no run index"},
+		{"garbage", -1, 0, map[string]string{"JOB_COMPLETION_INDEX": "x"}, 0, "not an index"},
+		{"out of range", 4, 0, nil, 0, "out of range: the manifest has 4 runs"},
+		{"out of range from slurm", -1, 0, map[string]string{"SLURM_ARRAY_TASK_ID": "7"}, 0, "from SLURM_ARRAY_TASK_ID"},
+	}
+	for _, c := range cases {
+		got, err := ResolveIndex(c.flag, c.offset, 4, func(k string) string { return c.env[k] })
+		if c.msg != "" {
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("%s: %d, %v; want an error containing %q", c.name, got, err, c.msg)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %d, %v; want %d", c.name, got, err, c.want)
+		}
+	}
+}
+
+func planTiny(t *testing.T, dir string, cells ...Cell) Manifest {
+	t.Helper()
+	if len(cells) == 0 {
+		cells = []Cell{{Env: "Copy-v0", Base: 2, Algo: "sparse", Alpha: 0.05}, {Env: "Copy-v0", Base: 2, Algo: "soft", Alpha: 0.02}}
+	}
+	m, err := Plan(Spec{Base: tiny(), Cells: cells, Seeds: 1, FirstSeed: 1, TaskThresholds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func quiet() RunOptions {
+	return RunOptions{Registry: registry.Default(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+func TestWriteRefusesAnotherSweep(t *testing.T) {
+	dir := t.TempDir()
+	m := planTiny(t, dir)
+	if err := Write(dir, m); err != nil {
+		t.Errorf("writing the same manifest again: %v", err)
+	}
+	m2 := m
+	m2.Runs = append([]Run(nil), m.Runs...)
+	m2.Runs[1].Config.LearningRate = 0.1
+	err := Write(dir, m2)
+	if err == nil || !strings.Contains(err.Error(), "learning_rate") {
+		t.Errorf("a changed plan over an existing manifest: %v, want a refusal naming learning_rate", err)
+	}
+	got, err := Load(dir)
+	if err != nil || got.Runs[1].Config.LearningRate != m.Runs[1].Config.LearningRate {
+		t.Errorf("the manifest changed: %v", err)
+	}
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "plan the sweep first") {
+		t.Errorf("loading a directory without a manifest: %v", err)
+	}
+}
+
+// cancelAfter is a progress writer that cancels after n progress lines (iterations).
+type cancelAfter struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	c.n -= bytes.Count(p, []byte("\riter "))
+	if c.n <= 0 {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// trainingColumns are the metrics that must not depend on interruptions.
+func trainingColumns(rows []train.Row) string {
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%d %d %v %v %v %v %v %d\n", r.Iteration, r.EnvSteps, r.MeanReward, r.GreedyReward, r.Loss, r.ReplayLoss, r.Support, r.Curriculum)
+	}
+	return b.String()
+}
+
+// TestRunInterruptResumeReport plans a tiny sweep, interrupts run 0 after 3 iterations, resumes it,
+// and checks that its metrics equal an uninterrupted run's; then reports with run 1 missing.
+func TestRunInterruptResumeReport(t *testing.T) {
+	dir, ref := t.TempDir(), t.TempDir()
+	m := planTiny(t, dir)
+	planTiny(t, ref)
+	if _, err := RunIndex(context.Background(), ref, 0, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := quiet()
+	opts.Progress = &cancelAfter{n: 3, cancel: cancel}
+	_, err := RunIndex(ctx, dir, 0, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v, want context.Canceled", err)
+	}
+	st, err := Inspect(dir, m.Runs[0])
+	if err != nil || st.State != Partial || st.Iteration != 3 {
+		t.Fatalf("after the interruption: %+v, %v; want partial at 3", st, err)
+	}
+	st, err = RunIndex(context.Background(), dir, 0, quiet())
+	if err != nil || st.State != Partial {
+		t.Fatalf("resume: found %+v, %v", st, err)
+	}
+	a, _ := train.ReadMetrics(filepath.Join(RunDir(dir, m.Runs[0]), train.MetricsFile))
+	b, _ := train.ReadMetrics(filepath.Join(RunDir(ref, m.Runs[0]), train.MetricsFile))
+	if len(a) != 6 || trainingColumns(a) != trainingColumns(b) {
+		t.Errorf("interrupted and resumed run differs from the uninterrupted one:\n%s\nvs\n%s", trainingColumns(a), trainingColumns(b))
+	}
+	// A finished run is left alone: nothing in its directory changes.
+	before := snapshot(t, RunDir(dir, m.Runs[0]))
+	st, err = RunIndex(context.Background(), dir, 0, quiet())
+	if err != nil || st.State != Finished {
+		t.Errorf("finished run: %+v, %v", st, err)
+	}
+	if after := snapshot(t, RunDir(dir, m.Runs[0])); after != before {
+		t.Error("running a finished run changed its directory")
+	}
+	groups, err := Report(dir, filepath.Join(dir, "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 2 || groups[0].Finished != 1 || groups[1].Finished != 0 {
+		t.Errorf("groups: %+v", groups)
+	}
+	rep, err := os.ReadFile(filepath.Join(dir, "report", ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 of 2 runs finished", "| Copy | 8 | sparse | 0.05 | 6 | 1/1 |", "run 1 Copy-A8-soft-a0.02-s1: missing: never started",
+		"pcl sweep run --dir " + dir + " --index 1", "![Copy-A8](Copy-A8.png)"} {
+		if !strings.Contains(string(rep), want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report", "Copy-A8.png")); err != nil {
+		t.Error(err)
+	}
+}
+
+// snapshot is the names, sizes and modification times of the files in dir.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %v\n", p, fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestChangedConfigUnderRun changes a run's config.json (as if the manifest had been replanned
+// under it) and checks that the run is refused, reported, and left untouched.
+func TestChangedConfigUnderRun(t *testing.T) {
+	dir := t.TempDir()
+	m := planTiny(t, dir)
+	if _, err := RunIndex(context.Background(), dir, 0, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	rd := RunDir(dir, m.Runs[0])
+	c, err := config.ReadFile(filepath.Join(rd, train.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Alpha = 0.5
+	if err := c.WriteFile(filepath.Join(rd, train.ConfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, rd)
+	_, err = RunIndex(context.Background(), dir, 0, quiet())
+	if err == nil || !strings.Contains(err.Error(), "another config than the manifest's (alpha: 0.5 -> 0.05)") {
+		t.Errorf("changed config: %v", err)
+	}
+	if snapshot(t, rd) != before {
+		t.Error("the refused run's directory changed")
+	}
+	if _, err := Pending(dir, m); err == nil {
+		t.Error("Pending hides the conflicting run")
+	}
+	if _, err := Report(dir, filepath.Join(dir, "report")); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := os.ReadFile(filepath.Join(dir, "report", ReportFile))
+	if !strings.Contains(string(rep), "another config than the manifest's") {
+		t.Errorf("report does not name the conflict:\n%s", rep)
+	}
+	// A budget may grow but not shrink.
+	c.Alpha, c.Iters = 0.05, 99
+	if err := c.WriteFile(filepath.Join(rd, train.ConfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Inspect(dir, m.Runs[0]); err == nil || !strings.Contains(err.Error(), "can only grow") {
+		t.Errorf("a shrunk budget: %v", err)
+	}
+}
+
+func TestLocal(t *testing.T) {
+	var running, peak atomic.Int32
+	var mu sync.Mutex
+	var seen []int
+	err := Local(context.Background(), 2, []int{0, 1, 2, 3, 4}, func(_ context.Context, i int) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		mu.Lock()
+		seen = append(seen, i)
+		mu.Unlock()
+		if i == 3 {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "run 3: boom") {
+		t.Errorf("errors: %v", err)
+	}
+	if len(seen) != 5 || peak.Load() > 2 {
+		t.Errorf("ran %v with up to %d at once, want all 5 with at most 2", seen, peak.Load())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var n atomic.Int32
+	err = Local(ctx, 1, []int{0, 1}, func(context.Context, int) error { n.Add(1); return nil })
+	if n.Load() != 0 || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled runner launched %d, err %v", n.Load(), err)
+	}
+	if Local(context.Background(), 0, nil, nil) == nil {
+		t.Error("zero at once accepted")
+	}
+}

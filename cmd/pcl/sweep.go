@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/sweep"
+	"github.com/sparsepcl/sparsepcl/envs/registry"
+)
+
+// runSweep dispatches `pcl sweep plan|run|report` (logic in agent/sweep).
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{errors.New("sweep: give a subcommand: plan, run or report")}
+	}
+	switch args[0] {
+	case "plan":
+		return sweepPlan(args[1:], stdout, stderr)
+	case "run":
+		return sweepRun(ctx, args[1:], stdout, stderr)
+	case "report":
+		return sweepReport(args[1:], stdout, stderr)
+	}
+	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report)", args[0])}
+}
+
+func sweepPlan(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep plan", stderr)
+	cfg := config.Default()
+	out := fs.String("out", "", "sweep directory (manifest.json is written there)")
+	name := fs.String("name", "", "sweep name shown in the report")
+	seeds := fs.Int("seeds", 1, "seeds per cell: --seed, --seed+1, ...")
+	var g sweep.Grid
+	fs.StringVar(&g.Preset, "preset", "", `"figure1": the paper's tasks and sizes`)
+	fs.StringVar(&g.Envs, "envs", "", "comma-separated env ids")
+	fs.StringVar(&g.Actions, "actions", "", "comma-separated action-space sizes |A| (the base is derived per task)")
+	fs.StringVar(&g.Bases, "bases", "", "comma-separated bases (instead of --actions)")
+	fs.StringVar(&g.Algos, "algos", "sparse,soft", "comma-separated algorithms")
+	fs.StringVar(&g.SparseAlphas, "sparse-alphas", "", "comma-separated alphas of sparse PCL")
+	fs.StringVar(&g.SoftAlphas, "soft-alphas", "", "comma-separated taus of soft PCL")
+	fs.StringVar(&g.TsallisAlphas, "tsallis-alphas", "", "comma-separated alphas of Tsallis PCL")
+	fs.StringVar(&g.TsallisQs, "tsallis-qs", "", "comma-separated q of Tsallis PCL")
+	fs.StringVar(&g.ItersPerEnv, "iters-per-env", "", "budget per task, env:iterations,... (default --iters)")
+	cfg.RegisterFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, f := range []string{"env", "base", "algo", "alpha", "tsallis-q"} {
+		if given[f] {
+			return usageError{fmt.Errorf("sweep plan: --%s does not apply: the grid flags (--envs, --actions/--bases, --algos, --*-alphas, --tsallis-qs) give it per cell", f)}
+		}
+	}
+	if *out == "" {
+		return usageError{errors.New("sweep plan: --out is required")}
+	}
+	cells, err := g.Cells()
+	if err != nil {
+		return usageError{err}
+	}
+	m, err := sweep.Plan(sweep.Spec{Name: *name, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed, TaskThresholds: !given["threshold"]})
+	if err != nil {
+		return usageError{err}
+	}
+	if err := sweep.Write(*out, m); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sweep: %d runs planned in %s (indices 0..%d)\n", len(m.Runs), filepath.Join(*out, sweep.ManifestFile), len(m.Runs)-1)
+	return nil
+}
+
+func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep run", stderr)
+	dir := fs.String("dir", "", "sweep directory")
+	index := fs.Int("index", -1, "run index (default: $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX)")
+	offset := fs.Int("offset", 0, "added to an index taken from the environment (a sweep split over several Slurm arrays)")
+	jobs := fs.Int("jobs", 0, "instead of one index: run every unfinished run locally, this many at once (each a single-threaded subprocess)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return usageError{errors.New("sweep run: --dir is required")}
+	}
+	m, err := sweep.Load(*dir)
+	if err != nil {
+		return err
+	}
+	if *jobs > 0 {
+		if *index >= 0 {
+			return usageError{errors.New("sweep run: give --index or --jobs, not both")}
+		}
+		pending, err := sweep.Pending(*dir, m)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "sweep: %d of %d runs to do, %d at a time (logs in %s)\n", len(pending), len(m.Runs), *jobs, filepath.Join(*dir, "logs"))
+		return sweep.Local(ctx, *jobs, pending, func(ctx context.Context, i int) error { return sweepProcess(ctx, *dir, m.Runs[i]) })
+	}
+	i, err := sweep.ResolveIndex(*index, *offset, len(m.Runs), os.Getenv)
+	if err != nil {
+		return usageError{err}
+	}
+	st, err := sweep.RunIndex(ctx, *dir, i, sweep.RunOptions{Registry: registry.Default()})
+	if err != nil {
+		return err
+	}
+	if st.State == sweep.Finished {
+		fmt.Fprintf(stdout, "sweep: run %d (%s) is finished (%d iterations): left alone\n", i, m.Runs[i].ID, st.Iteration)
+	} else {
+		fmt.Fprintf(stdout, "sweep: run %d (%s) done (found %s)\n", i, m.Runs[i].ID, st.State)
+	}
+	return nil
+}
+
+// sweepProcess runs `pcl sweep run --index` for r in a single-threaded subprocess of this binary,
+// its output appended to <dir>/logs/<id>.log. Cancelling ctx interrupts it, which checkpoints.
+func sweepProcess(ctx context.Context, dir string, r sweep.Run) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(dir, "logs", r.ID+".log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.CommandContext(ctx, exe, "sweep", "run", "--dir", dir, "--index", strconv.Itoa(r.Index))
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "OPENBLAS_NUM_THREADS=1")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 2 * time.Minute
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w (output in %s%s)", r.ID, err, logPath, lastLine(logPath))
+	}
+	return nil
+}
+
+func sweepReport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep report", stderr)
+	dir := fs.String("dir", "", "sweep directory")
+	out := fs.String("out", "", "report directory (default <dir>/report)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return usageError{errors.New("sweep report: --dir is required")}
+	}
+	if *out == "" {
+		*out = filepath.Join(*dir, "report")
+	}
+	groups, err := sweep.Report(*dir, *out)
+	if err != nil {
+		return err
+	}
+	fin, all := 0, 0
+	for _, g := range groups {
+		fin += g.Finished
+		all += len(g.Runs)
+	}
+	fmt.Fprintf(stdout, "sweep: report of %d finished runs out of %d in %s\n", fin, all, filepath.Join(*out, sweep.ReportFile))
+	if fin < all {
+		fmt.Fprintf(stdout, "sweep: %d runs are not finished; the report lists them\n", all-fin)
+	}
+	return nil
+}
