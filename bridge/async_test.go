@@ -189,7 +189,14 @@ func TestLateWaitAndCancelledStep(t *testing.T) {
 	if _, err := ps.Wait(ctx); !errors.Is(err, stop) {
 		t.Fatalf("Wait after StepAsync's context was cancelled: %v, want %v", err, stop)
 	}
-	// The connection is still in step: the next call gets its own reply.
+	// The state is unknown (the server stepped, the caller has no results) until a full reset; the
+	// connection is still in step: the next call gets its own reply.
+	if _, err := e.Step(ctx, acts); !errors.Is(err, ErrStateUnknown) || !errors.Is(err, stop) {
+		t.Fatalf("step after a cancelled one: %v, want ErrStateUnknown wrapping %v", err, stop)
+	}
+	if _, _, err := e.Reset(ctx, envs.ResetRequest{}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.Step(ctx, acts); err != nil {
 		t.Fatal(err)
 	}

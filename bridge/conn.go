@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -34,10 +36,12 @@ type conn struct {
 
 	// rtok is held by whoever reads the stream.
 	rtok chan struct{}
-	// rdl orders read-deadline changes: a reader waiting for a message's first byte may be
-	// interrupted, one in the middle of a message may not (the stream would lose its framing).
+	// rdl orders read-deadline changes. A reader waiting for a message's first byte may be
+	// interrupted and the stream stays intact; one in the middle of a message is cut off only by its
+	// call's deadline or cancellation (or messageTimeout), and that fails the connection, whose
+	// framing is then lost.
 	rdl     sync.Mutex
-	peekCtx context.Context // the context of the reader waiting for a first byte, if any
+	readCtx context.Context // the context of the reader, if any
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -49,9 +53,15 @@ type conn struct {
 	notify chan<- struct{}
 }
 
-// messageTimeout bounds the reading of a message that has started to arrive: the server writes
-// whole messages, so only a peer stopped mid-write gets there.
+// messageTimeout bounds the reading of a message that has started to arrive, and the writing of one,
+// when no call's deadline is shorter: the server writes whole messages, so only a peer stopped
+// mid-write (or not reading) gets there.
 const messageTimeout = 30 * time.Second
+
+// deathGrace is how long a connection that hit end-of-stream waits for the server process it
+// belongs to (one Start started) to exit, so that the error carries the process's exit status and
+// the last lines of its stderr rather than a bare EOF.
+const deathGrace = 2 * time.Second
 
 type reply struct {
 	payload []byte
@@ -94,26 +104,34 @@ func dialConn(ctx context.Context, endpoint string, maxReply int, notify chan<- 
 // failure fails the connection.
 func (c *conn) readOne(ctx context.Context) error {
 	for {
-		if err := c.beginPeek(ctx); err != nil {
+		if err := c.beginRead(ctx); err != nil {
 			return err
 		}
 		_, err := c.stream.r.Peek(1)
-		c.endPeek()
 		if err == nil {
 			break
 		}
+		c.endRead()
 		if !errors.Is(err, os.ErrDeadlineExceeded) || c.closing.Load() {
 			return c.lost(err)
 		}
 		// Nothing of a message was consumed: ctx's deadline or cancellation (whose Done may lag the
 		// read deadline by a moment), or else an interrupt meant for an earlier reader.
-		if dl, ok := ctx.Deadline(); (ok && !time.Now().Before(dl)) || ctx.Err() != nil {
+		if ctxOver(ctx) {
 			<-ctx.Done()
 			return context.Cause(ctx)
 		}
 	}
+	// A message has begun: the rest of it must come by the same deadline (a peer that sends half a
+	// reply and stalls must not hold the call), and a cut-off message fails the connection.
+	c.midMessage(ctx)
 	m, err := c.stream.readMessage(c.maxReply)
+	c.endRead()
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && !c.closing.Load() && ctxOver(ctx) {
+			<-ctx.Done()
+			return c.lost(fmt.Errorf("a message was cut off mid-way when the call gave up: %w", context.Cause(ctx)))
+		}
 		return c.lost(err)
 	}
 	if len(m.frames) != 2 || len(m.frames[0]) != 8 {
@@ -136,29 +154,50 @@ func (c *conn) readOne(ctx context.Context) error {
 	return nil
 }
 
-func (c *conn) beginPeek(ctx context.Context) error {
+// ctxOver reports whether ctx is done or its deadline has passed (Done may lag the deadline).
+func ctxOver(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return (ok && !time.Now().Before(dl)) || ctx.Err() != nil
+}
+
+// beginRead starts a read on behalf of ctx: the wait for a message's first byte ends at ctx's deadline.
+func (c *conn) beginRead(ctx context.Context) error {
 	c.rdl.Lock()
 	defer c.rdl.Unlock()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	c.peekCtx = ctx
+	c.readCtx = ctx
 	dl, _ := ctx.Deadline() // zero: none
 	return c.stream.SetReadDeadline(dl)
 }
 
-func (c *conn) endPeek() {
+// midMessage bounds the rest of a message that has begun by ctx's deadline and messageTimeout.
+func (c *conn) midMessage(ctx context.Context) {
 	c.rdl.Lock()
 	defer c.rdl.Unlock()
-	c.peekCtx = nil
-	_ = c.stream.SetReadDeadline(time.Now().Add(messageTimeout))
+	dl := time.Now().Add(messageTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
+	}
+	if ctx.Err() != nil {
+		dl = time.Unix(1, 0)
+	}
+	_ = c.stream.SetReadDeadline(dl)
 }
 
-// interrupt makes a reader waiting for a first byte on behalf of ctx give up (ctx was cancelled).
+func (c *conn) endRead() {
+	c.rdl.Lock()
+	defer c.rdl.Unlock()
+	c.readCtx = nil
+}
+
+// interrupt makes a reader on behalf of ctx give up (ctx was cancelled): at once while it waits for a
+// message to begin, and by failing the connection in the middle of one.
 func (c *conn) interrupt(ctx context.Context) {
 	c.rdl.Lock()
 	defer c.rdl.Unlock()
-	if c.peekCtx == ctx {
+	if c.readCtx == ctx {
 		_ = c.stream.SetReadDeadline(time.Unix(1, 0))
 	}
 }
@@ -175,16 +214,41 @@ func (c *conn) lead(ctx context.Context, done func() bool) error {
 	return nil
 }
 
-// lost fails the connection after a read error and returns the error it failed with.
+// lost fails the connection after a read or write error and returns the error it failed with. When
+// the peer hung up and is a process Start started, the error says how the process ended, with the
+// last lines of its stderr.
 func (c *conn) lost(err error) error {
 	if c.closing.Load() {
 		c.fail(ErrClosed)
 	} else {
+		if c.dead != nil && peerGone(err) {
+			select {
+			case <-c.dead:
+				err = fmt.Errorf("%w; %w", err, c.deadFn())
+			case <-time.After(deathGrace):
+			}
+		}
 		c.fail(fmt.Errorf("%w: %s: %w", ErrConnectionLost, c.endpoint, err))
 	}
+	c.stream.Close() // whatever is left of the stream cannot be trusted to be in step
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
+}
+
+// peerGone reports whether a stream error means the other end closed or reset the connection.
+func peerGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// violation fails the connection after a reply that breaks the protocol (malformed, over the
+// decoding limits), so that nothing else is read from a peer that cannot be trusted, and returns the
+// error for the call that received it.
+func (c *conn) violation(op string, err error) error {
+	e := fmt.Errorf("%w: %s reply from %s: %w", ErrProtocol, op, c.endpoint, err)
+	c.fail(e)
+	c.stream.Close()
+	return e
 }
 
 // pump reads on behalf of others while anyone waits for a reply (WaitAny across connections).
@@ -253,17 +317,19 @@ type pending struct {
 	op string
 }
 
-// send registers and sends one request.
-func (c *conn) send(op string, req any) (*pending, error) {
+// send registers and sends one request; ctx's deadline (or messageTimeout) bounds the writing.
+func (c *conn) send(ctx context.Context, op string, req any) (*pending, error) {
 	payload, err := msgpack.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("bridge: encode %s request: %w", op, err)
 	}
-	return c.sendEncoded(op, payload)
+	dl, _ := ctx.Deadline()
+	return c.sendEncoded(dl, op, payload)
 }
 
-// sendEncoded registers and sends one request already encoded as msgpack.
-func (c *conn) sendEncoded(op string, payload []byte) (*pending, error) {
+// sendEncoded registers and sends one request already encoded as msgpack. The writing must end by
+// deadline (zero: messageTimeout from now); a write that fails or times out fails the connection.
+func (c *conn) sendEncoded(deadline time.Time, op string, payload []byte) (*pending, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -276,11 +342,16 @@ func (c *conn) sendEncoded(op string, payload []byte) (*pending, error) {
 	c.mu.Unlock()
 	var idb [8]byte
 	binary.LittleEndian.PutUint64(idb[:], p.id)
-	err := c.stream.writeMessage(idb[:], payload)
-	c.lastSend.Store(time.Now().UnixNano())
+	now := time.Now()
+	if deadline.IsZero() {
+		deadline = now.Add(messageTimeout)
+	}
+	err := c.stream.writeMessage(deadline, idb[:], payload)
+	c.lastSend.Store(now.UnixNano())
 	if err != nil {
 		p.abandon()
-		return nil, fmt.Errorf("%w: send %s to %s: %w", ErrConnectionLost, op, c.endpoint, err)
+		// A message may be half written: the connection is out of step.
+		return nil, fmt.Errorf("bridge: send %s: %w", op, c.lost(err))
 	}
 	return p, nil
 }
@@ -360,29 +431,46 @@ func (p *pending) awaitPayload(ctx context.Context) ([]byte, error) {
 	return r.payload, nil
 }
 
-// decode decodes a reply's result into out; a remote error becomes *RemoteError.
+// decode decodes a reply's result into out; a remote error becomes *RemoteError, a malformed reply
+// fails the connection.
 func (p *pending) decode(payload []byte, out any) error {
+	e, err := decodeReply(payload, out)
+	if err != nil {
+		return p.c.violation(p.op, err)
+	}
+	if e != nil {
+		return &RemoteError{Op: p.op, Endpoint: p.c.endpoint, Type: e.Type, Message: e.Message, Traceback: e.Traceback, Copy: e.Copy, Fatal: e.Fatal}
+	}
+	return nil
+}
+
+// decodeReply decodes a reply payload within the limits of scanReply: its result into out (nil: not
+// kept), or the error it carries. err reports a malformed reply.
+func decodeReply(payload []byte, out any) (remote *wireError, err error) {
+	// The limits first: the reflection decoder trusts the lengths a message declares.
+	if err := scanReply(payload); err != nil {
+		return nil, err
+	}
 	// One decoding pass: the result goes straight into out (a pointer held by the interface field).
 	wr := wireReplyInto{Result: out}
 	if out == nil {
 		wr.Result = &msgpack.RawMessage{}
 	}
 	if err := msgpack.Unmarshal(payload, &wr); err != nil {
-		return fmt.Errorf("bridge: decode %s reply from %s: %w", p.op, p.c.endpoint, err)
+		return nil, err
 	}
 	if !wr.OK {
 		if wr.Error == nil {
-			return fmt.Errorf("bridge: %s reply from %s is neither ok nor an error", p.op, p.c.endpoint)
+			return nil, errors.New("neither ok nor an error")
 		}
-		e := wr.Error
-		return &RemoteError{Op: p.op, Endpoint: p.c.endpoint, Type: e.Type, Message: e.Message, Traceback: e.Traceback, Copy: e.Copy, Fatal: e.Fatal}
+		return wr.Error, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // call sends one request and waits for its reply.
 func (c *conn) call(ctx context.Context, op string, req, out any) error {
-	p, err := c.send(op, req)
+	p, err := c.send(ctx, op, req)
 	if err != nil {
 		return err
 	}

@@ -36,3 +36,15 @@ var ErrClosed = errors.New("bridge: closed")
 
 // ErrConnectionLost wraps failures of the transport (server died, socket closed under a call).
 var ErrConnectionLost = errors.New("bridge: connection lost")
+
+// ErrProtocol wraps replies that break the protocol: malformed msgpack, a message over the decoding
+// limits (declared lengths beyond the frame, too many values, nesting too deep), a wrong schema. The
+// connection they came on is closed.
+var ErrProtocol = errors.New("bridge: protocol violation")
+
+// ErrStateUnknown is returned by the calls of a VecEnv after a reset or step ended without its reply
+// (a deadline, a cancellation, a lost or closed connection, a malformed reply): the servers may have
+// carried the request out or not, so the copies' state is unknown. A Reset of every copy (no mask)
+// makes it known again; after a lost connection only a new VecEnv helps. The error also wraps the
+// failure that caused it.
+var ErrStateUnknown = errors.New("bridge: env state unknown after a call that ended without its reply; Reset every copy (no mask) or make a new VecEnv")

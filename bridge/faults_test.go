@@ -275,7 +275,8 @@ func TestRemoteErrors(t *testing.T) {
 	}
 }
 
-// TestServerExitsWithClient: a client killed before it can Close (SIGKILL) takes its server with it.
+// TestServerExitsWithClient: a client killed before it can Close (SIGKILL) takes its server with it,
+// and the server removes the socket and its directory on the way out.
 func TestServerExitsWithClient(t *testing.T) {
 	if os.Getenv("BRIDGE_ORPHAN_HELPER") == "1" {
 		// The client: start a server, say its pid, wait to be killed.
@@ -284,7 +285,7 @@ func TestServerExitsWithClient(t *testing.T) {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
-		fmt.Println(s.Pid())
+		fmt.Println(s.Pid(), s.dir)
 		time.Sleep(time.Minute)
 		os.Exit(1)
 	}
@@ -302,8 +303,9 @@ func TestServerExitsWithClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
+	pidStr, dir, _ := strings.Cut(strings.TrimSpace(line), " ")
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil || dir == "" {
 		t.Fatalf("helper said %q", line)
 	}
 	if !processAlive(pid) {
@@ -318,6 +320,9 @@ func TestServerExitsWithClient(t *testing.T) {
 			t.Fatalf("server %d still running 10 s after its client was killed", pid)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket dir %s after the server exited: %v, want it gone", dir, err)
 	}
 }
 

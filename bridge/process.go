@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +27,12 @@ type ServerOptions struct {
 	Root string
 	// AllowImports lets the server make "module:Class" env ids.
 	AllowImports bool
+	// AllowRender lets clients make envs with render modes that may need a display (e.g. "human"):
+	// without a display such an env can abort the whole server.
+	AllowRender bool
+	// Quotas of the server (0: its defaults of 64 env groups and 1024 copies per client, 4096 copies
+	// in all, 32 requests queued per client); see PROTOCOL.md.
+	MaxGroupsPerClient, MaxCopiesPerClient, MaxCopies, MaxInflight int
 	// IdleTimeout closes the envs of a silent client (0: the server's default of 300 s; <0: never).
 	IdleTimeout time.Duration
 	// MaxMessageBytes caps requests on the server (0: the server's default of 64 MiB).
@@ -96,15 +104,29 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if python == "" {
 		python = FindPython(root)
 	}
-	dir, err := os.MkdirTemp("", "sparsepcl-bridge-")
+	sweepOnce.Do(func() { sweepStale(os.TempDir()) })
+	// The directory's name holds this process's pid, so a later start can tell whether it is stale.
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("bridge: temp dir for the server socket: %w", err)
 	}
-	endpoint := "ipc://" + filepath.Join(dir, "env.sock")
-	// --exit-with-parent: a client killed without a chance to Close still takes its server with it.
-	args := []string{"-m", "python_server", "--bind", endpoint, "--exit-with-parent"}
+	endpoint := "ipc://" + filepath.Join(dir, socketName)
+	// --exit-with-parent: a client killed without a chance to Close still takes its server with it,
+	// and --remove-dir has that server remove the socket and its directory on the way out.
+	args := []string{"-m", "python_server", "--bind", endpoint, "--exit-with-parent", "--remove-dir"}
 	if opts.AllowImports {
 		args = append(args, "--allow-imports")
+	}
+	if opts.AllowRender {
+		args = append(args, "--allow-render")
+	}
+	for _, q := range []struct {
+		flag string
+		v    int
+	}{{"--max-groups-per-client", opts.MaxGroupsPerClient}, {"--max-copies-per-client", opts.MaxCopiesPerClient}, {"--max-copies", opts.MaxCopies}, {"--max-inflight", opts.MaxInflight}} {
+		if q.v > 0 {
+			args = append(args, q.flag, strconv.Itoa(q.v))
+		}
 	}
 	switch {
 	case opts.IdleTimeout < 0:
@@ -203,9 +225,86 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 // Exited closes when the process has exited.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
 
-// exitErr describes how the process ended, with the tail of its stderr.
+// exitErr describes how the process ended, with the last lines of its stderr.
 func (s *Server) exitErr() error {
-	return fmt.Errorf("server process exited (%v); stderr tail: %s", s.waitErr, s.tail.String())
+	return fmt.Errorf("server process exited (%v); last lines of its stderr:\n%s", s.waitErr, lastLines(s.tail.String(), stderrLines, 6<<10))
+}
+
+// stderrLines is how many of the last lines of a dead server's stderr its errors carry.
+const stderrLines = 40
+
+// lastLines returns the last n lines of s, at most max bytes of them.
+func lastLines(s string, n, max int) string {
+	s = strings.TrimRight(s, "\n")
+	for i, k := len(s), 0; i > 0; i-- {
+		if s[i-1] == '\n' {
+			if k++; k == n {
+				s = s[i:]
+				break
+			}
+		}
+	}
+	if len(s) > max {
+		s = "..." + s[len(s)-max:]
+	}
+	return s
+}
+
+const (
+	socketDirPrefix = "sparsepcl-bridge-"
+	socketName      = "env.sock"
+	// legacyStaleAge: a socket directory without an owner pid in its name (made by an older version)
+	// is swept only when it is at least this old and nothing listens on its socket.
+	legacyStaleAge = 10 * time.Minute
+)
+
+var sweepOnce sync.Once
+
+// sweepStale removes the socket directories that Start made in tmp for clients that are gone (a
+// client killed with SIGKILL cannot remove its own, and neither can its server if it died too):
+// those whose owner process no longer runs, or, for names without an owner, that are old, and in
+// either case only when nothing listens on their socket any more. Best effort.
+func sweepStale(tmp string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, ent := range entries {
+		name := ent.Name()
+		if !ent.IsDir() || !strings.HasPrefix(name, socketDirPrefix) {
+			continue
+		}
+		dir := filepath.Join(tmp, name)
+		info, err := ent.Info()
+		if err != nil || !ownedByUs(info) {
+			continue
+		}
+		rest := strings.TrimPrefix(name, socketDirPrefix)
+		pidStr, _, hasOwner := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		switch {
+		case hasOwner && err == nil && pid > 0:
+			if pid == os.Getpid() || processRuns(pid) {
+				continue
+			}
+		case time.Since(info.ModTime()) < legacyStaleAge:
+			continue
+		}
+		if listening(filepath.Join(dir, socketName)) {
+			continue
+		}
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// listening reports whether something accepts connections on the unix socket at path.
+func listening(path string) bool {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 func (s *Server) kill() {

@@ -55,8 +55,8 @@ const (
 )
 
 // writeMessage writes one ZMTP message (frames with the MORE flag on all but the last) with a single
-// writev.
-func (s *streamConn) writeMessage(frames ...[]byte) error {
+// writev, which must end by deadline.
+func (s *streamConn) writeMessage(deadline time.Time, frames ...[]byte) error {
 	hdrs := make([]byte, 0, 9*len(frames))
 	bufs := make(net.Buffers, 0, 2*len(frames))
 	for i, f := range frames {
@@ -75,6 +75,9 @@ func (s *streamConn) writeMessage(frames ...[]byte) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.Conn.SetWriteDeadline(deadline); err != nil {
+		return err
+	}
 	_, err := bufs.WriteTo(s.Conn)
 	return err
 }
@@ -174,6 +177,9 @@ func (s *streamConn) writeCommand(body []byte) error {
 	bufs := net.Buffers{hdr, body}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.Conn.SetWriteDeadline(time.Now().Add(messageTimeout)); err != nil {
+		return err
+	}
 	_, err := bufs.WriteTo(s.Conn)
 	return err
 }

@@ -56,7 +56,7 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 		{long},
 	}
 	for _, frames := range messages {
-		if err := stream.writeMessage(frames...); err != nil {
+		if err := stream.writeMessage(time.Now().Add(5*time.Second), frames...); err != nil {
 			t.Fatal(err)
 		}
 		got, err := router.Recv()

@@ -19,9 +19,11 @@ type Config struct {
 	Autoreset envs.AutoresetMode
 	// Infos asks for the per-copy info dicts of reset and step (off by default: they cost time).
 	Infos bool
-	// Timeout bounds every call whose context has no deadline (0: 60 s).
+	// Timeout bounds every call whose context has no deadline (0: 60 s). A reset or step that runs
+	// out of time leaves the VecEnv in an unknown state (ErrStateUnknown) until a Reset of every copy.
 	Timeout time.Duration
-	// MaxReplyBytes caps replies before decoding (0: 256 MiB).
+	// MaxReplyBytes caps replies before decoding (0: 256 MiB); spaces a batch of whose observations
+	// would not fit in one are refused at make.
 	MaxReplyBytes int
 	// Keepalive is the period of background pings to servers that close the envs of a client idle
 	// longer than their --idle-timeout: 0 pings every third of the server's timeout (none when it has
@@ -45,6 +47,9 @@ type VecEnv struct {
 	actCheck *flatChecker // nil: check every action row with ReadRow + Space.Check
 	closed   bool
 	broken   error
+	// unknown is set when a reset or step ended without its reply (see ErrStateUnknown) and cleared
+	// by a Reset of every copy.
+	unknown error
 	// EnvSeconds is the time the servers spent inside env.reset/env.step during the last call
 	// (summed over servers): what is left of the wall time is transport.
 	EnvSeconds float64
@@ -175,7 +180,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	// hello, then make, on every server at once.
 	hellos := make([]*pending, len(e.shards))
 	for k, sh := range e.shards {
-		p, err := sh.c.send("hello", map[string]any{"op": "hello"})
+		p, err := sh.c.send(ctx, "hello", map[string]any{"op": "hello"})
 		if err != nil {
 			return fail(err)
 		}
@@ -199,7 +204,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		if cfg.Seeds != nil {
 			req["seeds"] = cfg.Seeds[sh.lo:sh.hi]
 		}
-		p, err := sh.c.send("make", req)
+		p, err := sh.c.send(ctx, "make", req)
 		if err != nil {
 			return fail(err)
 		}
@@ -207,11 +212,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	}
 	var firstErr error
 	for k, p := range makes {
-		var r struct {
-			Handle int64     `msgpack:"handle"`
-			Obs    wireSpace `msgpack:"observation_space"`
-			Act    wireSpace `msgpack:"action_space"`
-		}
+		var r makeReply
 		if err := p.recv(ctx, &r); err != nil {
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, e.shards[k]))
 			continue
@@ -224,6 +225,15 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		}
 		act, err := r.Act.toSpace(0)
 		if err != nil {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: action space of %s: %w", cfg.EnvID, err))
+			continue
+		}
+		rows := e.shards[k].hi - e.shards[k].lo
+		if err := fitsReplies(obs, rows, cfg.MaxReplyBytes); err != nil {
+			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: observation space of %s: %w", cfg.EnvID, err))
+			continue
+		}
+		if err := fitsReplies(act, 1, cfg.MaxReplyBytes); err != nil { // actions go the other way: one row
 			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: action space of %s: %w", cfg.EnvID, err))
 			continue
 		}
@@ -244,6 +254,17 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	e.obs = envs.NewBatch(e.obsSpace, e.n)
 	e.res = envs.StepResult{Obs: envs.NewBatch(e.obsSpace, e.n), Rewards: make([]float64, e.n), Terminated: make([]bool, e.n), Truncated: make([]bool, e.n)}
 	return e, nil
+}
+
+// fitsReplies refuses a space a batch of whose values (rows of them) would not fit in a message of
+// maxBytes: buffers are sized from the spaces, so a server must not make the client allocate more
+// than its replies could ever fill.
+func fitsReplies(s envs.Space, rows, maxBytes int) error {
+	size := s.FlatSize()
+	if size < 0 || size > maxBytes/(rows*itemSize(s.DType())) {
+		return fmt.Errorf("%v: %d copies of %d elements would not fit in a message of at most %d bytes", s, rows, size, maxBytes)
+	}
+	return nil
 }
 
 // shiftCopy turns a shard-local copy index in a remote error into a global one.
@@ -274,19 +295,34 @@ func (e *VecEnv) Endpoints() []string {
 	return out
 }
 
-func (e *VecEnv) usable() error {
+// usable says whether a call may go ahead; fullReset: the call is a Reset of every copy, which is
+// allowed (and the way out) when the state is unknown.
+func (e *VecEnv) usable(fullReset bool) error {
 	if e.closed {
 		return ErrClosed
 	}
 	if e.broken != nil {
 		return fmt.Errorf("bridge: env group unusable after an earlier fatal error: %w", e.broken)
 	}
+	if e.unknown != nil && !fullReset {
+		return fmt.Errorf("%w (after: %w)", ErrStateUnknown, e.unknown)
+	}
 	return nil
+}
+
+// settle records what a reset or step request left behind that failed with err: a *RemoteError is
+// an answer (the server says what it did: nothing, or the group is closed), anything else leaves the
+// copies in an unknown state.
+func (e *VecEnv) settle(err error) {
+	var re *RemoteError
+	if err != nil && !errors.As(err, &re) && e.unknown == nil {
+		e.unknown = err
+	}
 }
 
 // Reset implements envs.VecEnv.
 func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, []envs.Info, error) {
-	if err := e.usable(); err != nil {
+	if err := e.usable(req.Mask == nil); err != nil {
 		return envs.Array{}, nil, err
 	}
 	for name, l := range map[string]int{"Seeds": len(req.Seeds), "Mask": len(req.Mask), "PerCopy": len(req.PerCopy)} {
@@ -331,8 +367,12 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 		if req.PerCopy != nil {
 			r["per_copy"] = req.PerCopy[sh.lo:sh.hi]
 		}
-		p, err := sh.c.send("reset", r)
+		p, err := sh.c.send(ctx, "reset", r)
 		if err != nil {
+			for _, s := range all {
+				s.p.abandon()
+			}
+			e.settle(err)
 			return envs.Array{}, nil, err
 		}
 		all = append(all, sent{sh, p})
@@ -344,17 +384,15 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 	e.EnvSeconds, e.ServerSeconds = 0, 0
 	var firstErr error
 	for _, s := range all {
-		var r struct {
-			Obs           wireArray        `msgpack:"obs"`
-			Infos         []map[string]any `msgpack:"infos"`
-			EnvSeconds    float64          `msgpack:"env_seconds"`
-			ServerSeconds float64          `msgpack:"server_seconds"`
-		}
+		var r resetReply
 		if err := s.p.recv(ctx, &r); err != nil {
+			e.settle(err)
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, s.sh))
 			continue
 		}
 		if err := e.storeObs(e.obs, &r.Obs, s.sh.lo, s.sh.hi); err != nil {
+			err = s.sh.c.violation("reset", err)
+			e.settle(err)
 			firstErr = cmpErr(firstErr, err)
 			continue
 		}
@@ -365,6 +403,9 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 	if firstErr != nil {
 		return envs.Array{}, nil, firstErr
 	}
+	if req.Mask == nil {
+		e.unknown = nil // every copy was reset: the state is known again
+	}
 	return e.obs, infos, nil
 }
 
@@ -372,7 +413,7 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 func (e *VecEnv) storeObs(dst envs.Array, w *wireArray, lo, hi int) error {
 	d := e.obsSpace.DType()
 	if err := checkArray(w, "observations", d, []int{hi - lo, e.obsSize}); err != nil {
-		return fmt.Errorf("bridge: %w", err)
+		return err
 	}
 	if d.IsFloat() {
 		decodeInto(w, d, dst.Floats[lo*e.obsSize:hi*e.obsSize], nil)
@@ -442,7 +483,7 @@ type stepPart struct {
 // without waiting, so the caller can work while the servers step. Collect with Wait. Sub-batches in
 // flight must not overlap.
 func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) (*PendingStep, error) {
-	if err := e.usable(); err != nil {
+	if err := e.usable(false); err != nil {
 		return nil, err
 	}
 	if lo < 0 || hi > e.n || lo >= hi {
@@ -453,6 +494,11 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 	}
 	ps := &PendingStep{e: e, lo: lo, hi: hi, ctx: ctx}
 	d := e.actSpace.DType()
+	// The sending is bounded like a call (a server that stopped reading fills the socket's buffer).
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(e.cfg.Timeout)
+	}
 	for _, sh := range e.shards {
 		a, b := max(lo, sh.lo), min(hi, sh.hi)
 		if a >= b {
@@ -465,14 +511,30 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 			part.Ints = actions.Ints[(a-lo)*e.actSize : (b-lo)*e.actSize]
 		}
 		req := appendStepRequest(make([]byte, 0, 96+(b-a)*e.actSize*itemSize(d)), sh.handle, a-sh.lo, b-sh.lo, part, d, b-a, e.actSize)
-		p, err := sh.c.sendEncoded("step", req)
+		p, err := sh.c.sendEncoded(deadline, "step", req)
 		if err != nil {
 			ps.abandon()
+			if len(ps.parts) > 0 {
+				e.settle(err) // other servers got their part
+			}
 			return nil, err
 		}
 		ps.parts = append(ps.parts, stepPart{sh: sh, p: p, lo: a, hi: b})
 	}
 	return ps, nil
+}
+
+type makeReply struct {
+	Handle int64     `msgpack:"handle"`
+	Obs    wireSpace `msgpack:"observation_space"`
+	Act    wireSpace `msgpack:"action_space"`
+}
+
+type resetReply struct {
+	Obs           wireArray        `msgpack:"obs"`
+	Infos         []map[string]any `msgpack:"infos"`
+	EnvSeconds    float64          `msgpack:"env_seconds"`
+	ServerSeconds float64          `msgpack:"server_seconds"`
 }
 
 type stepReply struct {
@@ -509,30 +571,15 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 			err = fmt.Errorf("bridge: step: %w", context.Cause(ps.ctx))
 		}
 		if err != nil {
+			e.settle(err)
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, pt.sh))
 			continue
 		}
-		m := pt.hi - pt.lo
-		if err := e.storeObs(e.res.Obs, &r.Obs, pt.lo, pt.hi); err != nil {
+		if err := e.storeStep(&r, pt.lo, pt.hi); err != nil {
+			err = pt.sh.c.violation("step", err)
+			e.settle(err)
 			firstErr = cmpErr(firstErr, err)
 			continue
-		}
-		if err := checkArray(&r.Rewards, "rewards", envs.Float64, []int{m}); err != nil {
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: %w", err))
-			continue
-		}
-		decodeInto(&r.Rewards, envs.Float64, e.res.Rewards[pt.lo:pt.hi], nil)
-		if err := checkArray(&r.Terminated, "terminated flags", envs.Bool, []int{m}); err != nil {
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: %w", err))
-			continue
-		}
-		if err := checkArray(&r.Truncated, "truncated flags", envs.Bool, []int{m}); err != nil {
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: %w", err))
-			continue
-		}
-		for i := range m {
-			e.res.Terminated[pt.lo+i] = r.Terminated.Data[i] != 0
-			e.res.Truncated[pt.lo+i] = r.Truncated.Data[i] != 0
 		}
 		if e.cfg.Infos {
 			for i := pt.lo; i < pt.hi; i++ {
@@ -548,6 +595,29 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 		return envs.StepResult{}, firstErr
 	}
 	return e.res, nil
+}
+
+// storeStep checks a step reply for copies [lo, hi) and stores its arrays into the step buffers.
+func (e *VecEnv) storeStep(r *stepReply, lo, hi int) error {
+	m := hi - lo
+	if err := e.storeObs(e.res.Obs, &r.Obs, lo, hi); err != nil {
+		return err
+	}
+	if err := checkArray(&r.Rewards, "rewards", envs.Float64, []int{m}); err != nil {
+		return err
+	}
+	if err := checkArray(&r.Terminated, "terminated flags", envs.Bool, []int{m}); err != nil {
+		return err
+	}
+	if err := checkArray(&r.Truncated, "truncated flags", envs.Bool, []int{m}); err != nil {
+		return err
+	}
+	decodeInto(&r.Rewards, envs.Float64, e.res.Rewards[lo:hi], nil)
+	for i := range m {
+		e.res.Terminated[lo+i] = r.Terminated.Data[i] != 0
+		e.res.Truncated[lo+i] = r.Truncated.Data[i] != 0
+	}
+	return nil
 }
 
 // arrived reports whether every part of the sub-batch has its reply (or error) waiting.
@@ -694,11 +764,12 @@ func (e *VecEnv) keepalive(period time.Duration, stop <-chan struct{}, done chan
 			if time.Since(time.Unix(0, sh.c.lastSend.Load())) < period {
 				continue // a request went out recently: the server saw this client
 			}
-			p, err := sh.c.send("ping", map[string]any{"op": "ping"})
+			ctx, cancel := context.WithTimeout(context.Background(), max(period, time.Second))
+			p, err := sh.c.send(ctx, "ping", map[string]any{"op": "ping"})
 			if err != nil {
+				cancel()
 				continue // the connection is gone; the next real call reports it
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), max(period, time.Second))
 			go func() {
 				select {
 				case <-stop:

@@ -159,6 +159,14 @@ func (w *wireSpace) toSpace(depth int) (envs.Space, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A checked product: a shape such as [2^32, 2^32] must not wrap around to the bounds' length.
+		n := 1
+		for _, k := range w.Shape {
+			if k < 0 || k > math.MaxInt32 || (k > 0 && n > len(lo.Floats)/k) {
+				return nil, fmt.Errorf("box of shape %v with %d bounds", w.Shape, len(lo.Floats))
+			}
+			n *= k
+		}
 		b := envs.Box{Low: lo.Floats, High: hi.Floats, Shape: w.Shape, Dtype: d}
 		if b.Shape == nil {
 			b.Shape = []int{}
@@ -184,7 +192,7 @@ func (w *wireSpace) toSpace(depth int) (envs.Space, error) {
 		}
 		return envs.MultiDiscrete{Nvec: nv.Ints, Start: st.Ints}, nil
 	case "multi_binary":
-		if w.N < 0 {
+		if w.N < 0 || w.N > math.MaxInt32 {
 			return nil, fmt.Errorf("multi_binary with n = %d", w.N)
 		}
 		return envs.MultiBinary{N: int(w.N)}, nil
