@@ -1,14 +1,17 @@
 package diag
 
 import (
+	"context"
 	"math"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
 func TestTaskEncodingMatchesEnv(t *testing.T) {
@@ -137,5 +140,29 @@ func TestInspectUniformPolicy(t *testing.T) {
 	rt := replayTargets(tk, eps)
 	if len(rt[0]) != 2 || rt[0][0] != 1 || rt[0][1] != 2 || len(rt[1]) != 1 || rt[1][0] != -1 || len(rt[2]) != 1 || rt[2][0] != -1 {
 		t.Errorf("replay targets %v, want [[1 2] [-1] [-1]]", rt)
+	}
+}
+
+// Expert episodes write every symbol correctly and end when the target is written.
+func TestExpertEpisodes(t *testing.T) {
+	buf, err := replay.New(100, 0.5, 0.1, "random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Base = 7
+	opts := Options{Registry: registry.Default(), Expert: 30}
+	if err := addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf); err != nil {
+		t.Fatal(err)
+	}
+	perfect := buf.Count(func(e *episode.Episode) bool {
+		return e.Terminated && e.Len() >= 2 && e.TotalReward() == float64(e.Len())
+	})
+	if buf.Len() != 30 || perfect != 30 {
+		t.Errorf("%d expert episodes stored, %d perfect; want 30 and 30", buf.Len(), perfect)
+	}
+	cfg.Env = "Reverse-v0"
+	if addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf) == nil {
+		t.Error("expert episodes accepted for Reverse")
 	}
 }

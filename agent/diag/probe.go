@@ -32,6 +32,10 @@ type Options struct {
 	// LogitInitScale multiplies the initial logit head (weights and bias) when it is not 1; 0 zeroes
 	// it, so the first policy is exactly uniform.
 	LogitInitScale float64
+	// Expert, on Copy, puts that many expert episodes (move right and write the symbol read, at
+	// the starting curriculum level) into the replay buffer before the first iteration, as the
+	// released code's num_expert_paths did: the symbol mapping is then in the data from the start.
+	Expert int
 	// CSV receives one row per inspected iteration (nil: none).
 	CSV io.Writer
 }
@@ -131,6 +135,14 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 			return nil, fmt.Errorf("diag: %w", err)
 		}
 	}
+	if opts.Expert > 0 {
+		if buf == nil {
+			return nil, fmt.Errorf("diag: expert episodes need replay")
+		}
+		if err := addExperts(ctx, opts, cfg, task, buf); err != nil {
+			return nil, err
+		}
+	}
 	var cw *csv.Writer
 	if opts.CSV != nil {
 		cw = csv.NewWriter(opts.CSV)
@@ -218,6 +230,62 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 		}
 	}
 	return recs, nil
+}
+
+// addExperts plays opts.Expert Copy episodes with the expert policy on a fresh env and stores them.
+func addExperts(ctx context.Context, opts Options, cfg config.Config, task Task, buf *replay.Buffer) error {
+	if cfg.Env != "Copy-v0" {
+		return fmt.Errorf("diag: expert episodes are defined for Copy-v0 only, not %s", cfg.Env)
+	}
+	env, err := opts.Registry.MakeVec(cfg.Env, opts.Expert, map[string]any{"base": cfg.Base, "autoreset": "disabled"})
+	if err != nil {
+		return fmt.Errorf("diag: %w", err)
+	}
+	defer env.Close()
+	req := envs.ResetRequest{Seeds: make([]int64, opts.Expert)}
+	for i := range req.Seeds {
+		req.Seeds[i] = 1<<40 + int64(i)
+	}
+	obs, _, err := env.Reset(ctx, req)
+	if err != nil {
+		return fmt.Errorf("diag: %w", err)
+	}
+	eps := make([]*episode.Episode, opts.Expert)
+	done := make([]bool, opts.Expert)
+	for i := range eps {
+		eps[i] = &episode.Episode{Obs: []int32{int32(obs.Ints[i])}, Iteration: -1}
+	}
+	acts := envs.NewArray(envs.Int64, opts.Expert)
+	for live := opts.Expert; live > 0; {
+		for i, e := range eps {
+			acts.Ints[i] = int64(task.Action(1, 1, min(int(e.Obs[len(e.Obs)-1]), task.Base-1)))
+		}
+		out, err := env.Step(ctx, acts)
+		if err != nil {
+			return fmt.Errorf("diag: %w", err)
+		}
+		for i, e := range eps {
+			if done[i] {
+				continue
+			}
+			e.Actions, e.Rewards, e.Obs = append(e.Actions, int32(acts.Ints[i])), append(e.Rewards, out.Rewards[i]), append(e.Obs, int32(out.Obs.Ints[i]))
+			if out.Terminated[i] || out.Truncated[i] {
+				e.Terminated, done[i] = out.Terminated[i], true
+				live--
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, e := range eps {
+		prio := e.TotalReward()
+		if cfg.ReplayPriority == config.PriorityRecency {
+			prio = 0
+		}
+		if err := buf.Add(rng, e, prio); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func rewarded(e *episode.Episode) bool { return hasPositive(e.Rewards) }

@@ -25,6 +25,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	alphaStart := fs.Float64("alpha-start", 0, "weight schedule: max(alpha, alpha-start*alpha-decay^(it/100)); 0: constant alpha")
 	alphaDecay := fs.Float64("alpha-decay", 0.5, "decay of the weight schedule per 100 iterations")
 	logitScale := fs.Float64("logit-init-scale", 1, "multiply the initial logit head by this (0: uniform first policy)")
+	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
 	overlay := fs.String("overlay", "", "instead of training: draw --metric of the probe dirs given as arguments (name=dir) into this PNG")
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
 	if _, err := parseTrainConfig(fs, args, &cfg); err != nil {
@@ -61,7 +62,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
 		return err
 	}
-	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v logit_init_scale=%v\n", *every, *alphaStart, *alphaDecay, *logitScale)
+	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v logit_init_scale=%v expert=%d\n", *every, *alphaStart, *alphaDecay, *logitScale, *expert)
 	if err := atomicfile.WriteFile(filepath.Join(*out, "probe-options.txt"), []byte(note), 0o644); err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer f.Close()
 	recs, err := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: *alphaStart,
-		AlphaDecay: *alphaDecay, LogitInitScale: *logitScale, CSV: f})
+		AlphaDecay: *alphaDecay, LogitInitScale: *logitScale, Expert: *expert, CSV: f})
 	if err != nil {
 		return err
 	}
