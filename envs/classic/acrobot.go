@@ -1,6 +1,10 @@
 package classic
 
-import "github.com/sparsepcl/sparsepcl/envs/classic/nprand"
+import (
+	"math"
+
+	"github.com/sparsepcl/sparsepcl/envs/classic/nprand"
+)
 
 // Acrobot-v1's constants ("book" dynamics, no torque noise), as AcrobotEnv defines them, with the
 // constant sub-expressions of _dsdt evaluated in Python's left-to-right order.
@@ -72,7 +76,20 @@ func acrobotDsdt(y *[4]float64, a float64) (d [4]float64) {
 	return [4]float64{dtheta1, dtheta2, ddtheta1, ddtheta2}
 }
 
+// wrapLoopLimit bounds the angles wrapAngle reduces by Gymnasium's loop of subtractions (at most
+// about a million of them); only reset bounds far outside the physical range get beyond it.
+const wrapLoopLimit = 1 << 22
+
+// wrapAngle is Gymnasium's wrap(x, -pi, pi): repeated subtraction or addition of 2*pi, rounding each
+// time. Beyond wrapLoopLimit, where Gymnasium's loop would run for a long time (and forever for an
+// infinite angle), the angle is first reduced with math.Mod, and an infinite one becomes NaN.
 func wrapAngle(x float64) float64 {
+	if math.IsInf(x, 0) {
+		return math.NaN()
+	}
+	if math.Abs(x) > wrapLoopLimit {
+		x = math.Mod(x, acTwoPi)
+	}
 	for x > piVar {
 		x = x - acTwoPi
 	}

@@ -21,5 +21,7 @@
 //
 // Differences from Gymnasium, all on misuse: Gymnasium ignores unknown reset options, clips
 // Pendulum's out-of-range torques and tolerates steps after the end of an episode; here each is an
-// error. A first reset without a seed draws 128 bits of operating-system entropy, as Gymnasium does.
+// error; Acrobot reduces angles beyond 2^22 rad (reachable only from absurd reset bounds) with
+// math.Mod instead of looping for minutes, or forever for an infinite angle, as Gymnasium would. A
+// first reset without a seed draws 128 bits of operating-system entropy, as Gymnasium does.
 package classic
