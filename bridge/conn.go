@@ -456,7 +456,7 @@ func decodeReply(payload []byte, out any) (remote *wireError, err error) {
 	if out == nil {
 		wr.Result = &msgpack.RawMessage{}
 	}
-	if err := msgpack.Unmarshal(payload, &wr); err != nil {
+	if err := unmarshal(payload, &wr); err != nil {
 		return nil, err
 	}
 	if !wr.OK {
@@ -466,6 +466,18 @@ func decodeReply(payload []byte, out any) (remote *wireError, err error) {
 		return wr.Error, nil
 	}
 	return nil, nil
+}
+
+// unmarshal is msgpack.Unmarshal with its panics turned into errors: decoding a nil into the
+// interface field that holds the result's pointer ({"result": nil}, found by FuzzReplyDecode) makes
+// it panic in reflect, and a reply must never bring the process down.
+func unmarshal(b []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("msgpack decoder panicked: %v", r)
+		}
+	}()
+	return msgpack.Unmarshal(b, v)
 }
 
 // call sends one request and waits for its reply.

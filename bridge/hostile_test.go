@@ -132,6 +132,7 @@ func TestMalformedReplies(t *testing.T) {
 		{"extension type", okReply(t, "infos", huge(0xd4, 0x01, 0x00))},
 		{"trailing bytes", append(okReply(t, "infos", []byte{0xc0}), 0xc0)},
 		{"neither ok nor an error", []byte{0x81, 0xa2, 'o', 'k', 0xc2}},
+		{"a nil result (made the decoder panic)", []byte{0x82, 0xa2, 'o', 'k', 0xc3, 0xa6, 'r', 'e', 's', 'u', 'l', 't', 0xc0}},
 		{"wrong observation shape", func() []byte {
 			b, _ := msgpack.Marshal(map[string]any{"ok": true, "result": map[string]any{"obs": wireArray{DType: "int64", Shape: []int{2, 1}, Data: make([]byte, 16)}, "infos": nil, "env_seconds": 0.0}})
 			return b
