@@ -31,20 +31,28 @@ def replay(env_id: str, seed: int, actions: list[Any], width: int, height: int, 
     kwargs: dict[str, Any] = {"render_mode": "rgb_array"}
     if width and height:
         kwargs.update(width=width, height=height)
-    try:
-        env = gym.make(env_id, **kwargs)
-    except TypeError:  # envs without a frame size
+    # Gymnasium 1.x's MuJoCo envs render through a free camera that stays put while the agent runs
+    # out of the picture; a tracking camera on the root body (type 1 = mjCAMERA_TRACKING) follows it.
+    tracking = {"default_camera_config": {"type": 1, "trackbodyid": 1, "distance": 4.0, "elevation": -10.0}}
+    env = None
+    for extra in (tracking, {}):
+        try:
+            env = gym.make(env_id, **kwargs, **extra)
+            break
+        except TypeError:  # not a MuJoCo env, or no frame size: fewer keywords
+            continue
+    if env is None:
         env = gym.make(env_id, render_mode="rgb_array")
     try:
         env.reset(seed=seed)
-        frames = [np.asarray(env.render())]
+        frames = [np.array(env.render(), copy=True)]
         total = 0.0
         for t, a in enumerate(actions):
             action = np.asarray(a, dtype=env.action_space.dtype) if isinstance(a, list) else a
             _, r, terminated, truncated, _ = env.step(action)
             total += float(r)
             if (t + 1) % every == 0:
-                frames.append(np.asarray(env.render()))
+                frames.append(np.array(env.render(), copy=True))
             if terminated or truncated:
                 break
         return frames, total

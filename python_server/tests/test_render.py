@@ -26,6 +26,7 @@ def test_replay_matches_the_env_and_writes_a_gif(tmp_path: Path) -> None:
     frames, total = render.replay("HalfCheetah-v5", 3, actions, 64, 48, 3)
     assert total == want
     assert len(frames) == 1 + 12 // 3
+    assert len({f.tobytes() for f in frames}) == len(frames), "frames alias one render buffer"
     with Image.open(out) as im:
         assert im.size == (64, 48) and im.n_frames == len(frames)
 
