@@ -119,26 +119,50 @@ func groups(runs []Run) []group {
 	return gs
 }
 
-var algoColours = map[string]color.NRGBA{
-	config.AlgoSparse:  {R: 0x1f, G: 0x77, B: 0xb4, A: 255},
-	config.AlgoSoft:    {R: 0xd6, G: 0x27, B: 0x28, A: 255},
-	config.AlgoTsallis: {R: 0x2c, G: 0xa0, B: 0x2c, A: 255},
+// variant is one algorithm at one weight and learning rate: the runs a band averages over seeds.
+type variant struct {
+	algo      string
+	alpha, lr float64
+}
+
+func (v variant) String() string {
+	return fmt.Sprintf("%s alpha=%g lr=%g", v.algo, v.alpha, v.lr)
+}
+
+// variantColours: sparse runs in blues, soft in reds and oranges, Tsallis in greens.
+var variantColours = map[string][]color.NRGBA{
+	config.AlgoSparse:  {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}},
+	config.AlgoSoft:    {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255}},
+	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}},
 }
 
 // Figures writes, per env and grid, <name>-return.png and <name>-maxprob.png into out and returns
-// their file names.
+// their file names. Each algorithm, weight and learning rate is one band over its seeds.
 func Figures(out string, runs []Run) ([]string, error) {
 	var files []string
 	for _, g := range groups(runs) {
-		byAlgo := map[string][]Run{}
-		var algos []string
+		byVariant := map[variant][]Run{}
+		var variants []variant
 		for _, r := range g.runs {
-			if _, ok := byAlgo[r.Cfg.Algo]; !ok {
-				algos = append(algos, r.Cfg.Algo)
+			v := variant{r.Cfg.Algo, r.Cfg.Alpha, r.Cfg.LearningRate}
+			if _, ok := byVariant[v]; !ok {
+				variants = append(variants, v)
 			}
-			byAlgo[r.Cfg.Algo] = append(byAlgo[r.Cfg.Algo], r)
+			byVariant[v] = append(byVariant[v], r)
 		}
-		slices.Sort(algos)
+		slices.SortFunc(variants, func(a, b variant) int {
+			return cmp.Or(-cmp.Compare(a.algo, b.algo), cmp.Compare(a.alpha, b.alpha), cmp.Compare(a.lr, b.lr))
+		})
+		colour := map[variant]color.NRGBA{}
+		used := map[string]int{}
+		for _, v := range variants {
+			pal := variantColours[v.algo]
+			if len(pal) == 0 {
+				pal = variantColours[config.AlgoTsallis]
+			}
+			colour[v] = pal[used[v.algo]%len(pal)]
+			used[v.algo]++
+		}
 		figs := []struct {
 			suffix, what, y string
 			value           func(train.Row) float64
@@ -148,11 +172,11 @@ func Figures(out string, runs []Run) ([]string, error) {
 		}
 		for _, f := range figs {
 			var bands []plot.Band
-			for _, a := range algos {
-				rs := byAlgo[a]
+			for _, v := range variants {
+				rs := byVariant[v]
 				b := band(rs, f.value)
-				b.Name = fmt.Sprintf("%s alpha=%g (mean, min-max of %d)", a, rs[0].Cfg.Alpha, len(rs))
-				b.Colour = algoColours[a]
+				b.Name = fmt.Sprintf("%s (mean, min-max of %d)", v, len(rs))
+				b.Colour = colour[v]
 				bands = append(bands, b)
 			}
 			title := fmt.Sprintf("%s, %s: sparse vs soft PCL", g.name(), f.what)
@@ -208,6 +232,7 @@ func Table(runs []Run) string {
 	type key struct {
 		env, algo string
 		grid      int
+		alpha, lr float64
 	}
 	agg := map[key][]Summary{}
 	var keys []key
@@ -217,15 +242,15 @@ func Table(runs []Run) string {
 		fmt.Fprintf(&b, "| %s | %d | %s | %g | %g | %d | %d | %d | %.0f | %s | %s | %s | %s | %s |\n",
 			c.Env, c.Grid, c.Algo, c.Alpha, c.LearningRate, c.Seed, len(r.Rows), s.EnvSteps, s.WallSeconds,
 			num("%.1f", s.FinalReturn), num("%.1f", s.LastGreedy), num("%.1f", s.BestGreedy), num("%.3f", s.FinalMaxProb), num("%.1f", s.FinalSupport))
-		k := key{c.Env, c.Algo, c.Grid}
+		k := key{c.Env, c.Algo, c.Grid, c.Alpha, c.LearningRate}
 		if _, ok := agg[k]; !ok {
 			keys = append(keys, k)
 		}
 		agg[k] = append(agg[k], s)
 	}
-	b.WriteString("\n| env | grid | algo | seeds | final return (mean ± std) | last greedy (mean ± std) | final max-prob (mean ± std) |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| env | grid | algo | alpha | lr | seeds | final return (mean ± std) | last greedy (mean ± std) | final max-prob (mean ± std) |\n|---|---|---|---|---|---|---|---|---|\n")
 	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.env, b.env), cmp.Compare(a.grid, b.grid), cmp.Compare(a.algo, b.algo))
+		return cmp.Or(cmp.Compare(a.env, b.env), cmp.Compare(a.grid, b.grid), -cmp.Compare(a.algo, b.algo), cmp.Compare(a.alpha, b.alpha), cmp.Compare(a.lr, b.lr))
 	})
 	for _, k := range keys {
 		ss := agg[k]
@@ -239,7 +264,7 @@ func Table(runs []Run) string {
 			m, sd := meanStd(xs)
 			return num("%.2f", m) + " ± " + num("%.2f", sd)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s |\n", k.env, k.grid, k.algo, len(ss),
+		fmt.Fprintf(&b, "| %s | %d | %s | %g | %g | %d | %s | %s | %s |\n", k.env, k.grid, k.algo, k.alpha, k.lr, len(ss),
 			col(func(s Summary) float64 { return s.FinalReturn }), col(func(s Summary) float64 { return s.LastGreedy }),
 			col(func(s Summary) float64 { return s.FinalMaxProb }))
 	}

@@ -75,7 +75,7 @@ func TestReportFiguresAndTable(t *testing.T) {
 		}
 	}
 	md := Table(runs)
-	for _, want := range []string{"| HalfCheetah-v5 | 3 | sparse | 2 | 38.50 ± 1.00 |", "| HalfCheetah-v5 | 3 | soft | 1 | 18.50 ± 0.00 |"} {
+	for _, want := range []string{"| HalfCheetah-v5 | 3 | sparse | 0.05 | 0.005 | 2 | 38.50 ± 1.00 |", "| HalfCheetah-v5 | 3 | soft | 0.05 | 0.005 | 1 | 18.50 ± 0.00 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}
