@@ -31,11 +31,10 @@ def replay(env_id: str, seed: int, actions: list[Any], width: int, height: int, 
     kwargs: dict[str, Any] = {"render_mode": "rgb_array"}
     if width and height:
         kwargs.update(width=width, height=height)
-    # Gymnasium 1.x's MuJoCo envs render through a free camera that stays put while the agent runs
-    # out of the picture; a tracking camera on the root body (type 1 = mjCAMERA_TRACKING) follows it.
-    tracking = {"default_camera_config": {"type": 1, "trackbodyid": 1, "distance": 4.0, "elevation": -10.0}}
+    # Gymnasium 1.x's MuJoCo envs render through a free camera that stays where the first frame put
+    # it while the agent runs out of the picture; the models' own "track" camera follows the body.
     env = None
-    for extra in (tracking, {}):
+    for extra in ({"camera_name": "track"}, {}):
         try:
             env = gym.make(env_id, **kwargs, **extra)
             break

@@ -27,6 +27,7 @@ def test_replay_matches_the_env_and_writes_a_gif(tmp_path: Path) -> None:
     assert total == want
     assert len(frames) == 1 + 12 // 3
     assert len({f.tobytes() for f in frames}) == len(frames), "frames alias one render buffer"
+
     with Image.open(out) as im:
         assert im.size == (64, 48) and im.n_frames == len(frames)
 
@@ -35,3 +36,11 @@ def test_empty_actions_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "actions.json"
     path.write_text("[]")
     assert render.main(["--env", "CartPole-v1", "--seed", "0", "--actions", str(path), "--out", str(tmp_path / "x.gif")]) == 2
+
+
+def test_the_camera_follows_the_agent() -> None:
+    """Without a tracking camera the cheetah leaves the picture and later frames are all floor."""
+    rng = np.random.default_rng(1)
+    actions = [list(rng.uniform(-1, 1, 6)) for _ in range(900)]
+    frames, _ = render.replay("HalfCheetah-v5", 3, actions, 48, 32, 30)
+    assert len({f.tobytes() for f in frames}) == len(frames)
