@@ -150,6 +150,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		weights[algo] = w
 	}
+	if train.ResolveNet(cfg).Net != config.NetLSTM {
+		return usageError{fmt.Errorf("compare sweeps the bases of the algorithmic tasks; %s trains the mlp family on long episodes: run the seeds with pcl train (scripts/halfcheetah does it for HalfCheetah) and gather them with pcl report", cfg.Env)}
+	}
 	reg := registry.Default()
 	if _, err := reg.Lookup(cfg.Env); err != nil {
 		return usageError{err}
