@@ -166,3 +166,27 @@ func TestExpertEpisodes(t *testing.T) {
 		t.Error("expert episodes accepted for Reverse")
 	}
 }
+
+// TestLearnsCopyMappingFromExperts is the capability that the |A| = 160 diagnosis rests on
+// (docs/results/copy-base40-diagnosis.md): with the symbol mapping in the replay data, sparse PCL
+// at the paper's settings learns it and starts climbing the curriculum within a few dozen
+// iterations. A learner whose loss, gradients or replay step were broken would not.
+func TestLearnsCopyMappingFromExperts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains for a few seconds")
+	}
+	cfg := config.Default()
+	cfg.Base, cfg.BatchSize, cfg.Hidden, cfg.Iters, cfg.ReplayCapacity = 10, 50, 32, 60, 20000
+	recs, err := Probe(context.Background(), cfg, Options{Registry: registry.Default(), Every: 10, LogitInitScale: 1, Expert: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := recs[len(recs)-1]
+	if last.Fresh.PCorrectGivenWrite < 0.8 || last.Curriculum <= 2 || last.Fresh.SymbolsInSupport != 10 {
+		t.Errorf("after %d iterations with expert data: p(correct|write) %.2f, curriculum %d, %d of 10 symbols in support; want > 0.8, > 2, 10",
+			cfg.Iters, last.Fresh.PCorrectGivenWrite, last.Curriculum, last.Fresh.SymbolsInSupport)
+	}
+	if first := recs[0]; first.Fresh.PCorrectGivenWrite > 0.2 {
+		t.Errorf("the first policy already knows the mapping (p(correct|write) %.2f): the test shows nothing", first.Fresh.PCorrectGivenWrite)
+	}
+}
