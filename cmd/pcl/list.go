@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
@@ -24,8 +25,8 @@ func runList(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(tw, "ID\tOBSERVATION\tACTION\tDESCRIPTION")
 	for _, id := range reg.IDs() {
 		opts := map[string]any{}
-		if *base != 0 {
-			opts["base"] = *base
+		if _, err := algorithmic.TaskByID(id); err == nil && *base != 0 {
+			opts["base"] = *base // the other ids take no base
 		}
 		env, err := reg.Make(id, opts)
 		if err != nil {
