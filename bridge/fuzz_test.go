@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -119,4 +121,46 @@ func FuzzReplyDecode(f *testing.F) {
 			t.Fatalf("decoding a reply of %d bytes allocated %d bytes", len(b), got)
 		}
 	})
+}
+
+// TestReplyDecodeMutations is the short fuzz run that every `go test` (and so CI) makes: random
+// mutations of the seeds (flipped bytes, cuts, hostile headers spliced in), each decoded every way
+// with the allocation bound of FuzzReplyDecode. The coverage-guided runs go much further.
+func TestReplyDecodeMutations(t *testing.T) {
+	seeds := replySeeds(t)
+	hostile := [][]byte{{0xdd, 0xff, 0xff, 0xff, 0xff}, {0xdf, 0xff, 0xff, 0xff, 0xff}, {0xc6, 0x7f, 0xff, 0xff, 0xff},
+		{0xdb, 0xff, 0xff, 0xff, 0xff}, {0xdc, 0xff, 0xff}, bytes.Repeat([]byte{0x91}, 100), {0xc1}, {0xd4, 0x01, 0x00}, {0xc0}}
+	rng := rand.New(rand.NewPCG(15, 15))
+	n := 5000
+	if testing.Short() {
+		n = 1000
+	}
+	for i := range n {
+		b := slices.Clone(seeds[rng.IntN(len(seeds))])
+		for range 1 + rng.IntN(3) {
+			switch rng.IntN(4) {
+			case 0:
+				if len(b) > 0 {
+					b[rng.IntN(len(b))] = byte(rng.IntN(256))
+				}
+			case 1:
+				if len(b) > 0 {
+					b = b[:rng.IntN(len(b))]
+				}
+			case 2:
+				at := rng.IntN(len(b) + 1)
+				b = slices.Insert(b, at, hostile[rng.IntN(len(hostile))]...)
+			default:
+				if len(b) > 0 {
+					at := rng.IntN(len(b))
+					b = slices.Insert(b, at, b[at:min(len(b), at+1+rng.IntN(16))]...)
+				}
+			}
+		}
+		before := heapAllocs()
+		exerciseReply(b)
+		if got := heapAllocs() - before; got > allocBound(len(b)) {
+			t.Fatalf("mutation %d: decoding a reply of %d bytes allocated %d bytes: %x", i, len(b), got, b)
+		}
+	}
 }
