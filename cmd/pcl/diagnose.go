@@ -16,7 +16,7 @@ import (
 )
 
 // runDiagnose trains with instrumentation (agent/diag) and writes probe.csv and its panels, or,
-// with --overlay, draws one measure of several probes into one figure.
+// with --overlay, draws one measure of several probes (--probe name=dir, repeated) into one figure.
 func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diagnose", stderr)
 	cfg := config.Default()
@@ -26,7 +26,9 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	alphaDecay := fs.Float64("alpha-decay", 0.5, "decay of the weight schedule per 100 iterations")
 	logitScale := fs.Float64("logit-init-scale", 1, "multiply the initial logit head by this (0: uniform first policy)")
 	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
-	overlay := fs.String("overlay", "", "instead of training: draw --metric of the probe dirs given as arguments (name=dir) into this PNG")
+	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG")
+	var probes stringList
+	fs.Var(&probes, "probe", "name=dir of a probe drawn by --overlay, repeatable")
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
 	if _, err := parseTrainConfig(fs, args, &cfg); err != nil {
 		return err
@@ -34,10 +36,10 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *overlay != "" {
 		var names []string
 		var tabs []diag.Table
-		for _, a := range fs.Args() {
-			name, dir, ok := strings.Cut(a, "=")
-			if !ok {
-				name, dir = filepath.Base(a), a
+		for _, a := range probes {
+			name, dir := filepath.Base(a), a
+			if i := strings.LastIndex(a, "="); i >= 0 {
+				name, dir = a[:i], a[i+1:]
 			}
 			t, err := diag.ReadCSV(filepath.Join(dir, "probe.csv"))
 			if err != nil {
@@ -46,15 +48,12 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			names, tabs = append(names, name), append(tabs, t)
 		}
 		if len(tabs) == 0 {
-			return usageError{errors.New("diagnose --overlay: give probe directories as arguments")}
+			return usageError{errors.New("diagnose --overlay: give the probes with --probe name=dir")}
 		}
 		return diag.Overlay(*overlay, *metric, *metric, names, tabs)
 	}
 	if *out == "" {
 		return usageError{errors.New("diagnose: --out is required")}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("diagnose: unexpected arguments %q", fs.Args())}
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
