@@ -82,7 +82,8 @@ func readRun(dir string, r Run) RunResult {
 	}
 	rows, err := train.ReadMetrics(filepath.Join(RunDir(dir, r), train.MetricsFile))
 	if err != nil {
-		if st.State != Started {
+		// A run that is still going may be caught mid-line; only a finished run's metrics must read.
+		if st.State == Finished {
 			res.Err = err
 		}
 		return res
