@@ -225,7 +225,7 @@ func Report(dir, out string) ([]*Group, error) {
 	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
 		"\"of max\" is that as a fraction of the largest reward possible at the curriculum level the run ended at; " +
 		"\"solved\" counts the finished seeds whose mean sampled reward reached the task's threshold, with the median iteration and wall time at which it did. " +
-		"★ marks the best weight of each task, size and algorithm by final reward.\n\n")
+		"★ marks the best weight of each task, size and algorithm by final reward, among two or more with finished runs.\n\n")
 	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | of max | threshold | solved | iterations (wall s) to threshold |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	best := bestWeights(groups)
@@ -289,7 +289,9 @@ func bestWeights(groups []*Group) map[*Group]bool {
 	out := map[*Group]bool{}
 	n := map[string]int{}
 	for _, g := range groups {
-		n[fmt.Sprintf("%s|%d|%s|%g", g.Env, g.Base, g.Algo, g.Q)]++
+		if g.Finished > 0 && !math.IsNaN(g.FinalMean) {
+			n[fmt.Sprintf("%s|%d|%s|%g", g.Env, g.Base, g.Algo, g.Q)]++
+		}
 	}
 	for k, g := range best {
 		if n[k] > 1 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -369,5 +370,29 @@ func TestLocal(t *testing.T) {
 	}
 	if Local(context.Background(), 0, nil, nil) == nil {
 		t.Error("zero at once accepted")
+	}
+}
+
+func TestBestWeights(t *testing.T) {
+	g := func(algo string, alpha, final float64, finished int) *Group {
+		return &Group{Env: "Copy-v0", Base: 5, Algo: algo, Alpha: alpha, FinalMean: final, Finished: finished}
+	}
+	cases := []struct {
+		name   string
+		groups []*Group
+		want   []bool
+	}{
+		{"one finished of two: no star", []*Group{g("sparse", 0.01, 1, 1), g("sparse", 0.05, math.NaN(), 0)}, []bool{false, false}},
+		{"best of two finished", []*Group{g("sparse", 0.01, 1, 1), g("sparse", 0.05, 2, 1)}, []bool{false, true}},
+		{"per algorithm", []*Group{g("sparse", 0.01, 3, 1), g("sparse", 0.05, 2, 1), g("soft", 0.01, 1, 1), g("soft", 0.1, 0, 1)}, []bool{true, false, true, false}},
+		{"a lone weight", []*Group{g("soft", 0.01, 1, 1)}, []bool{false}},
+	}
+	for _, c := range cases {
+		best := bestWeights(c.groups)
+		for i, gr := range c.groups {
+			if best[gr] != c.want[i] {
+				t.Errorf("%s: group %d starred %v, want %v", c.name, i, best[gr], c.want[i])
+			}
+		}
 	}
 }
