@@ -352,9 +352,13 @@ func figures(out string, groups []*Group) ([]string, error) {
 			cs := algoColours[g.Algo]
 			band.Colour = cs[used[g.Algo]%len(cs)]
 			used[g.Algo]++
-			band.Name = fmt.Sprintf("%s %g (%d runs)", g.Algo, g.Alpha, n)
+			runs := "runs"
+			if n == 1 {
+				runs = "run"
+			}
+			band.Name = fmt.Sprintf("%s %g (%d %s)", g.Algo, g.Alpha, n, runs)
 			if g.Algo == config.AlgoTsallis {
-				band.Name = fmt.Sprintf("tsallis q=%g %g (%d runs)", g.Q, g.Alpha, n)
+				band.Name = fmt.Sprintf("tsallis q=%g %g (%d %s)", g.Q, g.Alpha, n, runs)
 			}
 			bands = append(bands, band)
 		}
