@@ -23,17 +23,16 @@ type Sampler struct {
 	seed    int64
 	n, dim  int
 
-	cur       []*Segment // the segment each copy is in (nil: the copy must be reset)
-	obs       []float32  // the current encoded observation of each copy, n x dim
-	epReturn  []float64
-	epLen     []int
-	actions   envs.Array
-	x         *tensor.Matrix
-	p, z      []float32
-	fresh     []float32 // the encoded observations seen in the current Collect
-	window    statWindow
-	resetReq  envs.ResetRequest
-	pendingAt []bool
+	cur      []*Segment // the segment each copy is in (nil: the copy must be reset)
+	obs      []float32  // the current encoded observation of each copy, n x dim
+	epReturn []float64
+	epLen    []int
+	actions  envs.Array
+	x        *tensor.Matrix
+	p, z     []float32
+	fresh    []float32 // the encoded observations seen in the current Collect
+	window   statWindow
+	resetReq envs.ResetRequest
 }
 
 // Collected is what one Collect produced.
@@ -69,22 +68,9 @@ func NewSampler(env envs.VecEnv, enc Encoder, l *Learner, seed int64) (*Sampler,
 	s := &Sampler{env: env, enc: enc, learner: l, seed: seed, n: n, dim: d,
 		cur: make([]*Segment, n), obs: make([]float32, n*d), epReturn: make([]float64, n), epLen: make([]int, n),
 		actions: envs.NewArray(envs.Int64, n), x: tensor.New(0, d), p: make([]float32, K), z: make([]float32, K),
-		window: newStatWindow(1000), pendingAt: make([]bool, n)}
+		window: newStatWindow(1000)}
 	s.resetReq = envs.ResetRequest{Seeds: make([]int64, n), Mask: make([]bool, n)}
 	return s, nil
-}
-
-// Restart makes every copy start a new episode at its next step (after a resume: the envs'
-// mid-episode state cannot be restored). It reports how many copies were mid-episode.
-func (s *Sampler) Restart() int {
-	k := 0
-	for i, c := range s.cur {
-		if c != nil {
-			k++
-		}
-		s.cur[i] = nil
-	}
-	return k
 }
 
 // MidEpisode reports how many copies are in the middle of an episode.
@@ -186,15 +172,15 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 
 // resetEnded resets the copies that have no current segment and starts their segments.
 func (s *Sampler) resetEnded(ctx context.Context, it, t int, out *Collected) error {
-	any := false
+	some := false
 	for i, c := range s.cur {
 		s.resetReq.Mask[i] = c == nil
 		if c == nil {
 			s.resetReq.Seeds[i] = s.seedFor(it, i, t)
-			any = true
+			some = true
 		}
 	}
-	if !any {
+	if !some {
 		return nil
 	}
 	t0 := time.Now()
