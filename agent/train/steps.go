@@ -183,11 +183,6 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		return Summary{}, err
 	}
 	defer r.Close()
-	if !opts.Resume { // a resume rewrites config.json only once it has succeeded
-		if err := writeConfig(opts.Dir, cfg); err != nil {
-			return Summary{}, err
-		}
-	}
 	meta := Meta{Config: cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
 	last := -1 // iteration of the last checkpoint on disk
 	var rows []Row
@@ -201,18 +196,8 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		if meta.Steps.MidEpisode > 0 {
 			log.Warn("resuming inexactly: copies that were mid-episode at the checkpoint start new episodes", "copies", meta.Steps.MidEpisode)
 		}
-		var dropped int
-		if mw, rows, dropped, err = resumeMetrics(filepath.Join(opts.Dir, MetricsFile), meta.Iteration); err != nil {
-			return Summary{}, fmt.Errorf("train: resume: %w", err)
-		}
-		if dropped > 0 {
-			log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
-		}
-		if err := writeConfig(opts.Dir, cfg); err != nil {
-			mw.Close()
-			return Summary{}, err
-		}
-	} else if mw, err = openMetrics(filepath.Join(opts.Dir, MetricsFile)); err != nil {
+	}
+	if mw, rows, err = openRunMetrics(opts, cfg, meta.Iteration, log); err != nil {
 		return Summary{}, err
 	}
 	defer func() {

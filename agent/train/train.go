@@ -136,8 +136,8 @@ func (opts Options) logger() *slog.Logger {
 }
 
 // prepare resolves the run's config (the saved one on resume, with cfg.Iters; the network family
-// when "auto") and validates it. The run loops write it into the run directory (writeConfig) once
-// their envs are made, so that a run whose env cannot be made leaves no directory behind.
+// when "auto") and validates it. The run loops write it into the run directory (openRunMetrics)
+// once their envs are made, so that a run whose env cannot be made leaves no directory behind.
 func prepare(cfg config.Config, opts Options) (config.Config, error) {
 	if opts.Registry == nil && opts.Envs == nil {
 		return cfg, fmt.Errorf("train: no environment registry")
@@ -161,6 +161,33 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 		return cfg, fmt.Errorf("train: %s already holds a run (use --resume, or another --out)", opts.Dir)
 	}
 	return cfg, nil
+}
+
+// openRunMetrics writes the run's first files: a new run's directory, config.json and an empty
+// metrics.csv; a resumed run's metrics.csv cut to the rows before the checkpoint, then its
+// config.json. The loops call it once their envs are made and (on resume) the checkpoint and
+// replay are read, so that a run that cannot start changes no file.
+func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger) (*metricsWriter, []Row, error) {
+	path := filepath.Join(opts.Dir, MetricsFile)
+	if !opts.Resume {
+		if err := writeConfig(opts.Dir, cfg); err != nil {
+			return nil, nil, err
+		}
+		mw, err := openMetrics(path)
+		return mw, nil, err
+	}
+	mw, rows, dropped, err := resumeMetrics(path, from)
+	if err != nil {
+		return nil, nil, fmt.Errorf("train: resume: %w", err)
+	}
+	if dropped > 0 {
+		log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
+	}
+	if err := writeConfig(opts.Dir, cfg); err != nil {
+		mw.Close()
+		return nil, nil, err
+	}
+	return mw, rows, nil
 }
 
 // writeConfig creates the run directory and writes cfg into it.
@@ -190,11 +217,6 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	spec, err := rollout.CheckEnv(env)
 	if err != nil {
 		return Summary{}, fmt.Errorf("train: %w", err)
-	}
-	if !opts.Resume { // a resume rewrites config.json only once it has succeeded
-		if err := writeConfig(opts.Dir, cfg); err != nil {
-			return Summary{}, err
-		}
 	}
 	learner, err := pcl.NewLearner(cfg, spec, eng)
 	if err != nil {
@@ -230,18 +252,8 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 			return Summary{}, err
 		}
 		sv.last = meta.Iteration
-		var dropped int
-		if mw, rows, dropped, err = resumeMetrics(filepath.Join(opts.Dir, MetricsFile), meta.Iteration); err != nil {
-			return Summary{}, fmt.Errorf("train: resume: %w", err)
-		}
-		if dropped > 0 {
-			log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
-		}
-		if err := writeConfig(opts.Dir, cfg); err != nil {
-			mw.Close()
-			return Summary{}, err
-		}
-	} else if mw, err = openMetrics(filepath.Join(opts.Dir, MetricsFile)); err != nil {
+	}
+	if mw, rows, err = openRunMetrics(opts, cfg, meta.Iteration, log); err != nil {
 		return Summary{}, err
 	}
 	sv.mark()
