@@ -45,6 +45,9 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.Is(err, errInterrupted):
+			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
+			return exitInterrupted
 		case errors.As(err, new(usageError)):
 			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
 			return 2
@@ -65,6 +68,14 @@ func usage(w io.Writer, cmds []command) {
 	}
 	fmt.Fprintln(w, "\nRun `pcl <command> -h` for a command's flags.")
 }
+
+// exitInterrupted is the exit code of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT), after
+// it has saved what it had.
+const exitInterrupted = 130
+
+// errInterrupted marks a command that stopped on a signal after saving its state; runMain turns
+// it into exit code 130.
+var errInterrupted = errors.New("interrupted")
 
 // usageError marks errors in the command line, as opposed to failures while running.
 type usageError struct{ err error }
