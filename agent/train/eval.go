@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -71,7 +72,7 @@ func (ev *evaluator) sample(ctx context.Context, seed int64) (rollout.Result, er
 }
 
 // Evaluate loads a run directory's checkpoint and returns the mean greedy reward over n episodes
-// (the env's curriculum starts fresh, as in a new process).
+// on a fresh env (its curriculum, if any, at the start), as a new process would see it.
 func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (float64, Meta, error) {
 	ev, err := loadEvaluator(dir, reg, eng, n)
 	if err != nil {
@@ -94,6 +95,98 @@ type LengthResult struct {
 	Solved     float64 // fraction of episodes that earned the whole target (shortfall >= 0)
 }
 
+// Fraction is the mean reward as a fraction of the largest possible (the mean target length).
+func (r LengthResult) Fraction() float64 {
+	if r.MeanTarget == 0 {
+		return 0
+	}
+	return r.MeanReward / r.MeanTarget
+}
+
+// TrainedLevel is the curriculum level (min_length) the checkpoint's training had reached: the
+// shared curriculum's, or the lowest copy's with a per-copy curriculum. ok is false for envs
+// without a curriculum.
+func (m Meta) TrainedLevel() (level int, ok bool) {
+	if m.TrainCurriculum == nil || len(m.TrainCurriculum.Curricula) == 0 {
+		return 0, false
+	}
+	level = m.TrainCurriculum.Curricula[0].MinLength
+	for _, c := range m.TrainCurriculum.Curricula[1:] {
+		level = min(level, c.MinLength)
+	}
+	return level, true
+}
+
+// levelEnv is a VecEnv whose curriculum can be set, with the target length of each copy's episode.
+type levelEnv interface {
+	curriculumEnv
+	TargetLength(i int) int
+}
+
+func (ev *evaluator) levels() (levelEnv, error) {
+	cur, ok := ev.env.(levelEnv)
+	if !ok {
+		return nil, fmt.Errorf("eval: %s has no curriculum to evaluate per length", ev.cfg.Env)
+	}
+	return cur, nil
+}
+
+// atLevel plays the evaluator's n copies greedily with the curriculum set to min_length m. The
+// seed depends on m only, so a level's figure is the same whichever function measured it.
+func (ev *evaluator) atLevel(ctx context.Context, cur levelEnv, m int, seed int64) (LengthResult, error) {
+	fresh := cur.CurriculumState()
+	s := fresh
+	s.Curricula = make([]algorithmic.CurriculumState, len(fresh.Curricula))
+	for i := range s.Curricula {
+		s.Curricula[i] = algorithmic.CurriculumState{MinLength: m}
+	}
+	n := ev.env.NumEnvs()
+	s.Pending = make([]*float64, n) // a fresh batch: its reset records nothing
+	if err := cur.RestoreCurriculum(s); err != nil {
+		return LengthResult{}, fmt.Errorf("eval: min_length %d: %w", m, err)
+	}
+	res, err := ev.sample(ctx, seed+int64(m)*1_000_003)
+	if err != nil {
+		return LengthResult{}, fmt.Errorf("eval: min_length %d: %w", m, err)
+	}
+	r := LengthResult{MinLength: m, Episodes: n, MeanReward: res.MeanReward}
+	for i, e := range res.Episodes {
+		L := float64(cur.TargetLength(i))
+		r.MeanTarget += L / float64(n)
+		if e.TotalReward() >= L {
+			r.Solved += 1 / float64(n)
+		}
+	}
+	return r, nil
+}
+
+// ErrNoCurriculum marks a run whose env has no curriculum, so it has no trained level.
+var ErrNoCurriculum = errors.New("the run's env has no curriculum")
+
+// EvaluateTrained loads a run directory's checkpoint and plays n greedy episodes at the curriculum
+// level its training had reached (Meta.TrainedLevel), the figure that says how good the trained
+// policy is. Its result equals EvaluateLengths' row of that level.
+func EvaluateTrained(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (LengthResult, Meta, error) {
+	ev, err := loadEvaluator(dir, reg, eng, n)
+	if err != nil {
+		return LengthResult{}, Meta{}, err
+	}
+	defer ev.env.Close()
+	level, ok := ev.meta.TrainedLevel()
+	if !ok {
+		return LengthResult{}, Meta{}, fmt.Errorf("eval: %s: %w", dir, ErrNoCurriculum)
+	}
+	cur, err := ev.levels()
+	if err != nil {
+		return LengthResult{}, Meta{}, err
+	}
+	r, err := ev.atLevel(ctx, cur, level, seed)
+	if err != nil {
+		return LengthResult{}, Meta{}, err
+	}
+	return r, ev.meta, nil
+}
+
 // EvaluateLengths loads a run directory's checkpoint and plays n greedy episodes at each curriculum
 // min_length from the task's start up to algorithmic.MaxMinLength, which shows how far the policy
 // generalises beyond the level training reached. The env must have a curriculum.
@@ -103,37 +196,15 @@ func EvaluateLengths(ctx context.Context, dir string, reg *envs.Registry, eng *t
 		return nil, Meta{}, err
 	}
 	defer ev.env.Close()
-	cur, ok := ev.env.(interface {
-		curriculumEnv
-		TargetLength(i int) int
-	})
-	if !ok {
-		return nil, Meta{}, fmt.Errorf("eval: %s has no curriculum to evaluate per length", ev.cfg.Env)
+	cur, err := ev.levels()
+	if err != nil {
+		return nil, Meta{}, err
 	}
-	fresh := cur.CurriculumState()
-	start := fresh.Curricula[0].MinLength
 	var out []LengthResult
-	for m := start; m <= algorithmic.MaxMinLength; m++ {
-		s := fresh
-		s.Curricula = make([]algorithmic.CurriculumState, len(fresh.Curricula))
-		for i := range s.Curricula {
-			s.Curricula[i] = algorithmic.CurriculumState{MinLength: m}
-		}
-		s.Pending = make([]*float64, n) // a fresh batch: its reset records nothing
-		if err := cur.RestoreCurriculum(s); err != nil {
-			return nil, Meta{}, fmt.Errorf("eval: min_length %d: %w", m, err)
-		}
-		res, err := ev.sample(ctx, seed+int64(m)*1_000_003)
+	for m := cur.CurriculumState().Curricula[0].MinLength; m <= algorithmic.MaxMinLength; m++ {
+		r, err := ev.atLevel(ctx, cur, m, seed)
 		if err != nil {
-			return nil, Meta{}, fmt.Errorf("eval: min_length %d: %w", m, err)
-		}
-		r := LengthResult{MinLength: m, Episodes: n, MeanReward: res.MeanReward}
-		for i, e := range res.Episodes {
-			L := float64(cur.TargetLength(i))
-			r.MeanTarget += L / float64(n)
-			if e.TotalReward() >= L {
-				r.Solved += 1 / float64(n)
-			}
+			return nil, Meta{}, err
 		}
 		out = append(out, r)
 	}

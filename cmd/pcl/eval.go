@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 
+	"github.com/sparsepcl/sparsepcl/agent/success"
+	"github.com/sparsepcl/sparsepcl/agent/sweep"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
@@ -49,10 +52,10 @@ func evalSteps(ctx context.Context, dir string, maker *envmaker.Maker, n int, se
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stderr)
-	dir := fs.String("run", "", "run directory written by `pcl train`")
-	n := fs.Int("episodes", 400, "greedy episodes (per curriculum length with --per-length)")
+	dir := fs.String("run", "", "run `directory` written by pcl train")
+	n := fs.Int("episodes", 400, "greedy episodes at the trained level (and at each curriculum level with --per-length)")
 	seed := fs.Int64("seed", 12345, "seed of the evaluation episodes")
-	perLength := fs.Bool("per-length", true, "also report greedy reward at every curriculum length up to the maximum")
+	perLength := fs.Bool("per-length", true, "also report the greedy reward at every curriculum level up to the top")
 	record := fs.String("record", "", "long-episode runs: also play one greedy episode (seed --seed) and write it as an animated GIF here")
 	var servers stringList
 	fs.Var(&servers, "server", "endpoint of a running env server, repeatable (runs on Gymnasium envs; default: start one)")
@@ -83,26 +86,58 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *record != "" {
 		return usageError{fmt.Errorf("--record works on long-episode (mlp) runs; watch an algorithmic task with pcl play")}
 	}
-	r, meta, err := train.Evaluate(ctx, *dir, reg, nil, *n, *seed)
+	trained, meta, err := train.EvaluateTrained(ctx, *dir, reg, nil, *n, *seed)
+	if errors.Is(err, train.ErrNoCurriculum) {
+		r, meta, err := train.Evaluate(ctx, *dir, reg, nil, *n, *seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "run %s: %s, %s α = %g, after %d iterations: mean greedy reward %.3f over %d episodes\n",
+			*dir, meta.Config.Env, meta.Config.Algo, meta.Config.Alpha, meta.Iteration, r, *n)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	c := meta.Config
-	fmt.Fprintf(stdout, "run %s (%s base %d, %s/%s, alpha %g) after %d iterations: mean greedy reward %.3f over %d episodes (fresh curriculum)\n",
-		*dir, c.Env, c.Base, c.Algo, c.Form, c.Alpha, meta.Iteration, r, *n)
+	printTrained(stdout, *dir, meta, trained)
 	if !*perLength {
 		return nil
-	}
-	if meta.TrainCurriculum != nil && len(meta.TrainCurriculum.Curricula) > 0 {
-		fmt.Fprintf(stdout, "training curriculum at the checkpoint: min_length %d\n", meta.TrainCurriculum.Curricula[0].MinLength)
 	}
 	levels, _, err := train.EvaluateLengths(ctx, *dir, reg, nil, *n, *seed)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n| min_length | mean greedy reward | mean target length | solved |\n|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "\nevery curriculum level (inputs of min_length to min_length+2 symbols, %d greedy episodes each):\n\n", *n)
+	fmt.Fprintf(stdout, "| min_length | mean greedy reward | largest possible | fraction | perfect episodes |\n|---|---|---|---|---|\n")
 	for _, l := range levels {
-		fmt.Fprintf(stdout, "| %d | %.3f | %.2f | %.1f%% |\n", l.MinLength, l.MeanReward, l.MeanTarget, 100*l.Solved)
+		mark := ""
+		if l.MinLength == trained.MinLength {
+			mark = " (trained)"
+		}
+		fmt.Fprintf(stdout, "| %d%s | %.2f | %.2f | %.0f%% | %.1f%% |\n", l.MinLength, mark, l.MeanReward, l.MeanTarget, 100*l.Fraction(), 100*l.Solved)
 	}
 	return nil
+}
+
+// printTrained prints eval's headline: what the run is, its greedy reward at the curriculum level
+// it was trained to, and the verdict against the task's solved threshold.
+func printTrained(w io.Writer, dir string, meta train.Meta, r train.LengthResult) {
+	c := meta.Config
+	size := fmt.Sprintf("base %d", c.Base)
+	if a, err := sweep.NumActions(c.Env, c.Base); err == nil {
+		size = fmt.Sprintf("|A| = %d (base %d)", a, c.Base)
+	}
+	fmt.Fprintf(w, "run %s: %s %s, %s α = %g, after %d iterations\n", dir, c.Env, size, c.Algo, c.Alpha, meta.Iteration)
+	fmt.Fprintf(w, "greedy reward at the trained level (min_length %d: inputs of %d-%d symbols): %.2f of %.2f possible (%.0f%%), %.1f%% of %d episodes perfect\n",
+		r.MinLength, r.MinLength, r.MinLength+2, r.MeanReward, r.MeanTarget, 100*r.Fraction(), 100*r.Solved, r.Episodes)
+	task, ok, err := success.ForEnv(c.Env, c.Base)
+	if !ok || err != nil {
+		return
+	}
+	if task.Solved(r.MeanReward) {
+		fmt.Fprintf(w, "verdict: solved (%.2f >= %s's threshold %g)\n", r.MeanReward, c.Env, task.Threshold())
+		return
+	}
+	fmt.Fprintf(w, "verdict: not solved (%.2f < %s's threshold %g, which is reachable only near the top level, min_length %d)\n",
+		r.MeanReward, c.Env, task.Threshold(), task.TopLevel())
 }

@@ -53,7 +53,7 @@ func TestTrainEvalBadInput(t *testing.T) {
 			t.Errorf("resume without --iters: output %q, want the run's own 2 iterations", out.String())
 		}
 		if tc.name == "eval ok" {
-			for _, want := range []string{"after 3 iterations", "training curriculum at the checkpoint: min_length 2", "| 2 | ", "| 30 | "} {
+			for _, want := range []string{"after 3 iterations", "greedy reward at the trained level (min_length 2: inputs of 2-4 symbols)", "verdict: not solved", "| 2 (trained) | ", "| 30 | "} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("eval output %q lacks %q", out.String(), want)
 				}
