@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,12 +32,34 @@ func play(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	seed := fs.Int64("seed", 0, "random seed of the first episode (0: random)")
 	input := fs.String("input", "", `explicit input: symbols "1,2,3" on the tape, columns "2,1;1,0" on the grid`)
 	actions := fs.String("actions", "", "replay these combined action indices (comma-separated) instead of reading moves")
+	run := fs.String("run", "", "watch the greedy policy of the training run in this `directory` instead of playing yourself")
+	level := fs.Int("level", 0, "with --run: curriculum level (min_length) of the episodes (0: the level the run was trained to)")
+	delay := fs.Duration("delay", 0, "with --run: pause between steps, e.g. 300ms (0: press Enter for each step)")
+	episodes := fs.Int("episodes", 1, "with --run: episodes to play")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: pcl play [flags]\n\n%s\n\nflags:\n", playHelp)
+		fmt.Fprintf(stderr, "usage: pcl play [flags]\n       pcl play --run DIR [--delay 300ms] [--input ...]\n\n%s\n\nflags:\n", playHelp)
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *run != "" {
+		for _, name := range []string{"env", "base", "actions"} {
+			if given[name] {
+				return usageError{fmt.Errorf("--%s does not go with --run: the run's config.json gives the env, and its policy the actions", name)}
+			}
+		}
+		if *episodes < 1 || *level < 0 || *delay < 0 {
+			return usageError{fmt.Errorf("--episodes %d, --level %d, --delay %v: want episodes >= 1, level >= 0, delay >= 0", *episodes, *level, *delay)}
+		}
+		return watchRun(ctx, watchOptions{dir: *run, level: *level, seed: *seed, input: *input, delay: *delay, episodes: *episodes}, stdin, stdout)
+	}
+	for _, name := range []string{"level", "delay", "episodes"} {
+		if given[name] {
+			return usageError{fmt.Errorf("--%s works with --run only", name)}
+		}
 	}
 	opts := map[string]any{}
 	if *base != 0 {
