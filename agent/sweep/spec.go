@@ -15,7 +15,8 @@ type Grid struct {
 	Actions string // comma-separated |A| (the base is derived per task), or
 	Bases   string // comma-separated bases
 	Algos   string // comma-separated algorithms
-	// Weights per algorithm: comma-separated values.
+	// Weights per algorithm: comma-separated values, each for every task, or env:value for one
+	// task ("Copy-v0:0.01,Reverse-v0:0.05,0.1": 0.01 on Copy, 0.05 on Reverse, 0.1 on the others).
 	SparseAlphas, SoftAlphas, TsallisAlphas string
 	TsallisQs                               string // comma-separated q for the tsallis algorithm
 	// ItersPerEnv overrides the budget per task: "Copy-v0:2000,Reverse-v0:3000".
@@ -54,6 +55,33 @@ func ints(s, name string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// envWeights are an algorithm's weights per env id; "" holds those of every env not named.
+type envWeights map[string][]float64
+
+func (w envWeights) of(env string) []float64 {
+	if v, ok := w[env]; ok {
+		return v
+	}
+	return w[""]
+}
+
+// parseWeights reads "0.01,0.05" (every env) mixed with "Copy-v0:0.01" (one env).
+func parseWeights(s, name string) (envWeights, error) {
+	w := envWeights{}
+	for _, item := range splitList(s) {
+		env, value, ok := strings.Cut(item, ":")
+		if !ok {
+			env, value = "", item
+		}
+		v, err := floats(value, name)
+		if err != nil {
+			return nil, err
+		}
+		w[env] = append(w[env], v...)
+	}
+	return w, nil
 }
 
 // Cells expands the grid into cells. Every algorithm named needs its weights.
@@ -135,7 +163,7 @@ func (g Grid) Cells() ([]Cell, error) {
 	if len(algos) == 0 {
 		return nil, fmt.Errorf("sweep: --algos is empty")
 	}
-	weights := map[string][]float64{}
+	weights := map[string]envWeights{}
 	qs := []float64{0}
 	for _, a := range algos {
 		var s, name string
@@ -156,12 +184,23 @@ func (g Grid) Cells() ([]Cell, error) {
 		default:
 			return nil, fmt.Errorf("sweep: --algos: unknown algorithm %q (sparse, soft, tsallis)", a)
 		}
-		w, err := floats(s, name)
+		w, err := parseWeights(s, name)
 		if err != nil {
 			return nil, err
 		}
-		if len(w) == 0 {
-			return nil, fmt.Errorf("sweep: algorithm %s needs --%s", a, name)
+		for env := range w {
+			found := env == ""
+			for _, sz := range sizes {
+				found = found || sz.env == env
+			}
+			if !found {
+				return nil, fmt.Errorf("sweep: --%s names %s, which the sweep does not run", name, env)
+			}
+		}
+		for _, sz := range sizes {
+			if len(w.of(sz.env)) == 0 {
+				return nil, fmt.Errorf("sweep: algorithm %s needs --%s for %s", a, name, sz.env)
+			}
 		}
 		weights[a] = w
 	}
@@ -173,7 +212,7 @@ func (g Grid) Cells() ([]Cell, error) {
 				aq = qs
 			}
 			for _, q := range aq {
-				for _, w := range weights[a] {
+				for _, w := range weights[a].of(s.env) {
 					cells = append(cells, Cell{Env: s.env, Base: s.base, Algo: a, Alpha: w, Q: q, Iters: iters[s.env]})
 				}
 			}

@@ -39,6 +39,8 @@ func TestGridCells(t *testing.T) {
 			[]Cell{{"Reverse-v0", 4, "sparse", 0.01, 0, 7}, {"Reverse-v0", 4, "sparse", 0.1, 0, 7}, {"Reverse-v0", 4, "soft", 0.001, 0, 7}}},
 		{"tsallis q", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "0.05", TsallisQs: "1.5,2"},
 			[]Cell{{"Copy-v0", 5, "tsallis", 0.05, 1.5, 0}, {"Copy-v0", 5, "tsallis", 0.05, 2, 0}}},
+		{"weights per task", Grid{Envs: "Copy-v0,Reverse-v0,RepeatCopy-v0", Bases: "4", Algos: "sparse", SparseAlphas: "Copy-v0:0.01,Reverse-v0:0.05,Reverse-v0:0.2,0.1"},
+			[]Cell{{"Copy-v0", 4, "sparse", 0.01, 0, 0}, {"Reverse-v0", 4, "sparse", 0.05, 0, 0}, {"Reverse-v0", 4, "sparse", 0.2, 0, 0}, {"RepeatCopy-v0", 4, "sparse", 0.1, 0, 0}}},
 	}
 	for _, c := range ok {
 		got, err := c.g.Cells()
@@ -82,6 +84,9 @@ func TestGridCells(t *testing.T) {
 		{"unknown algo", "unknown algorithm", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparce", SparseAlphas: "1"}},
 		{"budget of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", ItersPerEnv: "Reverse-v0:5"}},
 		{"tsallis without q", "needs --tsallis-q", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "1"}},
+		{"weight of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Reverse-v0:1"}},
+		{"a task without a weight", "needs --sparse-alphas for Reverse-v0", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:1"}},
+		{"bad per-task weight", "not a positive number", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:-1"}},
 	}
 	for _, c := range bad {
 		_, err := c.g.Cells()
