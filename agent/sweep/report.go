@@ -250,6 +250,14 @@ func Report(dir, out string) ([]*Group, error) {
 			fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
 		}
 	}
+	if choices := ChooseWeights(groups); len(choices) > 0 {
+		b.WriteString("\n## Chosen weights\n\nPer task and algorithm, the weight with the highest mean \"of max\" over the sizes where every weight has finished runs:\n\n")
+		b.WriteString("| task | algo | weight | mean of max | sizes |\n|---|---|---|---|---|\n")
+		for _, c := range choices {
+			fmt.Fprintf(&b, "| %s | %s | %g | %s | %d |\n", strings.TrimSuffix(c.Env, "-v0"), c.Algo, c.Alpha, num(c.Score, 2), c.Sizes)
+		}
+		fmt.Fprintf(&b, "\nAs sweep plan flags: `%s`\n", WeightFlags(choices))
+	}
 	var notDone []string
 	for _, r := range results {
 		switch {

@@ -401,3 +401,32 @@ func TestBestWeights(t *testing.T) {
 		}
 	}
 }
+
+func TestChooseWeights(t *testing.T) {
+	g := func(env, algo string, base int, alpha, frac float64, finished int) *Group {
+		return &Group{Env: env, Algo: algo, Base: base, Alpha: alpha, FracMean: frac, Finished: finished}
+	}
+	groups := []*Group{
+		// Copy sparse: 0.01 wins on average over both sizes, though 0.05 wins the small one.
+		g("Copy-v0", "sparse", 5, 0.01, 0.9, 1), g("Copy-v0", "sparse", 5, 0.05, 1.0, 1),
+		g("Copy-v0", "sparse", 10, 0.01, 0.6, 1), g("Copy-v0", "sparse", 10, 0.05, 0.2, 1),
+		// A size where 0.01 has not finished does not count: 0.05 would otherwise lose by -0.5.
+		g("Copy-v0", "sparse", 20, 0.01, math.NaN(), 0), g("Copy-v0", "sparse", 20, 0.05, -0.5, 1),
+		// Soft: a tie keeps the first weight given.
+		g("Copy-v0", "soft", 5, 0.001, 0.5, 1), g("Copy-v0", "soft", 5, 0.025, 0.5, 1),
+		// One weight only: no choice.
+		g("Reverse-v0", "sparse", 4, 0.05, 0.9, 1),
+	}
+	got := ChooseWeights(groups)
+	want := []Choice{{Env: "Copy-v0", Algo: "sparse", Alpha: 0.01, Score: 0.75, Sizes: 2}, {Env: "Copy-v0", Algo: "soft", Alpha: 0.001, Score: 0.5, Sizes: 1}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("choices %v, want %v", got, want)
+	}
+	if f, w := WeightFlags(got), "--sparse-alphas Copy-v0:0.01 --soft-alphas Copy-v0:0.001"; f != w {
+		t.Fatalf("flags %q, want %q", f, w)
+	}
+	cells, err := Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse,soft", SparseAlphas: "Copy-v0:0.01", SoftAlphas: "Copy-v0:0.001"}.Cells()
+	if err != nil || len(cells) != 2 {
+		t.Fatalf("the flags do not plan back: %v %v", cells, err)
+	}
+}

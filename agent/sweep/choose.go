@@ -1,0 +1,101 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Choice is the weight chosen for one task and algorithm (and q) from a weight search.
+type Choice struct {
+	Env, Algo string
+	Q         float64
+	Alpha     float64
+	// Score is the chosen weight's fraction of the maximum reward ("of max"), averaged over the
+	// sizes where every candidate weight has finished runs; Sizes counts those sizes.
+	Score float64
+	Sizes int
+}
+
+// ChooseWeights picks, for each task and algorithm, the weight whose runs reach the highest
+// fraction of the maximum reward on average over the task's sizes. Only sizes where every
+// candidate weight has a finished run count, so that no weight wins by missing a hard size.
+// Cells of one weight only are not a choice and are left out.
+func ChooseWeights(groups []*Group) []Choice {
+	type key struct {
+		env, algo string
+		q         float64
+	}
+	type size struct {
+		key
+		base int
+	}
+	frac := map[size]map[float64]float64{} // size -> weight -> fraction
+	weights := map[key][]float64{}
+	var keys []key
+	for _, g := range groups {
+		k := key{g.Env, g.Algo, g.Q}
+		if _, ok := weights[k]; !ok {
+			keys = append(keys, k)
+		}
+		if !slices.Contains(weights[k], g.Alpha) {
+			weights[k] = append(weights[k], g.Alpha)
+		}
+		if g.Finished == 0 || math.IsNaN(g.FracMean) {
+			continue
+		}
+		s := size{k, g.Base}
+		if frac[s] == nil {
+			frac[s] = map[float64]float64{}
+		}
+		frac[s][g.Alpha] = g.FracMean
+	}
+	var out []Choice
+	for _, k := range keys {
+		ws := weights[k]
+		if len(ws) < 2 {
+			continue
+		}
+		sum, n := map[float64]float64{}, 0
+		for s, byW := range frac {
+			if s.key != k || len(byW) != len(ws) {
+				continue
+			}
+			n++
+			for w, f := range byW {
+				sum[w] += f
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		best := Choice{Env: k.env, Algo: k.algo, Q: k.q, Score: math.Inf(-1), Sizes: n}
+		for _, w := range ws { // in the order given, so a tie keeps the first weight
+			if m := sum[w] / float64(n); m > best.Score {
+				best.Alpha, best.Score = w, m
+			}
+		}
+		out = append(out, best)
+	}
+	return out
+}
+
+// WeightFlags turns choices into the sweep plan flags that run them, e.g.
+// "--sparse-alphas Copy-v0:0.01,Reverse-v0:0.05 --soft-alphas Copy-v0:0.025".
+func WeightFlags(choices []Choice) string {
+	byAlgo := map[string][]string{}
+	var algos []string
+	for _, c := range choices {
+		if _, ok := byAlgo[c.Algo]; !ok {
+			algos = append(algos, c.Algo)
+		}
+		byAlgo[c.Algo] = append(byAlgo[c.Algo], c.Env+":"+strconv.FormatFloat(c.Alpha, 'g', -1, 64))
+	}
+	var parts []string
+	for _, a := range algos {
+		parts = append(parts, fmt.Sprintf("--%s-alphas %s", a, strings.Join(slices.Compact(byAlgo[a]), ",")))
+	}
+	return strings.Join(parts, " ")
+}
