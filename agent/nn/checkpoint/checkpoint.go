@@ -25,7 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
+	"io/fs"
 	"math"
 	"os"
 
@@ -44,8 +44,9 @@ const maxNameLen = math.MaxUint16
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// ErrFormat marks a file that is not a valid checkpoint of this version.
-var ErrFormat = errors.New("checkpoint: bad format")
+// ErrFormat marks a file that is not a valid checkpoint of this version. Its text carries no
+// package prefix: Load names the file, and the caller says what it was loading it for.
+var ErrFormat = errors.New("bad format")
 
 // Tensor is one named matrix read from a file.
 type Tensor struct {
@@ -187,20 +188,20 @@ func Save(path string, params []*nn.Param, meta []byte) error {
 	return nil
 }
 
-// Load reads and decodes the checkpoint at path.
+// Load reads and decodes the checkpoint at path. Its errors name path once, as
+// "checkpoint <path>: <what is wrong>", so that callers add only their own context.
 func Load(path string) (*File, error) {
-	fh, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: load: %w", err)
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(fh)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: load %s: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is named below, once
+		}
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	f, err := Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: load %s: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return f, nil
 }
@@ -215,7 +216,7 @@ func Restore(path string, params []*nn.Param) ([]byte, error) {
 		return nil, err
 	}
 	if err := f.Apply(params); err != nil {
-		return nil, fmt.Errorf("checkpoint: restore %s: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s does not match the parameters: %w", path, err)
 	}
 	return f.Meta, nil
 }

@@ -219,3 +219,40 @@ func TestSaveLeavesOnlyTheFile(t *testing.T) {
 		t.Fatalf("error %v, want a checkpoint save error naming %s", err, missing)
 	}
 }
+
+// Load's errors read "checkpoint <path>: <problem>": the path once and no "checkpoint:" package
+// prefix (the caller adds only its own context), with the cause still visible to errors.Is.
+func TestLoadErrorNamesThePathOnce(t *testing.T) {
+	dir := t.TempDir()
+	good, err := Encode(testParams(), []byte("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		data []byte // nil: no file
+		is   error
+		want string
+	}{
+		{"missing", nil, os.ErrNotExist, "no such file"},
+		{"truncated", good[:len(good)/2], ErrFormat, "bad format: checksum mismatch"},
+		{"garbage", []byte("garbage"), ErrFormat, "bad format: not a checkpoint"},
+	}
+	for _, tc := range cases {
+		path := filepath.Join(dir, tc.name+".bin")
+		if tc.data != nil {
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Load(path)
+		if err == nil || !errors.Is(err, tc.is) {
+			t.Errorf("%s: error %v, want one wrapping %v", tc.name, err, tc.is)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "checkpoint "+path+": ") || strings.Count(msg, path) != 1 || strings.Contains(msg, "checkpoint:") || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: error %q, want \"checkpoint %s: ...%s...\" naming the path once, with no \"checkpoint:\" prefix", tc.name, msg, path, tc.want)
+		}
+	}
+}
