@@ -2,11 +2,19 @@ package plot
 
 import (
 	"errors"
+	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 func TestLinesWritesPNG(t *testing.T) {
@@ -69,5 +77,231 @@ func TestBandsWritesPNG(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.png")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a failed figure left a file: %v", err)
+	}
+}
+
+func TestCountAxisTicksAreWholeNumbers(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string // labelled ticks, when the case pins them
+	}{
+		{0, 30, []string{"0", "5", "10", "15", "20", "25", "30"}},
+		{0, 300, []string{"0", "50", "100", "150", "200", "250", "300"}},
+		{0, 1000, []string{"0", "200", "400", "600", "800", "1,000"}},
+		{0, 30000, []string{"0", "5k", "10k", "15k", "20k", "25k", "30k"}},
+		{0, 100000, []string{"0", "20k", "40k", "60k", "80k", "100k"}},
+		{0, 2.5e6, []string{"0", "0.5M", "1M", "1.5M", "2M", "2.5M"}},
+		{0, 97, nil},
+		{1, 149, nil},
+		{0, 12, nil},
+		{0, 7777, nil},
+		{100, 40000, nil},
+	} {
+		var labels []string
+		for _, tk := range (ticks{integer: true}).Ticks(c.lo, c.hi) {
+			if tk.Value < c.lo || tk.Value > c.hi {
+				t.Errorf("[%g, %g]: tick %g outside the range", c.lo, c.hi, tk.Value)
+			}
+			if tk.Value != math.Round(tk.Value) {
+				t.Errorf("[%g, %g]: tick at %g on a count axis", c.lo, c.hi, tk.Value)
+			}
+			if tk.IsMinor() {
+				continue
+			}
+			if strings.Contains(tk.Label, ".") && !strings.HasSuffix(tk.Label, "M") {
+				t.Errorf("[%g, %g]: label %q has a fraction", c.lo, c.hi, tk.Label)
+			}
+			labels = append(labels, tk.Label)
+		}
+		if n := len(labels); n < 5 || n > 8 {
+			t.Errorf("[%g, %g]: %d labelled ticks %v, want 5 to 8", c.lo, c.hi, n, labels)
+		}
+		if c.want != nil && !slices.Equal(labels, c.want) {
+			t.Errorf("[%g, %g]: labels %v, want %v", c.lo, c.hi, labels, c.want)
+		}
+	}
+	// A range under 4 has fewer than 5 whole numbers: step 1, never 0.5.
+	for _, tk := range (ticks{integer: true}).Ticks(0, 2) {
+		if tk.Value != math.Round(tk.Value) {
+			t.Errorf("[0, 2]: tick at %g", tk.Value)
+		}
+	}
+}
+
+func TestValueAxisTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{-0.05, 1.05, []string{"0", "0.2", "0.4", "0.6", "0.8", "1"}},
+		{-1.6, 32.6, []string{"0", "5", "10", "15", "20", "25", "30"}},
+		{-720, 540, []string{"-600", "-400", "-200", "0", "200", "400"}},
+		{0.9, 1.02, []string{"0.9", "0.92", "0.94", "0.96", "0.98", "1", "1.02"}},
+		{-781, 16406, []string{"0", "2.5k", "5k", "7.5k", "10k", "12.5k", "15k"}},
+		{3, 3.0007, nil},
+	} {
+		var labels []string
+		for _, tk := range (ticks{}).Ticks(c.lo, c.hi) {
+			if tk.Value < c.lo || tk.Value > c.hi {
+				t.Errorf("[%g, %g]: tick %g outside the range", c.lo, c.hi, tk.Value)
+			}
+			if !tk.IsMinor() {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if n := len(labels); n < 5 || n > 8 {
+			t.Errorf("[%g, %g]: %d labelled ticks %v, want 5 to 8", c.lo, c.hi, n, labels)
+		}
+		if c.want != nil && !slices.Equal(labels, c.want) {
+			t.Errorf("[%g, %g]: labels %v, want %v", c.lo, c.hi, labels, c.want)
+		}
+		for _, l := range labels {
+			if strings.HasSuffix(l, "0") && strings.Contains(l, ".") {
+				t.Errorf("[%g, %g]: label %q has a needless trailing zero", c.lo, c.hi, l)
+			}
+		}
+	}
+}
+
+// lineFigure is a figure of one curve through pts (x, y, x, y, ...), ranges set.
+func lineFigure(t *testing.T, name string, pts ...float64) *figure {
+	t.Helper()
+	f := newFigure("t", "iteration", "reward")
+	var xy plotter.XYs
+	for i := 0; i+1 < len(pts); i += 2 {
+		xy = append(xy, plotter.XY{X: pts[i], Y: pts[i+1]})
+	}
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.p.Add(l)
+	f.lines = append(f.lines, xy)
+	f.legend.entries = append(f.legend.entries, legendEntry{name: name, thumbs: []plot.Thumbnailer{l}})
+	f.setRanges()
+	return f
+}
+
+func placeOnFigureCanvas(f *figure) placement {
+	p, _ := f.place(draw.New(vgimg.New(width, height)))
+	return p
+}
+
+func TestLegendAvoidsTheData(t *testing.T) {
+	// A reward curve that rises and ends top right: the legend must go elsewhere.
+	rising := lineFigure(t, "sampled", 0, 0, 50, 2, 100, 10, 150, 30, 200, 31, 300, 31)
+	if p := placeOnFigureCanvas(rising); p == topRight {
+		t.Errorf("rising curve: legend at %v, over the curve's end", p)
+	}
+	// A falling curve leaves the top right free: the preferred corner.
+	falling := lineFigure(t, "loss", 0, 10, 100, 1, 300, 0.5)
+	if p := placeOnFigureCanvas(falling); p != topRight {
+		t.Errorf("falling curve: legend at %v, want top right", p)
+	}
+	// A curve along the top and one along the bottom: the left corners hold the starts of both.
+	both := lineFigure(t, "flat", 0, 30, 300, 30)
+	xy := plotter.XYs{{X: 0, Y: 0}, {X: 300, Y: 0}}
+	l, _ := plotter.NewLine(xy)
+	both.p.Add(l)
+	both.lines = append(both.lines, xy)
+	both.setRanges()
+	if p := placeOnFigureCanvas(both); p != below {
+		t.Errorf("curves along the top and bottom edges: legend at %v, want below", p)
+	}
+	// A band that fills the axes: no corner is free.
+	f := newFigure("t", "env steps", "return")
+	var x, lo, hi []float64
+	for i := range 101 {
+		x, lo, hi = append(x, float64(i*100)), append(lo, -500), append(hi, 500)
+	}
+	f.bands = append(f.bands, bandArea{x: x, lo: lo, hi: hi})
+	f.legend.entries = append(f.legend.entries, legendEntry{name: "sparse"})
+	f.setRanges()
+	if p := placeOnFigureCanvas(f); p != below {
+		t.Errorf("band over the whole axes: legend at %v, want below", p)
+	}
+}
+
+func TestRangesCoverBands(t *testing.T) {
+	f := newFigure("t", "iteration", "reward")
+	x := []float64{1, 2, 3, 20}
+	f.lines = append(f.lines, plotter.XYs{{X: 1, Y: 0}, {X: 2, Y: 1}, {X: 3, Y: 2}, {X: 20, Y: 3}})
+	f.bands = append(f.bands, bandArea{x: x, lo: []float64{-5, -1, 0, 1}, hi: []float64{1, 2, 3, 12}})
+	f.setRanges()
+	span := 12.0 - -5.0
+	if f.p.Y.Max < 12+0.04*span || f.p.Y.Min > -5-0.04*span {
+		t.Errorf("y range [%g, %g] does not hold the band [-5, 12] with a margin", f.p.Y.Min, f.p.Y.Max)
+	}
+	if f.p.X.Min != 0 || f.p.X.Max != 20 {
+		t.Errorf("x range [%g, %g], want [0, 20]: a count axis from 1 starts at 0", f.p.X.Min, f.p.X.Max)
+	}
+	if _, ok := f.p.X.Tick.Marker.(ticks); !ok || !f.p.X.Tick.Marker.(ticks).integer {
+		t.Errorf("x marker %#v, want whole-number ticks for whole-number x", f.p.X.Tick.Marker)
+	}
+	// A constant curve still gets a range around it.
+	flat := newFigure("t", "x", "y")
+	flat.lines = append(flat.lines, plotter.XYs{{X: 0.5, Y: 1}, {X: 1.5, Y: 1}})
+	flat.setRanges()
+	if !(flat.p.Y.Min < 1 && flat.p.Y.Max > 1) {
+		t.Errorf("constant 1: y range [%g, %g]", flat.p.Y.Min, flat.p.Y.Max)
+	}
+	if flat.p.X.Tick.Marker.(ticks).integer {
+		t.Error("fractional x treated as a count axis")
+	}
+}
+
+func TestFigureIsAPNGOfTheStatedSize(t *testing.T) {
+	dir := t.TempDir()
+	var x, mean, lo, hi []float64
+	for i := range 301 {
+		v := 31 * (1 - math.Exp(-float64(i)/60))
+		x, mean, lo, hi = append(x, float64(i*100)), append(mean, v), append(lo, v-3), append(hi, v+3)
+	}
+	b := Band{Name: "sparse α = 0.05", X: x, Mean: mean, Lo: lo, Hi: hi, Colour: color.NRGBA{B: 200, A: 255}}
+	for _, c := range []struct {
+		name string
+		draw func(path string) error
+	}{
+		{"lines.png", func(p string) error {
+			return Lines(p, "Copy-v0 |A| = 20 (base 5), sparse α = 0.05, seed 1", "iteration", "reward", []Series{{Name: "sampled", X: x, Y: mean}}, nil)
+		}},
+		{"bands.png", func(p string) error { return Bands(p, "t", "env steps", "return", []Band{b}) }},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := c.draw(path); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: not a PNG: %v", c.name, err)
+		}
+		if b := img.Bounds(); b.Dx() != 768 || b.Dy() != 480 {
+			t.Errorf("%s: %v, want 768 × 480 (8 × 5 in at 96 dpi)", c.name, b)
+		}
+	}
+}
+
+func TestLabels(t *testing.T) {
+	for got, want := range map[string]string{
+		AlgoLabel("sparse", 0.05, 0):                     "sparse α = 0.05",
+		AlgoLabel("soft", 0.01, 0):                       "soft τ = 0.01",
+		AlgoLabel("tsallis", 0.1, 1.5):                   "tsallis q = 1.5, α = 0.1",
+		AlgosLabel([]string{"sparse", "sparse", "soft"}): "sparse vs soft PCL",
+		SizeLabel(20, 5, 0):                              "|A| = 20 (base 5)",
+		SizeLabel(15625, 0, 5):                           "grid 5 (|A| = 15,625)",
+		SizeLabel(0, 0, 3):                               "grid 3",
+		SizeLabel(2, 0, 0):                               "|A| = 2",
+		SeedsLabel(1, 1):                                 "1 seed",
+		SeedsLabel(5, 5):                                 "mean and min–max over 5 seeds",
+		SeedsLabel(1, 3):                                 "mean and min–max over 1–3 seeds",
+	} {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
 	}
 }
