@@ -54,7 +54,8 @@ func colour(i int) color.RGBA {
 }
 
 // Lines writes a PNG of the series to path (atomically: temp file + rename). Series with no points
-// are skipped; colours repeat after six series unless colorOf maps a series to a palette index.
+// are skipped; colours repeat after six series unless colorOf maps a series to a palette index. A
+// figure of one curve with a y label has no legend: the label names the curve.
 func Lines(path, title, xLabel, yLabel string, series []Series, colorOf func(i int) int) error {
 	f := newFigure(title, xLabel, yLabel)
 	for i, s := range series {
@@ -82,6 +83,9 @@ func Lines(path, title, xLabel, yLabel string, series []Series, colorOf func(i i
 		if s.Name != "" {
 			f.legend.entries = append(f.legend.entries, legendEntry{name: s.Name, thumbs: []plot.Thumbnailer{l}})
 		}
+	}
+	if len(f.lines) == 1 && yLabel != "" {
+		f.legend.entries = nil
 	}
 	return f.write(path)
 }
