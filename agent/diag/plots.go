@@ -2,13 +2,17 @@ package diag
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 )
 
 // Table is a probe CSV read back: one column of numbers per header name.
@@ -69,8 +73,13 @@ func Overlay(path, title, metric string, names []string, tables []Table) error {
 	return plot.Lines(path, title, "iteration", metric, series, nil)
 }
 
-// Panels writes one PNG per group of related measures of a single probe into dir.
+// Panels writes one PNG per group of related measures of a single probe into dir. The probe's
+// config.json in dir, when there is one, names the run on every title.
 func Panels(dir string, t Table) error {
+	run, err := probeRun(dir)
+	if err != nil {
+		return err
+	}
 	groups := []struct {
 		file, title string
 		cols        []string
@@ -104,9 +113,30 @@ func Panels(dir string, t Table) error {
 			}
 			series = append(series, s)
 		}
-		if err := plot.Lines(filepath.Join(dir, g.file), g.title, "iteration", "", series, nil); err != nil {
+		title := g.title
+		if run != "" {
+			title = run + "\n" + g.title
+		}
+		if err := plot.Lines(filepath.Join(dir, g.file), title, "iteration", "", series, nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// probeRun names the run of the probe in dir from its config.json: env, |A| and base, algorithm
+// and weight, seed; "" when dir has no config.json.
+func probeRun(dir string) (string, error) {
+	cfg, err := config.ReadFile(filepath.Join(dir, "config.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("diag: %w", err)
+	}
+	actions := 0
+	if task, err := algorithmic.TaskByID(cfg.Env); err == nil {
+		actions = task.Moves() * 2 * cfg.Base
+	}
+	return fmt.Sprintf("%s %s, %s, seed %d", cfg.Env, plot.SizeLabel(actions, cfg.Base, 0), plot.AlgoLabel(cfg.Algo, cfg.Alpha, cfg.TsallisQ), cfg.Seed), nil
 }
