@@ -246,7 +246,7 @@ func TestSeedBand(t *testing.T) {
 	}
 }
 
-// A cancelled compare reports the interruption, with either kind of worker.
+// A cancelled compare reports the interruption with exit code 130, with either kind of worker.
 func TestCompareCancelled(t *testing.T) {
 	t.Setenv(asPCLEnv, "1")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -254,8 +254,8 @@ func TestCompareCancelled(t *testing.T) {
 	for _, jobs := range []string{"1", "2"} {
 		var o, e bytes.Buffer
 		args := []string{"compare", "--out", t.TempDir(), "--bases", "2", "--seeds", "1", "--batch", "4", "--hidden", "8", "--iters", "2", "--jobs", jobs}
-		if code := runMain(ctx, args, &o, &e); code != 1 || !strings.Contains(e.String(), "interrupted") {
-			t.Errorf("--jobs %s: exit %d, stderr %q; want 1 and an interruption", jobs, code, e.String())
+		if code := runMain(ctx, args, &o, &e); code != exitInterrupted || !strings.Contains(e.String(), "interrupted") {
+			t.Errorf("--jobs %s: exit %d, stderr %q; want %d and an interruption", jobs, code, e.String(), exitInterrupted)
 		}
 	}
 }

@@ -32,7 +32,7 @@ import (
 // before a measurement of the SyncVectorEnv anchor, so a drift of the machine's speed hits both sides
 // of each ratio alike; the table shows medians over the rounds (ratios: median of the per-round
 // ratios) and the middle half of the rounds.
-func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("envbench", stderr)
 	envID := fs.String("env", "HalfCheetah-v5", "Gymnasium env for the in-process vs bridge comparison")
 	n := fs.Int("n", 64, "copies per batch for the in-process vs bridge comparison")
@@ -54,6 +54,11 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		py = bridge.FindPython(root)
 	}
 	opts := bridge.ServerOptions{Python: py, Root: root}
+	// A signal fails whichever measurement is under way: report it as the interruption it is.
+	signalled := ctx
+	defer func() {
+		err = interrupted(signalled, err, "envbench stopped before its tables were complete (it saves nothing)")
+	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -28,12 +29,25 @@ func main() {
 	os.Exit(runMain(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// runMain dispatches to a subcommand and turns its error into an exit code: 2 for usage errors.
+// Exit codes of pcl, as `pcl help` documents them.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // 128 + SIGINT, what a shell reports for a process stopped by Ctrl-C
+)
+
+// runMain dispatches to a subcommand and turns its error into an exit code (see usage).
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		// A bare `pcl` is a command line missing its command: the usage goes where errors go.
+		usage(stderr, cmds)
+		return exitUsage
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
-		return 0
+		return exitOK
 	}
 	for _, c := range cmds {
 		if c.name != args[0] {
@@ -41,24 +55,29 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
 		switch {
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
+		case err == nil, errors.Is(err, flag.ErrHelp):
+			return exitOK
 		case errors.Is(err, errInterrupted):
 			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
 			return exitInterrupted
+		case ctx.Err() != nil && errors.Is(err, context.Canceled):
+			// A command without its own interruption message was stopped by the signal itself.
+			fmt.Fprintf(stderr, "pcl %s: interrupted: %v\n", c.name, err)
+			return exitInterrupted
 		case errors.As(err, new(usageError)):
 			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
-			return 2
+			return exitUsage
 		default:
 			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
-			return 1
+			return exitFailure
 		}
 	}
-	fmt.Fprintf(stderr, "pcl: unknown command %q\n\n", args[0])
-	usage(stderr, cmds)
-	return 2
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.name
+	}
+	fmt.Fprintf(stderr, "pcl: unknown command %q (commands: %s; run 'pcl help' for what they do)\n", args[0], strings.Join(names, ", "))
+	return exitUsage
 }
 
 func usage(w io.Writer, cmds []command) {
@@ -66,16 +85,29 @@ func usage(w io.Writer, cmds []command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun `pcl <command> -h` for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'pcl <command> -h' for a command's flags.")
+	fmt.Fprintf(w, "\nexit codes:\n"+
+		"  %-3d  finished\n"+
+		"  %-3d  failed (the message says why)\n"+
+		"  %-3d  bad command line: no or unknown command, unknown flag, bad flag value\n"+
+		"  %-3d  interrupted by Ctrl-C or SIGTERM, after saving what it had: pcl train --resume,\n"+
+		"       or the same pcl compare or pcl sweep run again, goes on from there\n",
+		exitOK, exitFailure, exitUsage, exitInterrupted)
 }
-
-// exitInterrupted is the exit code of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT), after
-// it has saved what it had.
-const exitInterrupted = 130
 
 // errInterrupted marks a command that stopped on a signal after saving its state; runMain turns
 // it into exit code 130.
 var errInterrupted = errors.New("interrupted")
+
+// interrupted turns err, the failure of a command whose context was cancelled (Ctrl-C or
+// SIGTERM), into an error wrapping errInterrupted whose message says what was kept; any other
+// error, and nil, pass through.
+func interrupted(ctx context.Context, err error, kept string) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s", errInterrupted, kept)
+}
 
 // usageError marks errors in the command line, as opposed to failures while running.
 type usageError struct{ err error }
@@ -83,23 +115,49 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// newFlagSet returns a flag set that reports errors instead of exiting, writing help to stderr.
+// newFlagSet returns a flag set that reports errors instead of exiting; -h writes the usage
+// line and the flags to stderr.
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("pcl "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nflags:\n", fs.Name())
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
 // parseFlags parses args into fs and wraps a bad command line as a usageError.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlagsAndArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
+		return usageError{fmt.Errorf("unexpected arguments %q (run '%s -h' for the flags)", fs.Args(), fs.Name())}
 	}
 	return nil
+}
+
+// parseFlagsAndArgs is parseFlags for commands that take arguments after the flags. Only -h
+// prints the usage: a bad flag is one line (runMain prints the error), not the whole flag list
+// that package flag would print before it.
+func parseFlagsAndArgs(fs *flag.FlagSet, args []string) error {
+	out, help := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = help
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		if help != nil {
+			help()
+		} else {
+			fs.PrintDefaults()
+		}
+		return err
+	}
+	return usageError{fmt.Errorf("%w (run '%s -h' for the flags)", err, fs.Name())}
 }

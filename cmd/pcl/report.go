@@ -14,16 +14,16 @@ import (
 // runReport gathers long-episode run directories into figures and a table.
 func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stderr)
-	out := fs.String("out", "", "directory for the figures and report.md (required)")
+	out := fs.String("out", "", "`directory` for the figures and report.md (required)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: pcl report --out DIR RUN_DIR...\n\nGathers long-episode runs (any subset, finished or not) into <env>-grid<k>-return.png,\n<env>-grid<k>-maxprob.png and report.md.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: pcl report --out DIR RUN_DIR...\n\nGathers long-episode runs (any subset, finished or not) into <env>-grid<k>-return.png,\n<env>-grid<k>-maxprob.png and report.md.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseFlags(fs, args)
+	if err := parseFlagsAndArgs(fs, args); err != nil {
+		return err
 	}
 	if *out == "" || fs.NArg() == 0 {
-		return usageError{fmt.Errorf("give --out and at least one run directory")}
+		return usageError{fmt.Errorf("give --out and at least one run directory (run 'pcl report -h' for the usage)")}
 	}
 	runs, err := report.Load(fs.Args())
 	if err != nil {
