@@ -266,7 +266,7 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "from", meta.Iteration, "blas", eng.Backend(), "dir", opts.Dir)
 
 	writePlots := func() {
-		if err := Plots(opts.Dir, rows); err != nil {
+		if err := Plots(opts.Dir, cfg, spec.NumActions(), rows); err != nil {
 			log.Warn("plots not written", "err", err)
 		}
 	}
@@ -443,8 +443,9 @@ func resume(dir string, cfg config.Config, l *pcl.Learner, env envs.VecEnv, buf 
 	return meta, nil
 }
 
-// Plots writes reward.png, sparsity.png and maxprob.png for rows into dir.
-func Plots(dir string, rows []Row) error {
+// Plots writes reward.png, sparsity.png and maxprob.png for rows into dir, titled with the run:
+// env, |A| and base, algorithm and weight, seed.
+func Plots(dir string, cfg config.Config, actions int, rows []Row) error {
 	var it, mean, git, greedy, sup, mp []float64
 	for _, r := range rows {
 		x := float64(r.Iteration)
@@ -460,15 +461,16 @@ func Plots(dir string, rows []Row) error {
 	if len(it) == 0 {
 		return nil
 	}
-	err := plot.Lines(filepath.Join(dir, RewardPlot), "reward", "iteration", "mean episode reward",
+	title := fmt.Sprintf("%s %s, %s, seed %d", cfg.Env, plot.SizeLabel(actions, cfg.Base, 0), plot.AlgoLabel(cfg.Algo, cfg.Alpha, cfg.TsallisQ), cfg.Seed)
+	err := plot.Lines(filepath.Join(dir, RewardPlot), title, "iteration", "mean episode reward",
 		[]plot.Series{{Name: "sampled", X: it, Y: mean}, {Name: "greedy", X: git, Y: greedy}}, nil)
 	if err != nil {
 		return err
 	}
-	if err := plot.Lines(filepath.Join(dir, MaxProbPlot), "probability of the most likely action", "iteration", "mean max_a pi(a|s) over visited states",
+	if err := plot.Lines(filepath.Join(dir, MaxProbPlot), title, "iteration", "mean max_a π(a|s) over visited states",
 		[]plot.Series{{Name: "max prob", X: it, Y: mp}}, nil); err != nil {
 		return err
 	}
-	return plot.Lines(filepath.Join(dir, SparsityPlot), "policy support size", "iteration", "mean |{a : pi(a|s) > 0}|",
+	return plot.Lines(filepath.Join(dir, SparsityPlot), title, "iteration", "mean |{a : π(a|s) > 0}| (support size)",
 		[]plot.Series{{Name: "support size", X: it, Y: sup}}, nil)
 }

@@ -28,13 +28,29 @@ func stepFLOPs(rows, recurrentRows, hidden int, heads []int) float64 {
 	return 3 * (perRow*float64(rows) + 2.0*float64(hidden*4*hidden)*float64(recurrentRows))
 }
 
+// runBench times training iterations of the lstm learner built from the config flags, without
+// train.Run: the flags of the run around it (iterations, replay, evaluation, checkpoints, the mlp
+// family) do not apply.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", stderr)
 	cfg := config.Default()
 	cfg.Base = 40
 	iters := fs.Int("measure", 3, "measured iterations (after one warm-up)")
+	cfgFlags := configFlags()
+	check := hideFlags(fs, func(name string) string {
+		if cfgFlags[name] && !learnerFlag(name) {
+			return "bench times the sampling and the two training steps of one iteration, on one batch"
+		}
+		return ""
+	})
 	if _, err := parseTrainConfig(fs, args, &cfg); err != nil {
 		return err
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	if cfg.Net != config.NetLSTM { // parseTrainConfig resolved the family from the env
+		return usageError{fmt.Errorf("bench times the lstm learner of the algorithmic tasks; %s trains the mlp family (time it with pcl train)", cfg.Env)}
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
@@ -73,7 +89,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		t0 := time.Now()
 		res, err := s.Sample(ctx, rand.New(rand.NewPCG(uint64(it), 1)), false, it, int64(it)*1_000_003)
 		if err != nil {
-			return err
+			return interrupted(ctx, err, "bench stopped before its measurement was complete (it saves nothing)")
 		}
 		t1 := time.Now()
 		// Two steps per iteration (on-policy and replay); both on this batch here.

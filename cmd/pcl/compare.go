@@ -95,6 +95,21 @@ type compareJob struct {
 	log string // output of the `pcl train` subprocess (with --jobs > 1)
 }
 
+// compareIgnores says why a config flag does not apply to compare ("" when it does).
+func compareIgnores(name string) string {
+	switch {
+	case name == "base":
+		return "compare takes its bases from --bases (one or several)"
+	case name == "algo" || name == "alpha":
+		return "compare runs both sparse and soft PCL; give their weights with --sparse-alpha and --soft-alpha (one value, or base:weight,... per base)"
+	case name == "tsallis-q":
+		return "compare runs sparse and soft PCL, not tsallis"
+	case mlpFlag(name):
+		return "compare trains the lstm family on the algorithmic tasks"
+	}
+	return ""
+}
+
 // runCompare trains sparse and soft PCL on each base for a fixed budget of --iters iterations and
 // several seeds, then writes per-base figures and summary.md computed from the runs' metrics.csv.
 //
@@ -106,14 +121,18 @@ type compareJob struct {
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	cfg := config.Default()
-	bases := fs.String("bases", "5,40", "comma-separated bases (--base gives a single one)")
+	bases := fs.String("bases", "5,40", "comma-separated bases of the algorithmic task")
 	seeds := fs.Int("seeds", 3, "seeds per (base, algorithm): --seed, --seed+1, ...")
 	out := fs.String("out", "runs/compare", "directory for the runs, figures and summary.md")
 	sparseAlpha := fs.String("sparse-alpha", "", "alpha of sparse PCL: one value, or per base as base:alpha,... like 5:0.05,40:0.05 (default: the per-algorithm default)")
 	softAlpha := fs.String("soft-alpha", "", "tau of soft PCL: one value, or per base as base:tau,... (default: the per-algorithm default)")
-	jobs := fs.Int("jobs", 1, "runs at once; above 1 each is a `pcl train` subprocess with GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1, its output in <out>/logs")
+	jobs := fs.Int("jobs", 1, "`N` runs at once; above 1 each is a pcl train subprocess with GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1, its output in <out>/logs")
 	cfg.RegisterFlags(fs)
+	check := hideFlags(fs, compareIgnores)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
 		return err
 	}
 	given := map[string]bool{}
@@ -121,17 +140,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !given["threshold"] {
 		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
 	}
-	if given["algo"] || given["alpha"] {
-		return usageError{fmt.Errorf("--algo and --alpha do not apply: compare runs both sparse and soft PCL; give their weights with --sparse-alpha and --soft-alpha (one value, or base:weight,... per base)")}
-	}
-	list := *bases
-	if given["base"] {
-		if given["bases"] {
-			return usageError{fmt.Errorf("give either --base or --bases, not both")}
-		}
-		list = strconv.Itoa(cfg.Base)
-	}
-	baseList, err := parseInts(list, "bases")
+	baseList, err := parseInts(*bases, "bases")
 	if err != nil {
 		return usageError{err}
 	}
@@ -200,7 +209,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			results = append(results, res)
 		}
-		if err := compareFigures(*out, cfg, base, byAlgo); err != nil {
+		if err := compareFigures(*out, cfg, base, actions, weights, byAlgo); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
 	}
@@ -267,23 +276,26 @@ func runJobs(ctx context.Context, jobs []compareJob, n int, reg *envs.Registry, 
 			}
 		}()
 	}
+	fed := 0
 feed:
 	for _, j := range jobs {
 		select {
 		case work <- j:
+			fed++
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(work)
 	wg.Wait()
-	if firstErr != nil {
+	switch {
+	case firstErr != nil && !errors.Is(firstErr, errInterrupted):
 		return firstErr
+	case parent.Err() != nil && (firstErr != nil || fed < len(jobs)):
+		// The signal stopped the workers, which saved their runs; their errors only say so.
+		return fmt.Errorf("%w: the runs saved their checkpoints; run the same pcl compare again to resume them", errInterrupted)
 	}
-	if err := parent.Err(); err != nil {
-		return fmt.Errorf("compare: interrupted (run compare again to resume): %w", err)
-	}
-	return nil
+	return firstErr
 }
 
 // compareRun makes sure j.dir holds the complete run of j.cfg. A complete run is reused, an
@@ -334,7 +346,7 @@ func compareRun(ctx context.Context, j compareJob, spawn bool, reg *envs.Registr
 		return err
 	}
 	if sum.Interrupted {
-		return fmt.Errorf("compare: interrupted during %s (run compare again to resume)", dir)
+		return fmt.Errorf("compare: %w during %s (run compare again to resume)", errInterrupted, dir)
 	}
 	return nil
 }
@@ -376,7 +388,7 @@ func trainProcess(ctx context.Context, j compareJob, resume bool) error {
 	cmd.WaitDelay = 2 * time.Minute
 	err = cmd.Run()
 	if ctx.Err() != nil {
-		return fmt.Errorf("compare: interrupted during %s (run compare again to resume)", j.dir)
+		return fmt.Errorf("compare: %w during %s (run compare again to resume)", errInterrupted, j.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("compare: pcl train %s: %w; its output is in %s%s", j.dir, err, j.log, lastLine(j.log))
@@ -578,23 +590,27 @@ var algoColours = [...]color.NRGBA{{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0xd6
 func rewardFigure(base int) string  { return fmt.Sprintf("compare-base%d.png", base) }
 func maxProbFigure(base int) string { return fmt.Sprintf("compare-base%d-maxprob.png", base) }
 
-// compareFigures writes, for one base, the mean sampled episode reward and the probability of the
-// most likely action against iterations: per algorithm the mean over seeds as a line over the
-// min-max range over seeds as a translucent area.
-func compareFigures(out string, cfg config.Config, base int, byAlgo map[string][][]train.Row) error {
+// compareFigures writes, for one base (|A| = actions), the mean sampled episode reward and the
+// probability of the most likely action against iterations: per algorithm the mean over seeds as a
+// line over the min-max range over seeds as a translucent area.
+func compareFigures(out string, cfg config.Config, base, actions int, weights map[string]map[int]float64, byAlgo map[string][][]train.Row) error {
 	figs := []struct {
 		file, title, y string
 		value          func(train.Row) float64
 	}{
 		{rewardFigure(base), "mean episode reward", "mean sampled episode reward", func(r train.Row) float64 { return r.MeanReward }},
-		{maxProbFigure(base), "probability of the most likely action", "mean max_a pi(a|s) over visited states", func(r train.Row) float64 { return r.MaxProb }},
+		{maxProbFigure(base), "probability of the most likely action", "mean max_a π(a|s) over visited states", func(r train.Row) float64 { return r.MaxProb }},
+	}
+	seedsLo, seedsHi := len(byAlgo[compareAlgos[0]]), 0
+	for _, algo := range compareAlgos {
+		seedsLo, seedsHi = min(seedsLo, len(byAlgo[algo])), max(seedsHi, len(byAlgo[algo]))
 	}
 	for _, f := range figs {
 		var bands []plot.Band
 		for i, algo := range compareAlgos {
-			bands = append(bands, seedBand(fmt.Sprintf("%s (mean; min-max over %d seeds)", algo, len(byAlgo[algo])), algoColours[i], byAlgo[algo], f.value))
+			bands = append(bands, seedBand(plot.AlgoLabel(algo, weights[algo][base], 0), algoColours[i], byAlgo[algo], f.value))
 		}
-		title := fmt.Sprintf("%s base %d, %s: sparse vs soft PCL", cfg.Env, base, f.title)
+		title := fmt.Sprintf("%s %s: %s\n%s, %s", cfg.Env, plot.SizeLabel(actions, base, 0), plot.AlgosLabel(compareAlgos[:]), f.title, plot.SeedsLabel(seedsLo, seedsHi))
 		if err := plot.Bands(filepath.Join(out, f.file), title, "iteration", f.y, bands); err != nil {
 			return err
 		}

@@ -83,7 +83,9 @@ func TestCompareUsageErrors(t *testing.T) {
 	}{
 		{"algo", []string{"--algo", "soft"}, "--sparse-alpha and --soft-alpha"},
 		{"alpha", []string{"--alpha", "0.1"}, "--sparse-alpha and --soft-alpha"},
-		{"base and bases", []string{"--base", "2", "--bases", "2,3"}, "either --base or --bases"},
+		{"base", []string{"--base", "2"}, "--base does not apply: compare takes its bases from --bases"},
+		{"tsallis-q", []string{"--tsallis-q", "1.5"}, "--tsallis-q does not apply"},
+		{"mlp flag", []string{"--grid", "3"}, "--grid does not apply"},
 		{"base without weight", []string{"--bases", "2,3", "--sparse-alpha", "2:0.05"}, "--sparse-alpha: base 3 has no weight"},
 		{"weight of another base", []string{"--bases", "2", "--soft-alpha", "2:0.1,5:0.1"}, "--soft-alpha: base 5 is not among"},
 		{"bad weight", []string{"--bases", "2", "--soft-alpha", "abc"}, "--soft-alpha"},

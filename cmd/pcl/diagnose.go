@@ -20,17 +20,27 @@ import (
 func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diagnose", stderr)
 	cfg := config.Default()
-	out := fs.String("out", "", "probe directory (probe.csv, config.json, panels)")
+	out := fs.String("out", "", "probe `directory` (probe.csv, config.json, panels)")
 	every := fs.Int("every", 5, "inspect every N iterations")
 	alphaStart := fs.Float64("alpha-start", 0, "weight schedule: max(alpha, alpha-start*alpha-decay^(it/100)); 0: constant alpha")
 	alphaDecay := fs.Float64("alpha-decay", 0.5, "decay of the weight schedule per 100 iterations")
 	logitScale := fs.Float64("logit-init-scale", 1, "multiply the initial logit head by this (0: uniform first policy)")
 	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
-	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG")
+	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
 	var probes stringList
-	fs.Var(&probes, "probe", "name=dir of a probe drawn by --overlay, repeatable")
+	fs.Var(&probes, "probe", "`name=dir` of a probe drawn by --overlay, repeatable")
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
+	cfgFlags := configFlags()
+	check := hideFlags(fs, func(name string) string {
+		if cfgFlags[name] && !learnerFlag(name) && name != "iters" && !replayFlag(name) {
+			return "diagnose trains the lstm learner with replay, without evaluations, checkpoints or thresholds"
+		}
+		return ""
+	})
 	if _, err := parseTrainConfig(fs, args, &cfg); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
 		return err
 	}
 	if *overlay != "" {
@@ -55,6 +65,9 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *out == "" {
 		return usageError{errors.New("diagnose: --out is required")}
 	}
+	if cfg.Net != config.NetLSTM { // parseTrainConfig resolved the family from the env
+		return usageError{fmt.Errorf("diagnose probes the lstm learner of the algorithmic tasks; %s trains the mlp family (train it with pcl train)", cfg.Env)}
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -70,13 +83,17 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer f.Close()
-	recs, err := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: *alphaStart,
+	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: *alphaStart,
 		AlphaDecay: *alphaDecay, LogitInitScale: *logitScale, Expert: *expert, CSV: f})
-	if err != nil {
-		return err
-	}
 	if err := f.Close(); err != nil {
 		return err
+	}
+	if probeErr != nil && (ctx.Err() == nil || len(recs) == 0) {
+		return interrupted(ctx, probeErr, fmt.Sprintf("no iteration was inspected: %s holds only its header", f.Name()))
+	}
+	if probeErr != nil {
+		// Interrupted after some inspections: draw their panels too, then say so.
+		probeErr = fmt.Errorf("%w: %s and its panels hold the iterations inspected up to %d", errInterrupted, f.Name(), recs[len(recs)-1].Iteration)
 	}
 	t, err := diag.ReadCSV(filepath.Join(*out, "probe.csv"))
 	if err != nil {
@@ -90,5 +107,5 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "iteration %d: reward %.3f, curriculum %d, write %.3f, p(correct|write) %.3f, support %.1f\n",
 			r.Iteration, r.MeanReward, r.Curriculum, r.Fresh.WriteFrac, r.Fresh.PCorrectGivenWrite, r.Fresh.Support)
 	}
-	return nil
+	return probeErr
 }

@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
 )
 
 // command is one subcommand: run gets the arguments after the subcommand's name.
@@ -160,4 +162,69 @@ func parseFlagsAndArgs(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	return usageError{fmt.Errorf("%w (run '%s -h' for the flags)", err, fs.Name())}
+}
+
+// hideFlags is for commands that share a registration such as config.RegisterFlags but do not
+// honour all of its flags: ignored(name) says why a flag does not apply ("" when it does). The
+// help lists only the flags that apply, and the returned check, run after parsing, refuses an
+// ignored flag given on the command line rather than silently dropping it.
+func hideFlags(fs *flag.FlagSet, ignored func(name string) string) (check func() error) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nflags:\n", fs.Name())
+		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		shown.SetOutput(fs.Output())
+		fs.VisitAll(func(f *flag.Flag) {
+			if ignored(f.Name) == "" {
+				shown.Var(f.Value, f.Name, f.Usage)
+				shown.Lookup(f.Name).DefValue = f.DefValue // not a value already parsed
+			}
+		})
+		shown.PrintDefaults()
+	}
+	return func() error {
+		var err error
+		fs.Visit(func(f *flag.Flag) {
+			if why := ignored(f.Name); why != "" && err == nil {
+				err = usageError{fmt.Errorf("--%s does not apply: %s", f.Name, why)}
+			}
+		})
+		return err
+	}
+}
+
+// mlpFlag reports whether a config flag only shapes the mlp network family of long-episode runs
+// (Box observations, such as HalfCheetah), so commands that only train the lstm family on the
+// algorithmic tasks do not honour it.
+func mlpFlag(name string) bool {
+	switch name {
+	case "net", "mlp-hidden", "norm-obs", "grid", "num-envs", "steps-per-iter", "sub-episodes", "replay-steps", "recency-weight", "on-policy-step":
+		return true
+	}
+	return false
+}
+
+// learnerFlag reports whether a config flag shapes the env, the lstm learner or its sampler:
+// the part of the config that bench and diagnose build without train.Run.
+func learnerFlag(name string) bool {
+	switch name {
+	case "env", "base", "max-steps", "curriculum", "algo", "form", "alpha", "tsallis-q", "gamma", "rollout", "critic-weight", "pg-scale",
+		"hidden", "lr", "adam-beta1", "adam-beta2", "adam-eps", "clip-norm", "batch", "seed":
+		return true
+	}
+	return false
+}
+
+// configFlags is the set of flags config.RegisterFlags registers.
+func configFlags() map[string]bool {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	c := config.Default()
+	c.RegisterFlags(fs)
+	names := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
+	return names
+}
+
+// replayFlag reports whether a config flag shapes the episode replay of the lstm family.
+func replayFlag(name string) bool {
+	return name == "replay" || strings.HasPrefix(name, "replay-") && name != "replay-steps"
 }

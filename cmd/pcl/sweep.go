@@ -17,10 +17,19 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
+const sweepUsage = `usage: pcl sweep plan|run|report [flags]
+
+  plan    write a grid of runs into <out>/manifest.json
+  run     run one run of the manifest by index (Slurm/Kubernetes array), or every unfinished one locally with --jobs
+  report  figures and report.md of the runs, finished or not
+
+Run 'pcl sweep <subcommand> -h' for its flags.
+`
+
 // runSweep dispatches `pcl sweep plan|run|report` (logic in agent/sweep).
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("sweep: give a subcommand: plan, run or report")}
+		return usageError{errors.New("sweep: give a subcommand: plan, run or report (run 'pcl sweep -h' for what they do)")}
 	}
 	switch args[0] {
 	case "plan":
@@ -29,8 +38,21 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sweepRun(ctx, args[1:], stdout, stderr)
 	case "report":
 		return sweepReport(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stderr, sweepUsage) // where the subcommands' -h writes
+		return flag.ErrHelp
 	}
 	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report)", args[0])}
+}
+
+// sweepPlanIgnores says why a config flag does not apply to sweep plan ("" when it does): the
+// grid flags give these per cell.
+func sweepPlanIgnores(name string) string {
+	switch name {
+	case "env", "base", "algo", "alpha", "tsallis-q":
+		return "the grid flags (--envs, --actions/--bases, --algos, --*-alphas, --tsallis-qs) give it per cell"
+	}
+	return ""
 }
 
 func sweepPlan(args []string, stdout, stderr io.Writer) error {
@@ -51,16 +73,15 @@ func sweepPlan(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&g.TsallisQs, "tsallis-qs", "", "comma-separated q of Tsallis PCL")
 	fs.StringVar(&g.ItersPerEnv, "iters-per-env", "", "budget per task, env:iterations,... (default --iters)")
 	cfg.RegisterFlags(fs)
+	check := hideFlags(fs, sweepPlanIgnores)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
 		return err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for _, f := range []string{"env", "base", "algo", "alpha", "tsallis-q"} {
-		if given[f] {
-			return usageError{fmt.Errorf("sweep plan: --%s does not apply: the grid flags (--envs, --actions/--bases, --algos, --*-alphas, --tsallis-qs) give it per cell", f)}
-		}
-	}
 	if *out == "" {
 		return usageError{errors.New("sweep plan: --out is required")}
 	}
@@ -104,7 +125,8 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		fmt.Fprintf(stdout, "sweep: %d of %d runs to do, %d at a time (logs in %s)\n", len(pending), len(m.Runs), *jobs, filepath.Join(*dir, "logs"))
-		return sweep.Local(ctx, *jobs, pending, func(ctx context.Context, i int) error { return sweepProcess(ctx, *dir, m.Runs[i]) })
+		err = sweep.Local(ctx, *jobs, pending, func(ctx context.Context, i int) error { return sweepProcess(ctx, *dir, m.Runs[i]) })
+		return interrupted(ctx, err, "the runs under way saved their checkpoints; run the same pcl sweep run again to resume them")
 	}
 	i, err := sweep.ResolveIndex(*index, *offset, len(m.Runs), os.Getenv)
 	if err != nil {
@@ -112,7 +134,7 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	st, err := sweep.RunIndex(ctx, *dir, i, sweep.RunOptions{Registry: registry.Default()})
 	if err != nil {
-		return err
+		return interrupted(ctx, err, fmt.Sprintf("run %d (%s) saved its checkpoint; run the same pcl sweep run again to resume it", i, m.Runs[i].ID))
 	}
 	if st.State == sweep.Finished {
 		fmt.Fprintf(stdout, "sweep: run %d (%s) is finished (%d iterations): left alone\n", i, m.Runs[i].ID, st.Iteration)
