@@ -178,8 +178,9 @@ func newFigure(title, xLabel, yLabel string) *figure {
 }
 
 // setRanges sets both axes to cover every line and band: the value axis with a margin of yMargin
-// of the range on each side, a count axis from 0 when the data start near it. It also sets the
-// tick markers: whole-number ticks on a count axis.
+// of the range on each side (widened to round ticks when 5 to 8 do not fit), a count axis from 0 when the data start near it and to the next tick
+// when the data end just short of it. It also sets the tick markers: whole-number ticks on a count
+// axis.
 func (f *figure) setRanges() {
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	integer := true
@@ -216,12 +217,20 @@ func (f *figure) setRanges() {
 	case integer && xlo >= 0 && xlo <= 0.1*(xhi-xlo):
 		xlo = 0 // iterations counted from 1 still start the axis at 0
 	}
+	if integer {
+		// Iterations 0..299 end the axis at the 300 tick, not at an unlabelled edge past 250.
+		s := niceStep(xlo, xhi, true).size()
+		if next := math.Ceil(xhi/s-1e-9) * s; next-xhi <= 0.05*(xhi-xlo) {
+			xhi = next
+		}
+	}
 	if d := yhi - ylo; d > 1e-12*math.Max(1, math.Abs(ylo)) {
 		ylo, yhi = ylo-yMargin*d, yhi+yMargin*d
 	} else {
 		d = math.Max(0.05*math.Abs(ylo), 0.5)
 		ylo, yhi = ylo-d, yhi+d
 	}
+	ylo, yhi = looseRange(ylo, yhi)
 	f.p.X.Min, f.p.X.Max, f.p.Y.Min, f.p.Y.Max = xlo, xhi, ylo, yhi
 	f.p.X.Tick.Marker = ticks{integer: integer}
 	f.p.Y.Tick.Marker = ticks{}

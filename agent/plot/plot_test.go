@@ -238,6 +238,29 @@ func TestRangesCoverBands(t *testing.T) {
 	if _, ok := f.p.X.Tick.Marker.(ticks); !ok || !f.p.X.Tick.Marker.(ticks).integer {
 		t.Errorf("x marker %#v, want whole-number ticks for whole-number x", f.p.X.Tick.Marker)
 	}
+	// Iterations 0..299 end the axis at the 300 tick; 0..280 stay at 280.
+	for _, c := range []struct{ last, want float64 }{{299, 300}, {29, 30}, {280, 280}, {99_900, 100_000}} {
+		g := newFigure("t", "iteration", "reward")
+		g.lines = append(g.lines, plotter.XYs{{X: 0, Y: 0}, {X: c.last, Y: 1}})
+		g.setRanges()
+		if g.p.X.Max != c.want {
+			t.Errorf("x data up to %g: axis up to %g, want %g", c.last, g.p.X.Max, c.want)
+		}
+	}
+	// Returns between 8.5 and 16.8: padded to 8.1..17.2, where no round step gives 5 to 8 ticks,
+	// so the axis widens to 8..18 and gets 6 ticks of 2.
+	ret := newFigure("t", "env steps", "return")
+	ret.lines = append(ret.lines, plotter.XYs{{X: 400, Y: 16.8}, {X: 800, Y: 8.5}, {X: 16000, Y: 10}})
+	ret.setRanges()
+	var labels []string
+	for _, tk := range ret.p.Y.Tick.Marker.Ticks(ret.p.Y.Min, ret.p.Y.Max) {
+		if !tk.IsMinor() {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if ret.p.Y.Min != 8 || ret.p.Y.Max != 18 || len(labels) < 5 || len(labels) > 8 {
+		t.Errorf("returns 8.5..16.8: y range [%g, %g], labels %v; want [8, 18] and 5 to 8 labels", ret.p.Y.Min, ret.p.Y.Max, labels)
+	}
 	// A constant curve still gets a range around it.
 	flat := newFigure("t", "x", "y")
 	flat.lines = append(flat.lines, plotter.XYs{{X: 0.5, Y: 1}, {X: 1.5, Y: 1}})

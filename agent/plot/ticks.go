@@ -62,37 +62,84 @@ func (s step) span(lo, hi float64) (int, int) {
 	return int(math.Ceil(lo/s.size() - slack)), int(math.Floor(hi/s.size() + slack))
 }
 
-// niceStep chooses the round step that gives 5 to 8 ticks in [lo, hi], 6 if it can; 2.5 only
-// when neither neighbour fits. On an integer axis whose range is under 4 the step is 1.
-func niceStep(lo, hi float64, integer bool) step {
+// Labelled ticks an axis should have.
+const (
+	minTicks = 5
+	maxTicks = 8
+)
+
+// candidates are the round steps from about a thousandth to ten times the range hi - lo, smallest
+// first; whole numbers only on an integer axis.
+func candidates(lo, hi float64, integer bool) []step {
 	e0 := int(math.Floor(math.Log10(hi-lo))) - 2
-	best, bestScore := step{m: 1}, math.Inf(1)
+	var out []step
 	for e := e0; e <= e0+3; e++ {
 		for _, m := range []float64{1, 2, 2.5, 5} {
-			s := step{m: m, e: e}
 			if integer && (e < 0 || (m == 2.5 && e < 1)) {
 				continue
 			}
-			kmin, kmax := s.span(lo, hi)
-			n := kmax - kmin + 1
-			var score float64
-			switch {
-			case n < 5:
-				score = 10 + float64(5-n)
-			case n > 8:
-				score = 10 + float64(n-8)
-			default:
-				score = math.Abs(float64(n) - 6)
-			}
-			if m == 2.5 {
-				score += 0.5
-			}
-			if score < bestScore {
-				best, bestScore = s, score
-			}
+			out = append(out, step{m: m, e: e})
+		}
+	}
+	return out
+}
+
+// niceStep chooses the round step that gives 5 to 8 ticks in [lo, hi], 6 if it can; 2.5 only
+// when neither neighbour fits. On an integer axis whose range is under 4 the step is 1.
+func niceStep(lo, hi float64, integer bool) step {
+	best, bestScore := step{m: 1}, math.Inf(1)
+	for _, s := range candidates(lo, hi, integer) {
+		kmin, kmax := s.span(lo, hi)
+		n := kmax - kmin + 1
+		var score float64
+		switch {
+		case n < minTicks:
+			score = 10 + float64(minTicks-n)
+		case n > maxTicks:
+			score = 10 + float64(n-maxTicks)
+		default:
+			score = math.Abs(float64(n) - 6)
+		}
+		if s.m == 2.5 {
+			score += 0.5
+		}
+		if score < bestScore {
+			best, bestScore = s, score
 		}
 	}
 	return best
+}
+
+// looseRange widens [lo, hi] outwards to multiples of a round step when no step gives 5 to 8
+// ticks inside it (8.1..17.2: 9 ticks of 1 or 4 of 2; 8..18 has 6 of 2). It widens by at most a
+// quarter of the range, and not at all when a step already fits.
+func looseRange(lo, hi float64) (float64, float64) {
+	if kmin, kmax := niceStep(lo, hi, false).span(lo, hi); kmax-kmin+1 >= minTicks && kmax-kmin+1 <= maxTicks {
+		return lo, hi
+	}
+	// Score: the share of the range added, plus small penalties for a 2.5 step and for a count
+	// away from 6, as in niceStep.
+	bestLo, bestHi, bestScore := lo, hi, math.Inf(1)
+	for _, s := range candidates(lo, hi, false) {
+		klo, khi := math.Floor(lo/s.size()+1e-9), math.Ceil(hi/s.size()-1e-9)
+		n := int(khi-klo) + 1
+		if n < minTicks || n > maxTicks {
+			continue
+		}
+		l, h := s.at(int(klo)), s.at(int(khi))
+		widen := ((lo - l) + (h - hi)) / (hi - lo)
+		if widen > 0.25 {
+			continue
+		}
+		score := widen + 0.02*math.Abs(float64(n)-6)
+		if s.m == 2.5 {
+			score += 0.05
+		}
+		if score < bestScore {
+			bestLo, bestHi, bestScore = l, h, score
+		}
+	}
+	return bestLo, bestHi
 }
 
 // label prints v, a multiple of s, with as few decimals as it needs. On an axis that reaches
