@@ -129,11 +129,12 @@ func (v variant) String() string {
 	return fmt.Sprintf("%s alpha=%g lr=%g", v.algo, v.alpha, v.lr)
 }
 
-// variantColours: sparse runs in blues, soft in reds and oranges, Tsallis in greens.
+// variantColours: sparse runs in blues, soft in reds and oranges, Tsallis in greens; four shades
+// each, so that a one-seed search over four weights or learning rates has no two bands alike.
 var variantColours = map[string][]color.NRGBA{
-	config.AlgoSparse:  {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}},
-	config.AlgoSoft:    {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255}},
-	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}},
+	config.AlgoSparse:  {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}, {R: 0x39, G: 0x3b, B: 0x79, A: 255}},
+	config.AlgoSoft:    {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255}, {R: 0xe3, G: 0x77, B: 0xc2, A: 255}},
+	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x00, G: 0x6d, B: 0x2c, A: 255}},
 }
 
 // Figures writes, per env and grid, <name>-return.png and <name>-maxprob.png into out and returns
@@ -168,18 +169,32 @@ func Figures(out string, runs []Run) ([]string, error) {
 			value           func(train.Row) float64
 		}{
 			{"return", "average return", "undiscounted return of completed episodes", func(r train.Row) float64 { return r.MeanReward }},
-			{"maxprob", "probability of the most likely action", "mean max_a pi(a|s) over the last 1000 steps", func(r train.Row) float64 { return r.MaxProb }},
+			{"maxprob", "probability of the most likely action", "mean max_a π(a|s) over the last 1000 steps", func(r train.Row) float64 { return r.MaxProb }},
+		}
+		// Legends name what differs between bands; the title says what they share.
+		var algos []string
+		lrs := map[float64]bool{}
+		seedsLo, seedsHi := len(g.runs), 0
+		for _, v := range variants {
+			algos, lrs[v.lr] = append(algos, v.algo), true
+			seedsLo, seedsHi = min(seedsLo, len(byVariant[v])), max(seedsHi, len(byVariant[v]))
 		}
 		for _, f := range figs {
 			var bands []plot.Band
 			for _, v := range variants {
 				rs := byVariant[v]
 				b := band(rs, f.value)
-				b.Name = fmt.Sprintf("%s (mean, min-max of %d)", v, len(rs))
+				b.Name = plot.AlgoLabel(v.algo, v.alpha, rs[0].Cfg.TsallisQ)
+				if len(lrs) > 1 {
+					b.Name += fmt.Sprintf(", lr %g", v.lr)
+				}
+				if seedsLo != seedsHi {
+					b.Name += fmt.Sprintf(" (%d seeds)", len(rs))
+				}
 				b.Colour = colour[v]
 				bands = append(bands, b)
 			}
-			title := fmt.Sprintf("%s, %s: sparse vs soft PCL", g.name(), f.what)
+			title := fmt.Sprintf("%s: %s\n%s, %s", strings.TrimSpace(g.env+" "+plot.SizeLabel(0, 0, g.grid)), plot.AlgosLabel(algos), f.what, plot.SeedsLabel(seedsLo, seedsHi))
 			file := fmt.Sprintf("%s-%s.png", g.name(), f.suffix)
 			if err := plot.Bands(filepath.Join(out, file), title, "env steps", f.y, bands); err != nil {
 				return nil, fmt.Errorf("report: %w", err)

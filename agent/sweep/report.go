@@ -351,7 +351,9 @@ func figures(out string, groups []*Group) ([]string, error) {
 	var files []string
 	for _, p := range panels {
 		var bands []plot.Band
+		var algos []string
 		used := map[string]int{}
+		seeds := make([]int, 0, len(p.groups))
 		for _, g := range p.groups {
 			band, n := bandOf(g)
 			if n == 0 {
@@ -360,21 +362,25 @@ func figures(out string, groups []*Group) ([]string, error) {
 			cs := algoColours[g.Algo]
 			band.Colour = cs[used[g.Algo]%len(cs)]
 			used[g.Algo]++
-			runs := "runs"
-			if n == 1 {
-				runs = "run"
-			}
-			band.Name = fmt.Sprintf("%s %g (%d %s)", g.Algo, g.Alpha, n, runs)
-			if g.Algo == config.AlgoTsallis {
-				band.Name = fmt.Sprintf("tsallis q=%g %g (%d %s)", g.Q, g.Alpha, n, runs)
-			}
-			bands = append(bands, band)
+			band.Name = plot.AlgoLabel(g.Algo, g.Alpha, g.Q)
+			bands, algos, seeds = append(bands, band), append(algos, g.Algo), append(seeds, n)
 		}
 		if len(bands) == 0 {
 			continue
 		}
+		// The title gives the seed count the bands share; a band with another count says its own.
+		lo, hi := slices.Min(seeds), slices.Max(seeds)
+		if lo != hi {
+			for i, n := range seeds {
+				unit := "seeds"
+				if n == 1 {
+					unit = "seed"
+				}
+				bands[i].Name += fmt.Sprintf(" (%d %s)", n, unit)
+			}
+		}
 		f := fmt.Sprintf("%s-A%d.png", strings.TrimSuffix(p.env, "-v0"), p.actions)
-		title := fmt.Sprintf("%s, |A| = %d", strings.TrimSuffix(p.env, "-v0"), p.actions)
+		title := fmt.Sprintf("%s %s: %s\n%s", p.env, plot.SizeLabel(p.actions, p.groups[0].Base, 0), plot.AlgosLabel(algos), plot.SeedsLabel(lo, hi))
 		if err := plot.Bands(filepath.Join(out, f), title, "iteration", "mean sampled episode reward", bands); err != nil {
 			return files, err
 		}

@@ -228,7 +228,7 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		return fmt.Errorf("train: stopped at iteration %d, %s: %w; %s", it, what, err, kept)
 	}
 	writePlots := func() {
-		if err := StepPlots(opts.Dir, cfg, rows); err != nil {
+		if err := StepPlots(opts.Dir, cfg, r.learner.Model.NumActions(), rows); err != nil {
 			log.Warn("plots not written", "err", err)
 		}
 	}
@@ -372,8 +372,9 @@ func round(x float64) float64 {
 }
 
 // StepPlots writes the long-episode run's plots against env steps: reward.png (mean return of
-// completed episodes and greedy evaluation), maxprob.png and sparsity.png.
-func StepPlots(dir string, cfg config.Config, rows []Row) error {
+// completed episodes and greedy evaluation), maxprob.png and sparsity.png, titled with the run:
+// env, action grid and |A|, algorithm and weight, seed.
+func StepPlots(dir string, cfg config.Config, actions int, rows []Row) error {
 	var xs, ret, gx, greedy, sup, mp []float64
 	for _, r := range rows {
 		x := float64(r.EnvSteps)
@@ -395,10 +396,7 @@ func StepPlots(dir string, cfg config.Config, rows []Row) error {
 	if len(sx) == 0 {
 		return nil
 	}
-	title := fmt.Sprintf("%s %s alpha=%g seed %d", cfg.Env, cfg.Algo, cfg.Alpha, cfg.Seed)
-	if cfg.Grid > 0 {
-		title = fmt.Sprintf("%s grid %d, %s alpha=%g seed %d", cfg.Env, cfg.Grid, cfg.Algo, cfg.Alpha, cfg.Seed)
-	}
+	title := fmt.Sprintf("%s %s, %s, seed %d", cfg.Env, plot.SizeLabel(actions, 0, cfg.Grid), plot.AlgoLabel(cfg.Algo, cfg.Alpha, cfg.TsallisQ), cfg.Seed)
 	var series []plot.Series
 	if len(xs) > 0 {
 		series = append(series, plot.Series{Name: "episode return", X: xs, Y: ret})
@@ -411,10 +409,10 @@ func StepPlots(dir string, cfg config.Config, rows []Row) error {
 			return err
 		}
 	}
-	if err := plot.Lines(filepath.Join(dir, MaxProbPlot), title, "env steps", "mean max_a pi(a|s), last 1000 steps",
+	if err := plot.Lines(filepath.Join(dir, MaxProbPlot), title, "env steps", "mean max_a π(a|s), last 1000 steps",
 		[]plot.Series{{Name: "max prob", X: sx, Y: mp}}, nil); err != nil {
 		return err
 	}
-	return plot.Lines(filepath.Join(dir, SparsityPlot), title, "env steps", "mean |{a : pi(a|s) > 0}|, last 1000 steps",
+	return plot.Lines(filepath.Join(dir, SparsityPlot), title, "env steps", "mean |{a : π(a|s) > 0}|, last 1000 steps",
 		[]plot.Series{{Name: "support size", X: sx, Y: sup}}, nil)
 }
