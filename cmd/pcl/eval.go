@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -56,9 +57,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	n := fs.Int("episodes", 400, "greedy episodes at the trained level (and at each curriculum level with --per-length)")
 	seed := fs.Int64("seed", 12345, "seed of the evaluation episodes")
 	perLength := fs.Bool("per-length", true, "also report the greedy reward at every curriculum level up to the top")
-	record := fs.String("record", "", "long-episode runs: also play one greedy episode (seed --seed) and write it as an animated GIF here")
+	record := fs.String("record", "", "long-episode runs: also play one greedy episode (seed --seed) and write it as an animated GIF to this `file`")
 	var servers stringList
-	fs.Var(&servers, "server", "endpoint of a running env server, repeatable (runs on Gymnasium envs; default: start one)")
+	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable (runs on Gymnasium envs; default: start one)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -68,12 +69,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *n < 1 {
 		return usageError{fmt.Errorf("--episodes = %d, want >= 1", *n)}
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	reg := registry.Default()
 	steps, _, err := train.IsStepsRun(*dir)
 	if err != nil {
 		return err
 	}
 	if steps {
+		if given["per-length"] {
+			return usageError{fmt.Errorf("--per-length is for the algorithmic tasks' curriculum; %s is a long-episode run", *dir)}
+		}
 		maker := &envmaker.Maker{Registry: reg, Servers: servers}
 		if err := evalSteps(ctx, *dir, maker, *n, *seed, stdout); err != nil {
 			return err
