@@ -343,7 +343,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.ReplayUniform, "replay-uniform", c.ReplayUniform, "uniform weight of the replay sampling mixture")
 	fs.StringVar(&c.ReplayPriority, "replay-priority", c.ReplayPriority, `"reward" (paper) or "recency" (released code)`)
 	fs.StringVar(&c.ReplayEviction, "replay-eviction", c.ReplayEviction, `"random" or "fifo"`)
-	fs.IntVar(&c.Iters, "iters", c.Iters, "training iterations")
+	fs.IntVar(&c.Iters, "iters", c.Iters, "total number of training iterations (with --resume: the run's new total, above the iterations done)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "greedy evaluation period (0: off)")
 	fs.IntVar(&c.EvalEpisodes, "eval-episodes", c.EvalEpisodes, "episodes per greedy evaluation")

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
@@ -18,6 +19,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // Meta is the checkpoint metadata: with the parameters, the Adam state and the replay file it
@@ -34,7 +36,8 @@ type Meta struct {
 	TrainCurriculum *algorithmic.VecCurriculumState `json:"train_curriculum,omitempty"`
 	// ReplayFile names the replay buffer saved with this checkpoint, in the run dir ("" without
 	// replay). Each checkpoint writes its own (replay-<iteration>.bin) before the checkpoint itself
-	// and removes the older ones after, so a crash never pairs a checkpoint with another's buffer.
+	// and removes, after, those that neither it nor the fallback checkpoint names, so a crash never
+	// pairs a checkpoint with another's buffer.
 	ReplayFile string `json:"replay_file,omitempty"`
 	// Steps is the state of a long-episode (net mlp) run beyond its parameters and replay.
 	Steps *StepsState `json:"steps,omitempty"`
@@ -84,13 +87,67 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 // replayFileName is the replay file saved with the checkpoint of iteration it.
 func replayFileName(it int) string { return fmt.Sprintf("replay-%08d.bin", it) }
 
-// saver writes checkpoints of one run and remembers the last one written.
+// FallbackFile is the checkpoint before the newest, kept (with the replay file it names) so that a
+// run whose newest checkpoint or replay file is damaged resumes from it.
+const FallbackFile = "checkpoint.prev.bin"
+
+// checkpoints writes the checkpoints of one run and tracks which of the run dir's files are good:
+// the newest checkpoint becomes the fallback only when this process wrote it or loaded it whole,
+// so that a damaged one never replaces a good fallback.
+type checkpoints struct {
+	dir        string
+	last       int    // iteration of the newest good checkpoint on disk, -1 for none
+	good       bool   // checkpoint.bin is good (written or loaded whole by this process)
+	replay     string // the replay file checkpoint.bin names, when good
+	prevReplay string // the replay file the fallback names
+}
+
+func newCheckpoints(dir string) *checkpoints { return &checkpoints{dir: dir, last: -1} }
+
+// write saves the checkpoint of meta.Iteration (nothing when it is already on disk): the replay
+// (saveReplay; nil without replay) into its own file first, then the newest checkpoint, when good,
+// copied to the fallback, then the new checkpoint, which names the replay file, and last the removal
+// of replay files that neither checkpoint names. Each file is written atomically, so a crash at any
+// point leaves a newest checkpoint whose replay file is whole.
+func (c *checkpoints) write(meta Meta, params []*nn.Param, saveReplay func(path string) error) error {
+	if c.last == meta.Iteration {
+		return nil
+	}
+	meta.ReplayFile = ""
+	if saveReplay != nil {
+		meta.ReplayFile = replayFileName(meta.Iteration)
+		if err := saveReplay(filepath.Join(c.dir, meta.ReplayFile)); err != nil {
+			return fmt.Errorf("checkpoint of iteration %d: %w", meta.Iteration, err)
+		}
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("checkpoint of iteration %d: encode metadata: %w", meta.Iteration, err)
+	}
+	path := filepath.Join(c.dir, CheckpointFile)
+	if c.good {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("keep the previous checkpoint as the fallback: %w", err)
+		}
+		if err := atomicfile.WriteFile(filepath.Join(c.dir, FallbackFile), data, 0o644); err != nil {
+			return fmt.Errorf("keep the previous checkpoint as the fallback: %w", err)
+		}
+		c.prevReplay = c.replay
+	}
+	if err := checkpoint.Save(path, params, b); err != nil {
+		return fmt.Errorf("checkpoint of iteration %d: %w", meta.Iteration, err)
+	}
+	c.last, c.good, c.replay = meta.Iteration, true, meta.ReplayFile
+	return removeStaleReplays(c.dir, c.replay, c.prevReplay)
+}
+
+// saver writes the checkpoints of a whole-episode run.
 type saver struct {
-	dir     string
+	*checkpoints
 	learner *pcl.Learner
 	env     envs.VecEnv
 	buf     *replay.Buffer
-	last    int // iteration of the last checkpoint on disk, -1 for none
 
 	// The training curriculum as it was after the last completed iteration: a sample interrupted
 	// in mid-iteration has already reset the env (recording shortfalls), so save must not read it.
@@ -100,78 +157,136 @@ type saver struct {
 // mark records the training env's curriculum as that of the current completed iteration.
 func (s *saver) mark() { s.trainCur = curriculumState(s.env) }
 
-// save writes the checkpoint of meta.Iteration: the replay buffer first, then the checkpoint (which
-// names it), then removes older replay files. Each write is atomic.
+// save writes the checkpoint of meta.Iteration with the replay buffer and the marked curriculum.
 func (s *saver) save(meta Meta) error {
-	if s.last == meta.Iteration {
-		return nil
-	}
 	meta.TrainCurriculum = s.trainCur
+	var saveReplay func(string) error
 	if s.buf != nil {
-		meta.ReplayFile = replayFileName(meta.Iteration)
-		if err := s.buf.SaveFile(filepath.Join(s.dir, meta.ReplayFile)); err != nil {
-			return fmt.Errorf("train: %w", err)
-		}
-	}
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return fmt.Errorf("train: encode checkpoint meta: %w", err)
+		saveReplay = s.buf.SaveFile
 	}
 	params := append(append([]*nn.Param(nil), s.learner.Params()...), s.learner.Opt.StateParams()...)
-	if err := checkpoint.Save(filepath.Join(s.dir, CheckpointFile), params, b); err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
-	s.last = meta.Iteration
-	return removeStaleReplays(s.dir, meta.ReplayFile)
+	return s.write(meta, params, saveReplay)
 }
 
 // removeStaleReplays deletes the run dir's replay files other than keep.
-func removeStaleReplays(dir, keep string) error {
+func removeStaleReplays(dir string, keep ...string) error {
 	old, err := filepath.Glob(filepath.Join(dir, "replay-*.bin"))
 	if err != nil {
-		return fmt.Errorf("train: %w", err)
+		return fmt.Errorf("remove old replay files: %w", err)
 	}
 	for _, f := range old {
-		if filepath.Base(f) == keep || !strings.HasPrefix(filepath.Base(f), "replay-") {
+		if slices.Contains(keep, filepath.Base(f)) {
 			continue
 		}
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("train: remove old replay file: %w", err)
+			return fmt.Errorf("remove old replay file: %w", err)
 		}
 	}
 	return nil
 }
 
+// restoreFunc puts a checkpoint (its file and decoded metadata) into a run's learner, env and
+// replay, all or nothing as far as the run goes on: when it fails on the newest checkpoint, the
+// fallback's restore overwrites every piece.
+type restoreFunc func(path string, f *checkpoint.File, meta Meta) error
+
+// resumeCheckpoints restores the newest checkpoint of dir, or, when it or its replay file is
+// damaged, the fallback, with a warning naming the damaged file. It returns the checkpoint's
+// metadata and the run's checkpoint state. When neither can be restored the error says why for
+// both; nothing on disk is changed either way.
+func resumeCheckpoints(dir string, log *slog.Logger, restore restoreFunc) (Meta, *checkpoints, error) {
+	newest := filepath.Join(dir, CheckpointFile)
+	meta, err := restoreFile(newest, restore)
+	if err == nil {
+		return meta, &checkpoints{dir: dir, last: meta.Iteration, good: true, replay: meta.ReplayFile}, nil
+	}
+	fallback := filepath.Join(dir, FallbackFile)
+	if _, serr := os.Stat(fallback); errors.Is(serr, fs.ErrNotExist) {
+		return Meta{}, nil, fmt.Errorf("resume: %w; there is no fallback checkpoint (%s) to resume from instead, nothing was changed", err, FallbackFile)
+	}
+	fmeta, ferr := restoreFile(fallback, restore)
+	if ferr != nil {
+		return Meta{}, nil, fmt.Errorf("resume: both checkpoints are damaged, nothing was changed: %w; and the fallback: %w", err, ferr)
+	}
+	log.Warn(fmt.Sprintf("resuming from the fallback checkpoint %s at iteration %d, because the newest is damaged: %v", fallback, fmeta.Iteration, err),
+		"damaged", damagedFile(err, newest), "fallback", fallback, "iteration", fmeta.Iteration)
+	// checkpoint.bin is damaged: the next checkpoint replaces it and the fallback stays.
+	return fmeta, &checkpoints{dir: dir, last: fmeta.Iteration, prevReplay: fmeta.ReplayFile}, nil
+}
+
+// fileError is an error about one file of a run dir other than the checkpoint (a replay file), which
+// a resume names as the damaged one.
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
+
+// damagedFile is the file err is about: a fileError's, or else ckpt.
+func damagedFile(err error, ckpt string) string {
+	if fe, ok := errors.AsType[*fileError](err); ok {
+		return fe.path
+	}
+	return ckpt
+}
+
+// restoreFile reads the checkpoint at path, checks its metadata and restores it.
+func restoreFile(path string, restore restoreFunc) (Meta, error) {
+	f, meta, err := readCheckpoint(path)
+	if err != nil {
+		return Meta{}, err
+	}
+	if meta.Iteration < 0 {
+		return Meta{}, fmt.Errorf("checkpoint %s claims %d iterations: damaged metadata", path, meta.Iteration)
+	}
+	if err := restore(path, f, meta); err != nil {
+		return Meta{}, err
+	}
+	return meta, nil
+}
+
+// replayPath is the replay file a checkpoint at ckpt names, in the checkpoint's directory, with an
+// error when it names none.
+func replayPath(ckpt string, meta Meta) (string, error) {
+	if meta.ReplayFile == "" {
+		return "", fmt.Errorf("checkpoint %s names no replay file", ckpt)
+	}
+	return filepath.Join(filepath.Dir(ckpt), filepath.Base(meta.ReplayFile)), nil
+}
+
 // LoadCheckpoint restores a learner from a run directory's checkpoint (parameters and optimizer
 // state) and returns its metadata. The learner must have been built from the same config.
 func LoadCheckpoint(dir string, l *pcl.Learner) (Meta, error) {
-	f, meta, err := loadCheckpoint(dir)
+	path := filepath.Join(dir, CheckpointFile)
+	f, meta, err := readCheckpoint(path)
 	if err != nil {
 		return Meta{}, err
 	}
 	params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
 	if err := f.Apply(params); err != nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s does not match the run's network: %w", filepath.Join(dir, CheckpointFile), err)
+		return Meta{}, fmt.Errorf("checkpoint %s does not match the run's network: %w", path, err)
 	}
 	return meta, nil
 }
 
 // ReadMeta returns the metadata of dir's checkpoint (the file is verified whole).
 func ReadMeta(dir string) (Meta, error) {
-	_, meta, err := loadCheckpoint(dir)
+	_, meta, err := readCheckpoint(filepath.Join(dir, CheckpointFile))
 	return meta, err
 }
 
-// loadCheckpoint reads and verifies dir's checkpoint and decodes its metadata.
-func loadCheckpoint(dir string) (*checkpoint.File, Meta, error) {
-	path := filepath.Join(dir, CheckpointFile)
+// readCheckpoint reads and verifies the checkpoint at path and decodes its metadata. Its errors
+// name path once ("checkpoint <path>: ...").
+func readCheckpoint(path string) (*checkpoint.File, Meta, error) {
 	f, err := checkpoint.Load(path)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("train: %w", err)
+		return nil, Meta{}, err
 	}
 	var meta Meta
 	if err := json.Unmarshal(f.Meta, &meta); err != nil {
-		return nil, Meta{}, fmt.Errorf("train: checkpoint %s metadata: %w", path, err)
+		return nil, Meta{}, fmt.Errorf("checkpoint %s: metadata: %w", path, err)
 	}
 	return f, meta, nil
 }

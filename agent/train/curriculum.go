@@ -39,7 +39,7 @@ func restoreCurriculum(env envs.VecEnv, s *algorithmic.VecCurriculumState, which
 		return false, nil
 	}
 	if err := c.RestoreCurriculum(*s); err != nil {
-		return false, fmt.Errorf("train: resume: %s env curriculum: %w", which, err)
+		return false, fmt.Errorf("%s env curriculum: %w", which, err)
 	}
 	return true, nil
 }
@@ -60,7 +60,7 @@ func syncEvalCurriculum(eval, training envs.VecEnv) error {
 	from := tc.CurriculumState()
 	s := ec.CurriculumState()
 	if len(from.Curricula) == 0 {
-		return fmt.Errorf("train: training env reports no curriculum")
+		return fmt.Errorf("the training env reports no curriculum")
 	}
 	for i := range s.Curricula {
 		c := from.Curricula[i%len(from.Curricula)]
@@ -68,7 +68,7 @@ func syncEvalCurriculum(eval, training envs.VecEnv) error {
 	}
 	s.Pending = make([]*float64, len(s.Pending))
 	if err := ec.RestoreCurriculum(s); err != nil {
-		return fmt.Errorf("train: copy the training curriculum to the evaluation env: %w", err)
+		return fmt.Errorf("copy the training curriculum to the evaluation env: %w", err)
 	}
 	return nil
 }

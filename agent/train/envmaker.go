@@ -23,7 +23,7 @@ type RegistryEnvs struct{ Registry *envs.Registry }
 // MakeVec implements EnvMaker.
 func (r RegistryEnvs) MakeVec(_ context.Context, cfg config.Config, n int) (envs.VecEnv, error) {
 	if r.Registry == nil {
-		return nil, fmt.Errorf("train: no environment registry")
+		return nil, fmt.Errorf("no environment registry")
 	}
 	if _, err := algorithmic.TaskByID(cfg.Env); err == nil {
 		return MakeEnv(r.Registry, cfg, n)

@@ -80,7 +80,8 @@ func TestNonFiniteConfigIsRefusedBeforeTheRunDir(t *testing.T) {
 	}
 }
 
-// A resume that fails (a damaged replay file, checkpoint metadata out of range) changes no file.
+// A resume that fails (a damaged replay file, checkpoint metadata out of range, with no fallback
+// checkpoint to resume from instead; or metrics that do not match the checkpoint) changes no file.
 func TestFailedResumeChangesNothing(t *testing.T) {
 	cfg := smallCopyConfig(config.AlgoSparse, 0.05)
 	cfg.Iters, cfg.CheckpointEvery, cfg.StopAtThreshold = 3, 1, false
@@ -97,8 +98,9 @@ func TestFailedResumeChangesNothing(t *testing.T) {
 			if err := os.Truncate(filepath.Join(dir, meta.ReplayFile), 10); err != nil {
 				t.Fatal(err)
 			}
+			removeFallback(t, dir)
 		}, "replay"},
-		{"negative iteration in valid metadata", func(t *testing.T, dir string) { rewriteIteration(t, dir, -3) }, "claims -3 iterations"},
+		{"negative iteration in valid metadata", func(t *testing.T, dir string) { rewriteIteration(t, dir, -3); removeFallback(t, dir) }, "claims -3 iterations"},
 		{"iteration beyond the metrics", func(t *testing.T, dir string) { rewriteIteration(t, dir, 50) }, "claims 50 iterations"},
 	}
 	for _, tc := range cases {
@@ -117,6 +119,14 @@ func TestFailedResumeChangesNothing(t *testing.T) {
 			}
 			sameFiles(t, tc.name, before, snapshot(t, dir))
 		})
+	}
+}
+
+// removeFallback deletes dir's fallback checkpoint.
+func removeFallback(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, FallbackFile)); err != nil {
+		t.Fatal(err)
 	}
 }
 

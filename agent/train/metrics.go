@@ -137,27 +137,49 @@ func openMetrics(path string) (*metricsWriter, error) {
 // written after the checkpoint that the run resumes from, are cut off, as is a torn last line (a
 // crash in mid-write). dropped counts the rows cut off.
 func resumeMetrics(path string, before int) (mw *metricsWriter, kept []Row, dropped int, err error) {
+	sc, err := scanMetrics(path, before)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if mw, err = sc.open(); err != nil {
+		return nil, nil, 0, err
+	}
+	return mw, sc.kept, sc.dropped, nil
+}
+
+// metricsScan is a metrics file checked for resuming before an iteration, not yet changed.
+type metricsScan struct {
+	path       string
+	kept       []Row // the rows of the iterations before
+	cut, total int64 // where the kept rows end, and the file's size
+	dropped    int   // rows after the kept ones (and a torn last line)
+}
+
+// scanMetrics checks that path holds a row for every iteration before before (and finds the rows
+// after them) without changing the file, so that a resume can refuse to start having changed nothing.
+func scanMetrics(path string, before int) (metricsScan, error) {
+	sc := metricsScan{path: path}
 	if before < 0 {
-		return nil, nil, 0, fmt.Errorf("metrics: %s: the checkpoint claims %d iterations: damaged metadata, nothing changed", path, before)
+		return sc, fmt.Errorf("metrics: %s: the checkpoint claims %d iterations: damaged metadata, nothing changed", path, before)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("metrics: %w", err)
+		return sc, fmt.Errorf("metrics: %w", err)
 	}
-	total := int64(len(data))
+	sc.total = int64(len(data))
 	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
-		data, dropped = data[:i+1], 1 // a torn last line
+		data, sc.dropped = data[:i+1], 1 // a torn last line
 	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
 	rec, err := cr.Read()
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("metrics: %s: missing or unexpected header", path)
+		return sc, fmt.Errorf("metrics: %s: missing or unexpected header", path)
 	}
 	if err := checkHeader(rec, path); err != nil {
-		return nil, nil, 0, err
+		return sc, err
 	}
-	cut := cr.InputOffset()
+	sc.cut = cr.InputOffset()
 	for line := 2; ; line++ {
 		start := cr.InputOffset()
 		rec, err := cr.Read()
@@ -165,47 +187,52 @@ func resumeMetrics(path string, before int) (mw *metricsWriter, kept []Row, drop
 			break
 		}
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("metrics: %s line %d: %w", path, line, err)
+			return sc, fmt.Errorf("metrics: %s line %d: %w", path, line, err)
 		}
 		r, err := parseRow(rec, path, line)
 		if err != nil {
-			return nil, nil, 0, err
+			return sc, err
 		}
 		if r.Iteration >= before {
 			for {
 				if _, err := cr.Read(); err != nil {
 					break
 				}
-				dropped++
+				sc.dropped++
 			}
-			dropped++
-			cut = start
+			sc.dropped++
+			sc.cut = start
 			break
 		}
-		if r.Iteration != len(kept) {
-			return nil, nil, 0, fmt.Errorf("metrics: %s line %d: iteration %d, want %d: the rows are out of order, nothing changed", path, line, r.Iteration, len(kept))
+		if r.Iteration != len(sc.kept) {
+			return sc, fmt.Errorf("metrics: %s line %d: iteration %d, want %d: the rows are out of order, nothing changed", path, line, r.Iteration, len(sc.kept))
 		}
-		kept = append(kept, r)
-		cut = cr.InputOffset()
+		sc.kept = append(sc.kept, r)
+		sc.cut = cr.InputOffset()
 	}
-	if len(kept) < before {
-		return nil, nil, 0, fmt.Errorf("metrics: %s holds %d rows but the checkpoint claims %d iterations: one of the two is damaged, nothing changed", path, len(kept), before)
+	if len(sc.kept) < before {
+		return sc, fmt.Errorf("metrics: %s holds %d rows but the checkpoint claims %d iterations: one of the two is damaged, nothing changed", path, len(sc.kept), before)
 	}
-	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+	return sc, nil
+}
+
+// open cuts the rows after the kept ones off the file and returns an appender after them.
+func (sc metricsScan) open() (*metricsWriter, error) {
+	fh, err := os.OpenFile(sc.path, os.O_WRONLY, 0)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("metrics: %w", err)
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	if cut < total {
-		if err := fh.Truncate(cut); err != nil {
+	if sc.cut < sc.total {
+		if err := fh.Truncate(sc.cut); err != nil {
 			fh.Close()
-			return nil, nil, 0, fmt.Errorf("metrics: %s: cut rows after the checkpoint: %w", path, err)
+			return nil, fmt.Errorf("metrics: %s: cut rows after the checkpoint: %w", sc.path, err)
 		}
 	}
-	if _, err := fh.Seek(cut, io.SeekStart); err != nil {
+	if _, err := fh.Seek(sc.cut, io.SeekStart); err != nil {
 		fh.Close()
-		return nil, nil, 0, fmt.Errorf("metrics: %w", err)
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, kept, dropped, nil
+	return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, nil
 }
 
 func (m *metricsWriter) write(r Row) error {

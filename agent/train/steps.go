@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -34,7 +33,14 @@ type stepsRun struct {
 
 // newStepsRun makes the envs of cfg (n training copies, m evaluation copies; m = 0: none) and the
 // learner for them. Close closes the envs.
-func newStepsRun(ctx context.Context, cfg config.Config, maker EnvMaker, eng *tensor.Engine, m int) (_ *stepsRun, err error) {
+func newStepsRun(ctx context.Context, cfg config.Config, maker EnvMaker, eng *tensor.Engine, m int) (*stepsRun, error) {
+	return newStepsRunChecked(ctx, cfg, maker, eng, m, nil)
+}
+
+// newStepsRunChecked is newStepsRun with check (when not nil) called with the observation size and
+// the number of actions once the training envs are made and before anything else is: it refuses a
+// run that needs too much memory.
+func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, eng *tensor.Engine, m int, check func(dim, numActions int) error) (_ *stepsRun, err error) {
 	r := &stepsRun{cfg: cfg}
 	defer func() {
 		if err != nil {
@@ -45,26 +51,31 @@ func newStepsRun(ctx context.Context, cfg config.Config, maker EnvMaker, eng *te
 		return nil, err
 	}
 	if r.enc, err = control.NewEncoder(r.env.ObservationSpace()); err != nil {
-		return nil, fmt.Errorf("train: %s: %w", cfg.Env, err)
+		return nil, fmt.Errorf("%s: %w", cfg.Env, err)
 	}
 	K := int(r.env.ActionSpace().(envs.Discrete).N)
+	if check != nil {
+		if err := check(r.enc.Dim(), K); err != nil {
+			return nil, err
+		}
+	}
 	if eng == nil {
 		if eng, err = tensor.NewEngine(); err != nil {
-			return nil, fmt.Errorf("train: %w", err)
+			return nil, err
 		}
 	}
 	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, err
 	}
 	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner, cfg.Seed); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, err
 	}
 	if r.replay, err = control.NewReplay(cfg.ReplaySteps); err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, err
 	}
 	if m > 0 {
 		if r.evalEnv, err = makeAdapted(ctx, cfg, maker, m); err != nil {
-			return nil, fmt.Errorf("train: evaluation envs: %w", err)
+			return nil, fmt.Errorf("evaluation envs: %w", err)
 		}
 	}
 	return r, nil
@@ -74,12 +85,12 @@ func newStepsRun(ctx context.Context, cfg config.Config, maker EnvMaker, eng *te
 func makeAdapted(ctx context.Context, cfg config.Config, maker EnvMaker, n int) (envs.VecEnv, error) {
 	env, err := maker.MakeVec(ctx, cfg, n)
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, err
 	}
 	adapted, err := control.AdaptActions(env, cfg.Grid)
 	if err != nil {
 		env.Close()
-		return nil, fmt.Errorf("train: %s: %w", cfg.Env, err)
+		return nil, fmt.Errorf("%s: %w", cfg.Env, err)
 	}
 	return adapted, nil
 }
@@ -100,50 +111,46 @@ func (r *stepsRun) params() []*nn.Param {
 	return append(append([]*nn.Param(nil), r.learner.Params()...), r.learner.StateParams()...)
 }
 
-// save writes the replay, then the checkpoint naming it, then removes older replay files.
-func (r *stepsRun) save(dir string, meta Meta) error {
-	meta.ReplayFile = replayFileName(meta.Iteration)
-	if err := r.replay.SaveFile(filepath.Join(dir, meta.ReplayFile)); err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return fmt.Errorf("train: encode checkpoint meta: %w", err)
-	}
-	if err := checkpoint.Save(filepath.Join(dir, CheckpointFile), r.params(), b); err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
-	return removeStaleReplays(dir, meta.ReplayFile)
-}
-
 // load restores the parameters, optimiser, normaliser (and, with withReplay, the replay) from
-// dir's checkpoint.
+// dir's newest checkpoint (for evaluation; a resume uses restore, which can fall back).
 func (r *stepsRun) load(dir string, withReplay bool) (Meta, error) {
-	f, meta, err := loadCheckpoint(dir)
+	path := filepath.Join(dir, CheckpointFile)
+	f, meta, err := readCheckpoint(path)
 	if err != nil {
 		return Meta{}, err
 	}
+	if err := r.restore(path, f, meta, withReplay); err != nil {
+		return Meta{}, err
+	}
+	return meta, nil
+}
+
+// restore puts the checkpoint at path (read as f and meta) into the run: parameters, optimiser,
+// normaliser and, with withReplay, the replay and the statistics window.
+func (r *stepsRun) restore(path string, f *checkpoint.File, meta Meta, withReplay bool) error {
+	if meta.Steps == nil {
+		return fmt.Errorf("checkpoint %s has no long-episode state: it was not written by an mlp run", path)
+	}
 	if err := f.Apply(r.params()); err != nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s does not match the run's networks: %w", filepath.Join(dir, CheckpointFile), err)
+		return fmt.Errorf("checkpoint %s does not match the run's networks: %w", path, err)
 	}
 	if r.learner.Norm != nil {
 		r.learner.Norm.Refresh()
 	}
-	if meta.Steps == nil {
-		return Meta{}, fmt.Errorf("train: checkpoint %s has no long-episode state: it was not written by an mlp run", filepath.Join(dir, CheckpointFile))
+	if !withReplay {
+		return nil
 	}
-	if withReplay {
-		if meta.ReplayFile == "" {
-			return Meta{}, fmt.Errorf("train: checkpoint %s names no replay file", filepath.Join(dir, CheckpointFile))
-		}
-		if err := r.replay.LoadFile(filepath.Join(dir, filepath.Base(meta.ReplayFile)), r.enc.Dim()); err != nil {
-			return Meta{}, fmt.Errorf("train: resume: %w", err)
-		}
-		if err := r.sampler.SetWindowState(meta.Steps.Window); err != nil {
-			return Meta{}, fmt.Errorf("train: resume: %w", err)
-		}
+	rp, err := replayPath(path, meta)
+	if err != nil {
+		return err
 	}
-	return meta, nil
+	if err := r.replay.LoadFile(rp, r.enc.Dim()); err != nil {
+		return &fileError{rp, err}
+	}
+	if err := r.sampler.SetWindowState(meta.Steps.Window); err != nil {
+		return fmt.Errorf("checkpoint %s: statistics window: %w", path, err)
+	}
+	return nil
 }
 
 // evaluate plays one greedy episode on every evaluation copy and returns the mean return.
@@ -178,21 +185,26 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 	if cfg.EvalEvery > 0 {
 		m = cfg.EvalEpisodes
 	}
-	r, err := newStepsRun(ctx, cfg, opts.envMaker(), opts.Engine, m)
+	var est MemoryEstimate
+	check := func(dim, numActions int) error {
+		est = EstimateStepsMemory(cfg, dim, numActions)
+		return checkMemory(opts, memorySubject(cfg, numActions), est)
+	}
+	r, err := newStepsRunChecked(ctx, cfg, opts.envMaker(), opts.Engine, m, check)
 	if err != nil {
 		return Summary{}, err
 	}
 	defer r.Close()
 	meta := Meta{Config: cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
-	last := -1 // iteration of the last checkpoint on disk
+	cp := newCheckpoints(opts.Dir)
 	var rows []Row
 	var mw *metricsWriter
 	if opts.Resume {
-		if meta, err = r.load(opts.Dir, true); err != nil {
-			return Summary{}, fmt.Errorf("train: resume: %w", err)
+		restore := func(path string, f *checkpoint.File, meta Meta) error { return r.restore(path, f, meta, true) }
+		if meta, cp, err = resumeCheckpoints(opts.Dir, log, restore); err != nil {
+			return Summary{}, err
 		}
 		meta.Config = cfg
-		last = meta.Iteration
 		if meta.Steps.MidEpisode > 0 {
 			log.Warn("resuming inexactly: copies that were mid-episode at the checkpoint start new episodes", "copies", meta.Steps.MidEpisode)
 		}
@@ -202,45 +214,33 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 	}
 	defer func() {
 		if cerr := mw.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("train: close %s: %w", MetricsFile, cerr)
+			err = fmt.Errorf("close %s: %w", MetricsFile, cerr)
 		}
 	}()
-	log.Info("training", "env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
+	pr := newProgress(opts, meta.Iteration, cfg.Iters, true)
+	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
+	log = pr.logger(log)
+	log.Info("training", logNums("env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
 		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter, "iters", cfg.Iters,
-		"from", meta.Iteration, "dir", opts.Dir)
-	saveAt := func(it int) error {
-		if last == it {
+		"from", meta.Iteration, "memory_estimate", FormatBytes(est.Total()), "dir", opts.Dir)...)
+	saveAt := func() error {
+		if cp.last == meta.Iteration {
 			return nil
 		}
 		meta.Steps.Window = r.sampler.WindowState()
 		meta.Steps.MidEpisode = r.sampler.MidEpisode()
-		if err := r.save(opts.Dir, meta); err != nil {
-			return err
-		}
-		last = it
-		return nil
+		saveReplay := func(path string) error { return r.replay.SaveFile(path) }
+		return cp.write(meta, r.params(), saveReplay)
 	}
-	stopped := func(it int, what string, err error) error {
-		kept := "no checkpoint was written"
-		if last >= 0 {
-			kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", last, opts.Dir)
-		}
-		return fmt.Errorf("train: stopped at iteration %d, %s: %w; %s", it, what, err, kept)
-	}
+	stopped := func(it int, what string, err error) error { return stoppedError(cp, it, what, err) }
 	writePlots := func() {
 		if err := StepPlots(opts.Dir, cfg, r.learner.Model.NumActions(), rows); err != nil {
 			log.Warn("plots not written", "err", err)
 		}
 	}
-	progressOpen := false
-	defer func() {
-		if progressOpen {
-			fmt.Fprintln(opts.Progress)
-		}
-	}()
 	start := time.Now()
 	baseWall := meta.WallSeconds
-	sum = Summary{LastGreedy: math.NaN()}
+	sum = Summary{Config: cfg, LastGreedy: math.NaN()}
 	for _, row := range rows {
 		if !math.IsNaN(row.GreedyReward) {
 			sum.LastGreedy = row.GreedyReward
@@ -248,6 +248,8 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 	}
 	firstIter := meta.Iteration
 	st := meta.Steps
+	point := progressPoint{Done: meta.Iteration, Reward: float64(st.LastMeanReturn), Greedy: sum.LastGreedy, EnvSteps: meta.EnvSteps}
+	pr.begin(point)
 	for it := meta.Iteration; it < cfg.Iters; it++ {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
@@ -317,36 +319,25 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		if err := mw.write(row); err != nil {
 			return sum, stopped(it, "metrics", err)
 		}
-		if opts.Progress != nil {
-			g := "-"
-			if !math.IsNaN(sum.LastGreedy) {
-				g = fmt.Sprintf("%.1f", sum.LastGreedy)
-			}
-			fmt.Fprintf(opts.Progress, "\riter %d/%d  steps %d  return %.1f  greedy %s  max-prob %.2f  support %.1f  loss %.3g  %.2fs/it ",
-				it+1, cfg.Iters, meta.EnvSteps, row.MeanReward, g, row.MaxProb, row.Support, row.Loss, meta.WallSeconds/float64(meta.Iteration))
-			progressOpen = true
-		}
+		point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: sum.LastGreedy, EnvSteps: meta.EnvSteps}
+		pr.update(point)
 		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {
-			if err := saveAt(meta.Iteration); err != nil {
+			if err := saveAt(); err != nil {
 				return sum, err
 			}
 			writePlots()
-			if opts.Progress == nil {
-				log.Info("checkpoint", "iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", round(row.MeanReward),
-					"greedy", round(sum.LastGreedy), "max_prob", round(row.MaxProb), "support", round(row.Support),
-					"s/it", round(meta.WallSeconds/float64(meta.Iteration)))
+			if pr == nil || pr.format != ProgressLive {
+				log.Info("checkpoint", logNums("iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", row.MeanReward,
+					"greedy", sum.LastGreedy, "max_prob", row.MaxProb, "support", row.Support,
+					"s/it", meta.WallSeconds/float64(meta.Iteration))...)
 			}
 		}
 		if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
-			log.Info("reward threshold reached", "iteration", it, "greedy", row.GreedyReward)
+			log.Info("reward threshold reached", logNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
 			break
 		}
 	}
-	if progressOpen {
-		fmt.Fprintln(opts.Progress)
-		progressOpen = false
-	}
-	if err := saveAt(meta.Iteration); err != nil {
+	if err := saveAt(); err != nil {
 		return sum, err
 	}
 	writePlots()
@@ -356,19 +347,13 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 	if n := meta.Iteration - firstIter; n > 0 {
 		sum.SecondsPerIt = time.Since(start).Seconds() / float64(n)
 	}
-	log.Info("run saved", "dir", opts.Dir, "iterations", meta.Iteration, "env_steps", meta.EnvSteps, "interrupted", sum.Interrupted,
-		"greedy", sum.LastGreedy, "env_s", round(st.EnvSeconds), "policy_s", round(st.PolicySeconds), "train_s", round(st.TrainSeconds),
-		"eval_s", round(st.EvalSeconds))
-	return sum, nil
-}
-
-// round keeps 3 significant digits for log lines.
-func round(x float64) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
+	if perr := pr.end(point, sum.Interrupted); perr != nil {
+		return sum, fmt.Errorf("progress output: %w", perr)
 	}
-	p := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(x))))
-	return math.Round(x*p) / p
+	log.Info("run saved", logNums("dir", opts.Dir, "iterations", meta.Iteration, "env_steps", meta.EnvSteps, "interrupted", sum.Interrupted,
+		"greedy", sum.LastGreedy, "env_s", st.EnvSeconds, "policy_s", st.PolicySeconds, "train_s", st.TrainSeconds,
+		"eval_s", st.EvalSeconds)...)
+	return sum, nil
 }
 
 // StepPlots writes the long-episode run's plots against env steps: reward.png (mean return of

@@ -1,8 +1,10 @@
 // Package train runs PCL training: the iteration loop (fresh batch, on-policy step, replay, replay
 // step, greedy evaluation), the run directory (config.json and checkpoints written atomically,
-// metrics.csv appended, replay-<iteration>.bin beside the checkpoint, PNG plots), exact resume from
-// the last checkpoint (parameters, Adam state, training curriculum, replay buffer), clean stops on
-// cancel or a non-finite loss, and greedy evaluation of a run, also per curriculum length.
+// metrics.csv appended, replay-<iteration>.bin beside the checkpoint, the previous checkpoint kept
+// as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
+// training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
+// cancel or a non-finite loss, progress reports, a memory estimate checked before anything is
+// allocated, and greedy evaluation of a run, also per curriculum length.
 //
 // The greedy evaluation during training (metrics column greedy_reward) is measured at the
 // training curriculum's current length: before each evaluation the evaluation env's curriculum is
@@ -24,6 +26,8 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -49,12 +53,26 @@ type Options struct {
 	Registry *envs.Registry // where Go-native env ids are looked up (when Envs is nil)
 	Envs     EnvMaker       // makes the run's envs; nil: RegistryEnvs{Registry}
 	Engine   *tensor.Engine // nil: resolved from SPARSEPCL_BLAS
-	Progress io.Writer      // nil: no progress line
-	Logger   *slog.Logger   // nil: slog.Default()
+
+	// Progress receives the progress report (nil: none), in ProgressFormat: by default a live line
+	// rewritten in place, or plain or JSON lines every ProgressEvery (0: DefaultProgressEvery).
+	Progress       io.Writer
+	ProgressFormat ProgressFormat
+	ProgressEvery  time.Duration
+	// Clock is the progress report's clock (nil: time.Now), for tests.
+	Clock func() time.Time
+
+	// MaxMemory is the most memory the run may be estimated to need: a run above it is refused
+	// before anything is allocated or written (ErrMemory). The zero value is DefaultMemoryLimit();
+	// NoMemoryLimit() turns the check off.
+	MaxMemory MemoryLimit
+
+	Logger *slog.Logger // nil: slog.Default()
 }
 
 // Summary is what a finished (or stopped) run reports.
 type Summary struct {
+	Config       config.Config // the run's config (on resume, the saved one with its new total)
 	Iterations   int
 	Interrupted  bool
 	LastGreedy   float64
@@ -70,7 +88,25 @@ type Summary struct {
 var ErrNonFinite = pcl.ErrNonFinite
 
 // ErrDiverged marks a run stopped because a training step's loss exceeded Config.MaxLoss.
-var ErrDiverged = errors.New("train: loss above the ceiling (--max-loss)")
+var ErrDiverged = errors.New("loss above the ceiling (--max-loss)")
+
+// ErrNothingToDo marks a resume asked for a total of iterations that the run has already done
+// (see DoneError).
+var ErrNothingToDo = errors.New("nothing to do")
+
+// DoneError refuses a resume whose total number of iterations (Config.Iters) is not above the
+// iterations the run has done. Nothing is changed. It wraps ErrNothingToDo.
+type DoneError struct {
+	Dir         string
+	Done, Total int
+}
+
+func (e *DoneError) Error() string {
+	return fmt.Sprintf("%s has already done %d iterations, and the total asked for is %d: nothing to do, nothing was changed", e.Dir, e.Done, e.Total)
+}
+
+// Unwrap makes errors.Is(err, ErrNothingToDo) hold.
+func (e *DoneError) Unwrap() error { return ErrNothingToDo }
 
 // checkDiverged returns an ErrDiverged error when loss is above cfg.MaxLoss (when set).
 func checkDiverged(cfg config.Config, loss float64) error {
@@ -103,11 +139,17 @@ func iterRNG(seed int64, iter int, purpose uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(iterSeed(seed, iter, purpose)), purpose))
 }
 
-// Run trains cfg into opts.Dir. On resume the directory's config.json is used (cfg.Iters may
-// extend it) and training continues exactly from the checkpoint: parameters, Adam state, the
-// training curriculum and the replay buffer are restored, and metrics.csv is appended to. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted set and
-// a nil error. A non-finite loss, gradient or parameter stops the run with an error wrapping
-// ErrNonFinite that names the iteration; nothing is saved then, so the last checkpoint stays good.
+// Run trains cfg into opts.Dir. On resume the directory's config.json is used, with cfg.Iters as
+// the new total number of iterations (a total not above the iterations done is a DoneError), and
+// training continues exactly from the checkpoint: parameters, Adam state, the training curriculum
+// and the replay buffer are restored, and metrics.csv is appended to. When the newest checkpoint or
+// its replay file is damaged, the run resumes from the fallback (the checkpoint before) with a
+// warning, its metrics.csv cut back to match. A configuration estimated to need more memory than
+// opts.MaxMemory is refused (ErrMemory) before anything is allocated or written. A run that cannot
+// start changes no file. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted
+// set and a nil error. A non-finite loss, gradient or parameter stops the run with an error
+// wrapping ErrNonFinite that names the iteration; nothing is saved then, so the last checkpoint
+// stays good.
 func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) {
 	cfg, err := prepare(cfg, opts)
 	if err != nil {
@@ -140,15 +182,15 @@ func (opts Options) logger() *slog.Logger {
 // once their envs are made, so that a run whose env cannot be made leaves no directory behind.
 func prepare(cfg config.Config, opts Options) (config.Config, error) {
 	if opts.Registry == nil && opts.Envs == nil {
-		return cfg, fmt.Errorf("train: no environment registry")
+		return cfg, fmt.Errorf("no environment registry")
 	}
 	if opts.Resume {
 		if !HasCheckpoint(opts.Dir) {
-			return cfg, fmt.Errorf("train: resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", opts.Dir, CheckpointFile)
+			return cfg, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", opts.Dir, CheckpointFile)
 		}
 		saved, err := config.ReadFile(filepath.Join(opts.Dir, ConfigFile))
 		if err != nil {
-			return cfg, fmt.Errorf("train: resume: %w", err)
+			return cfg, fmt.Errorf("resume: %w", err)
 		}
 		saved.Iters = cfg.Iters
 		cfg = saved
@@ -158,15 +200,16 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 		return cfg, err
 	}
 	if !opts.Resume && HasCheckpoint(opts.Dir) {
-		return cfg, fmt.Errorf("train: %s already holds a run (use --resume, or another --out)", opts.Dir)
+		return cfg, fmt.Errorf("%s already holds a run (use --resume, or another --out)", opts.Dir)
 	}
 	return cfg, nil
 }
 
 // openRunMetrics writes the run's first files: a new run's directory, config.json and an empty
-// metrics.csv; a resumed run's metrics.csv cut to the rows before the checkpoint, then its
-// config.json. The loops call it once their envs are made and (on resume) the checkpoint and
-// replay are read, so that a run that cannot start changes no file.
+// metrics.csv; a resumed run's metrics.csv cut to the rows before the checkpoint of iteration
+// from, then its config.json. The loops call it once their envs are made and (on resume) the
+// checkpoint and replay are read, so that a run that cannot start changes no file: that includes a
+// resume whose metrics do not match the checkpoint, or whose total is already done (DoneError).
 func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger) (*metricsWriter, []Row, error) {
 	path := filepath.Join(opts.Dir, MetricsFile)
 	if !opts.Resume {
@@ -176,26 +219,42 @@ func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger)
 		mw, err := openMetrics(path)
 		return mw, nil, err
 	}
-	mw, rows, dropped, err := resumeMetrics(path, from)
+	sc, err := scanMetrics(path, from)
 	if err != nil {
-		return nil, nil, fmt.Errorf("train: resume: %w", err)
+		return nil, nil, fmt.Errorf("resume: %w", err)
 	}
-	if dropped > 0 {
-		log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", dropped)
+	if from >= cfg.Iters {
+		return nil, nil, &DoneError{Dir: opts.Dir, Done: from, Total: cfg.Iters}
+	}
+	mw, err := sc.open()
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume: %w", err)
+	}
+	if sc.dropped > 0 {
+		log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", sc.dropped)
 	}
 	if err := writeConfig(opts.Dir, cfg); err != nil {
 		mw.Close()
 		return nil, nil, err
 	}
-	return mw, rows, nil
+	return mw, sc.kept, nil
 }
 
 // writeConfig creates the run directory and writes cfg into it.
 func writeConfig(dir string, cfg config.Config) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("train: run dir: %w", err)
+		return fmt.Errorf("run directory: %w", err)
 	}
 	return cfg.WriteFile(filepath.Join(dir, ConfigFile))
+}
+
+// stoppedError names where a run stopped and which checkpoint is on disk.
+func stoppedError(cp *checkpoints, it int, what string, err error) error {
+	kept := "no checkpoint was written"
+	if cp.last >= 0 {
+		kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", cp.last, cp.dir)
+	}
+	return fmt.Errorf("stopped at iteration %d, %s: %w; %s", it, what, err, kept)
 }
 
 // runEpisodes is the training loop of the algorithmic tasks: whole fresh episodes per iteration,
@@ -205,53 +264,56 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	eng := opts.Engine
 	if eng == nil {
 		if eng, err = tensor.NewEngine(); err != nil {
-			return Summary{}, fmt.Errorf("train: %w", err)
+			return Summary{}, err
 		}
 	}
 	envMaker := opts.envMaker()
 	env, err := envMaker.MakeVec(ctx, cfg, cfg.BatchSize)
 	if err != nil {
-		return Summary{}, fmt.Errorf("train: %w", err)
+		return Summary{}, err
 	}
 	defer env.Close()
 	spec, err := rollout.CheckEnv(env)
 	if err != nil {
-		return Summary{}, fmt.Errorf("train: %w", err)
+		return Summary{}, err
+	}
+	est := EstimateEpisodesMemory(cfg, spec)
+	if err := checkMemory(opts, memorySubject(cfg, spec.NumActions()), est); err != nil {
+		return Summary{}, err
 	}
 	learner, err := pcl.NewLearner(cfg, spec, eng)
 	if err != nil {
-		return Summary{}, fmt.Errorf("train: %w", err)
+		return Summary{}, err
 	}
 	sampler, err := rollout.NewSampler(env, learner.Model, cfg.MaxSteps)
 	if err != nil {
-		return Summary{}, fmt.Errorf("train: %w", err)
+		return Summary{}, err
 	}
 	var evalSampler *rollout.Sampler
 	var evalEnv envs.VecEnv
 	if cfg.EvalEvery > 0 {
 		if evalEnv, err = envMaker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
-			return Summary{}, fmt.Errorf("train: eval env: %w", err)
+			return Summary{}, fmt.Errorf("evaluation env: %w", err)
 		}
 		defer evalEnv.Close()
 		if evalSampler, err = rollout.NewSampler(evalEnv, learner.Model, cfg.MaxSteps); err != nil {
-			return Summary{}, fmt.Errorf("train: %w", err)
+			return Summary{}, err
 		}
 	}
 	var buf *replay.Buffer
 	if cfg.Replay {
 		if buf, err = replay.New(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction); err != nil {
-			return Summary{}, fmt.Errorf("train: %w", err)
+			return Summary{}, err
 		}
 	}
-	sv := &saver{dir: opts.Dir, learner: learner, env: env, buf: buf, last: -1}
+	sv := &saver{checkpoints: newCheckpoints(opts.Dir), learner: learner, env: env, buf: buf}
 	meta := Meta{Config: cfg}
 	var rows []Row
 	var mw *metricsWriter
 	if opts.Resume {
-		if meta, err = resume(opts.Dir, cfg, learner, env, buf, log); err != nil {
+		if meta, sv.checkpoints, err = resume(opts.Dir, cfg, learner, env, buf, log); err != nil {
 			return Summary{}, err
 		}
-		sv.last = meta.Iteration
 	}
 	if mw, rows, err = openRunMetrics(opts, cfg, meta.Iteration, log); err != nil {
 		return Summary{}, err
@@ -259,44 +321,34 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	sv.mark()
 	defer func() {
 		if cerr := mw.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("train: close %s: %w", MetricsFile, cerr)
+			err = fmt.Errorf("close %s: %w", MetricsFile, cerr)
 		}
 	}()
-	log.Info("training", "env", cfg.Env, "base", cfg.Base, "actions", spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
-		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "from", meta.Iteration, "blas", eng.Backend(), "dir", opts.Dir)
+	pr := newProgress(opts, meta.Iteration, cfg.Iters, false)
+	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
+	log = pr.logger(log)
+	log.Info("training", logNums("env", cfg.Env, "base", cfg.Base, "actions", spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
+		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "from", meta.Iteration, "blas", eng.Backend(),
+		"memory_estimate", FormatBytes(est.Total()), "dir", opts.Dir)...)
 
 	writePlots := func() {
 		if err := Plots(opts.Dir, cfg, spec.NumActions(), rows); err != nil {
 			log.Warn("plots not written", "err", err)
 		}
 	}
-	// stopped names where the run stopped and what is on disk, for errors.
-	stopped := func(it int, what string, err error) error {
-		kept := "no checkpoint was written"
-		if sv.last >= 0 {
-			kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", sv.last, opts.Dir)
-		}
-		return fmt.Errorf("train: stopped at iteration %d, %s: %w; %s", it, what, err, kept)
-	}
-	progressOpen := false
-	defer func() {
-		if progressOpen {
-			fmt.Fprintln(opts.Progress) // end the \r progress line before any message that follows
-		}
-		if f, ok := opts.Progress.(interface{ Flush() error }); ok {
-			if ferr := f.Flush(); ferr != nil && err == nil {
-				err = fmt.Errorf("train: progress output: %w", ferr)
-			}
-		}
-	}()
+	stopped := func(it int, what string, err error) error { return stoppedError(sv.checkpoints, it, what, err) }
 	start := time.Now()
 	baseWall := meta.WallSeconds
-	sum = Summary{LastGreedy: math.NaN()}
+	sum = Summary{Config: cfg, LastGreedy: math.NaN()}
+	point := progressPoint{Done: meta.Iteration, Reward: math.NaN(), Greedy: math.NaN(), Curriculum: curriculumOf(env)}
 	for _, r := range rows { // a resumed run's last evaluation may precede the resume
 		if !math.IsNaN(r.GreedyReward) {
 			sum.LastGreedy = r.GreedyReward
 		}
+		point.Reward = r.MeanReward
 	}
+	point.Greedy = sum.LastGreedy
+	pr.begin(point)
 	firstIter := meta.Iteration
 	for it := meta.Iteration; it < cfg.Iters; it++ {
 		if ctx.Err() != nil {
@@ -366,33 +418,22 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 		if err := mw.write(row); err != nil {
 			return sum, stopped(it, "metrics", err)
 		}
-		if opts.Progress != nil {
-			g := "-"
-			if !math.IsNaN(sum.LastGreedy) {
-				g = fmt.Sprintf("%.2f", sum.LastGreedy)
-			}
-			fmt.Fprintf(opts.Progress, "\riter %d/%d  reward %.2f  greedy %s  curriculum %d  loss %.3g  support %.1f  %.2fs/it ",
-				it+1, cfg.Iters, row.MeanReward, g, row.Curriculum, row.Loss, row.Support, meta.WallSeconds/float64(meta.Iteration))
-			progressOpen = true
-		}
+		point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: sum.LastGreedy, Curriculum: row.Curriculum}
+		pr.update(point)
 		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {
 			if err := sv.save(meta); err != nil {
 				return sum, err
 			}
 			writePlots()
-			if opts.Progress == nil {
-				log.Info("checkpoint", "iteration", meta.Iteration, "reward", row.MeanReward, "greedy", sum.LastGreedy,
-					"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds/float64(meta.Iteration))
+			if pr == nil || pr.format != ProgressLive {
+				log.Info("checkpoint", logNums("iteration", meta.Iteration, "reward", row.MeanReward, "greedy", sum.LastGreedy,
+					"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds/float64(meta.Iteration))...)
 			}
 		}
 		if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
-			log.Info("reward threshold reached", "iteration", it, "greedy", row.GreedyReward)
+			log.Info("reward threshold reached", logNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
 			break
 		}
-	}
-	if progressOpen {
-		fmt.Fprintln(opts.Progress)
-		progressOpen = false
 	}
 	if err := sv.save(meta); err != nil {
 		return sum, err
@@ -403,16 +444,44 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	if n := meta.Iteration - firstIter; n > 0 {
 		sum.SecondsPerIt = time.Since(start).Seconds() / float64(n)
 	}
-	log.Info("run saved", "dir", opts.Dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy)
+	if perr := pr.end(point, sum.Interrupted); perr != nil {
+		return sum, fmt.Errorf("progress output: %w", perr)
+	}
+	log.Info("run saved", logNums("dir", opts.Dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy)...)
 	return sum, nil
 }
 
-// resume loads the checkpoint of dir into the learner, the training curriculum and the replay
-// buffer. An older checkpoint's evaluation curriculum is ignored: evaluation copies the training one.
-func resume(dir string, cfg config.Config, l *pcl.Learner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, error) {
-	meta, err := LoadCheckpoint(dir, l)
+// resume loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
+// the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
+// curriculum is ignored: evaluation copies the training one.
+func resume(dir string, cfg config.Config, l *pcl.Learner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *checkpoints, error) {
+	var notes []string
+	restore := func(path string, f *checkpoint.File, meta Meta) error {
+		notes = notes[:0]
+		params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
+		if err := f.Apply(params); err != nil {
+			return fmt.Errorf("checkpoint %s does not match the run's network: %w", path, err)
+		}
+		if buf != nil {
+			if meta.ReplayFile == "" {
+				notes = append(notes, "replay buffer restarts empty (the checkpoint has none)")
+			} else if err := loadReplay(buf, filepath.Join(filepath.Dir(path), filepath.Base(meta.ReplayFile))); err != nil {
+				return err
+			}
+		}
+		// Last: a failure above must leave the env as it was, for the fallback's restore.
+		ok, err := restoreCurriculum(env, meta.TrainCurriculum, "training")
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		if !ok && curriculumState(env) != nil {
+			notes = append(notes, "training curriculum restarts (the checkpoint has none)")
+		}
+		return nil
+	}
+	meta, cp, err := resumeCheckpoints(dir, log, restore)
 	if err != nil {
-		return Meta{}, fmt.Errorf("train: resume: %w", err)
+		return Meta{}, nil, err
 	}
 	ckptCfg := meta.Config
 	ckptCfg.Iters = cfg.Iters
@@ -420,27 +489,24 @@ func resume(dir string, cfg config.Config, l *pcl.Learner, env envs.VecEnv, buf 
 		log.Warn("resume: config.json differs from the checkpoint's config; training continues with config.json", "fields", d)
 	}
 	meta.Config = cfg
-	var notes []string
-	ok, err := restoreCurriculum(env, meta.TrainCurriculum, "training")
-	if err != nil {
-		return Meta{}, err
-	}
-	if !ok && curriculumState(env) != nil {
-		notes = append(notes, "training curriculum restarts (the checkpoint has none)")
-	}
-	if buf != nil {
-		if meta.ReplayFile == "" {
-			notes = append(notes, "replay buffer restarts empty (the checkpoint has none)")
-		} else if err := buf.LoadFile(filepath.Join(dir, filepath.Base(meta.ReplayFile))); err != nil {
-			return Meta{}, fmt.Errorf("train: resume: %w", err)
-		}
-	}
 	if len(notes) > 0 {
 		log.Warn("resuming inexactly", "dir", dir, "iteration", meta.Iteration, "notes", notes)
 	} else {
 		log.Info("resuming", "dir", dir, "iteration", meta.Iteration)
 	}
-	return meta, nil
+	return meta, cp, nil
+}
+
+// loadReplay replaces buf's contents with the replay file at path. Its error names the file once.
+func loadReplay(buf *replay.Buffer, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return &fileError{path, fmt.Errorf("replay file: %w", err)}
+	}
+	if err := buf.UnmarshalBinary(data); err != nil {
+		return &fileError{path, fmt.Errorf("replay file %s: %w", path, err)}
+	}
+	return nil
 }
 
 // Plots writes reward.png, sparsity.png and maxprob.png for rows into dir, titled with the run:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -146,8 +147,8 @@ func TestResumeContinuesExactly(t *testing.T) {
 	if errA != nil || errB != nil || !bytes.Equal(a, b) {
 		t.Errorf("final replay buffers differ (%v, %v)", errA, errB)
 	}
-	if old, _ := filepath.Glob(filepath.Join(dir, "replay-*.bin")); len(old) != 1 {
-		t.Errorf("run dir holds replay files %v, want only the last checkpoint's", old)
+	if got, want := replayFiles(t, dir), []string{replayFileName(split), replayFileName(cfg.Iters)}; !slices.Equal(got, want) {
+		t.Errorf("run dir holds replay files %v, want %v: the last checkpoint's and the fallback's", got, want)
 	}
 
 	// Each piece of restored state matters: resuming without it diverges after the split.

@@ -1,0 +1,433 @@
+package train
+
+// A run's memory is dominated by a few arrays whose sizes follow from the config and the env's
+// spaces: the parameters with their gradients and Adam state, the training batch (a row per step of
+// every episode, |A| values wide for the policy), and the replay buffer at capacity. Run estimates
+// them once the env's spaces are known and before it allocates anything else or writes a file, so
+// that a configuration that cannot fit is refused with the numbers, instead of being killed by the
+// kernel halfway through or pushing the other runs of a shared machine into swap.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+)
+
+const (
+	// fallbackMemory is the machine's memory assumed when /proc/meminfo cannot be read.
+	fallbackMemory = 16 << 30
+	// memoryShare is the part of the machine's memory a run may be estimated to need by default:
+	// the rest is for the OS, the Go runtime's slack and whatever else runs.
+	memoryShare = 0.8
+)
+
+// ErrMemory marks a run refused because its estimated memory is above the limit (see MemoryError).
+var ErrMemory = errors.New("the run needs more memory than the limit")
+
+// MemoryPart is one term of a memory estimate.
+type MemoryPart struct {
+	What   string // e.g. "the training batch's per-action arrays"
+	Detail string // how it is counted, e.g. "400 episodes × 201 steps × 400000 actions × 4 float32 arrays"
+	Bytes  int64
+	Lower  string // the flags that shrink it, e.g. "--base, --batch or --max-steps"
+}
+
+// MemoryEstimate is what a run is expected to hold at its peak, by part. It counts the large arrays
+// only (not the Go runtime's slack), so the process's resident size is somewhat above it.
+type MemoryEstimate struct {
+	Parts []MemoryPart
+}
+
+// Total is the sum of the parts.
+func (e MemoryEstimate) Total() int64 {
+	var t float64
+	for _, p := range e.Parts {
+		t += float64(p.Bytes)
+	}
+	return clampBytes(t)
+}
+
+// Largest is the part that dominates.
+func (e MemoryEstimate) Largest() MemoryPart {
+	var best MemoryPart
+	for _, p := range e.Parts {
+		if p.Bytes > best.Bytes {
+			best = p
+		}
+	}
+	return best
+}
+
+// clampBytes converts a byte count computed in float64 (absurd configs overflow int64) to int64.
+func clampBytes(b float64) int64 {
+	if b >= math.MaxInt64 || math.IsNaN(b) {
+		return math.MaxInt64
+	}
+	return int64(math.Ceil(b))
+}
+
+const f32 = 4 // bytes per float32
+
+// checkpointFactor is the bytes per parameter value of the model at rest and while a checkpoint is
+// written: the value, its gradient and Adam's two moments (4 float32), and the encoded checkpoint of
+// values and moments (3 float32) in a buffer that grows by doubling, so up to twice that.
+const checkpointFactor = (4 + 2*3) * f32
+
+// EstimateEpisodesMemory estimates the memory of a whole-episode (LSTM) run of cfg on a task of
+// spec. Episodes are counted at their longest, cfg.MaxSteps steps.
+func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
+	H, E := float64(cfg.Hidden), float64(cfg.Hidden)
+	K := float64(spec.NumActions())
+	V := 0.0
+	for _, v := range spec.InputVocabs() {
+		V += float64(v)
+	}
+	F := float64(spec.Features())
+	heads := pcl.NewHeads(cfg, spec.NumActions())
+	params := V*E + E + (E+H+1)*4*H // embeddings and their bias, the LSTM
+	otherCols := 0.0                // head columns besides the |A| logits
+	for i, s := range heads.Sizes {
+		in := H
+		if i == heads.VHead {
+			in = 2 * H // V reads [c, h]
+		}
+		params += (in + 1) * float64(s)
+		if i > 0 {
+			otherCols += float64(s)
+		}
+	}
+	sizeFlags := "--base or --hidden"
+	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
+		sizeFlags = "--hidden"
+	}
+	parts := []MemoryPart{{
+		What:   "the parameters",
+		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
+		Bytes:  clampBytes(params * checkpointFactor),
+		Lower:  sizeFlags,
+	}}
+
+	// The training batch: the larger of the fresh and the replayed batch, every episode padded to
+	// the longest (MaxSteps steps and the final state).
+	B := float64(cfg.BatchSize)
+	if cfg.Replay {
+		B = max(B, float64(cfg.EffectiveReplayBatch()))
+	}
+	T1 := float64(cfg.MaxSteps + 1)
+	rows := B * T1
+	// |A|-wide arrays per row: the head output, the objective's logits and policy, the head
+	// gradient; packed (projected) training adds the packed output and gradient.
+	projected := 2*(V+1) <= rows && 4*(F+1) <= E
+	kArrays := 4.0
+	if projected {
+		kArrays = 6
+	}
+	batchFlags := "--batch, --max-steps or --base"
+	if sizeFlags == "--hidden" {
+		batchFlags = "--batch or --max-steps"
+	}
+	parts = append(parts, MemoryPart{
+		What:   "the training batch's per-action arrays",
+		Detail: fmt.Sprintf("%s episodes × %s steps × %s actions × %g float32 arrays", count(B), count(T1), count(K), kArrays),
+		Bytes:  clampBytes(rows * K * kArrays * f32),
+		Lower:  batchFlags,
+	})
+	// Per row besides: the LSTM's gates and their gradient (4H each), h, c, tanh c, dh, dc (H
+	// each), on the direct input path the embedding sums and their gradient (E each), the other
+	// heads and their gradients, the tokens.
+	perRow := 13*H + otherCols*kArrays + 2*F
+	if !projected {
+		perRow += 2 * E
+	}
+	parts = append(parts, MemoryPart{
+		What:   "the training batch's LSTM activations",
+		Detail: fmt.Sprintf("%s rows × %s values", count(rows), count(perRow)),
+		Bytes:  clampBytes(rows * perRow * f32),
+		Lower:  "--batch, --max-steps or --hidden",
+	})
+	// Projected tables of the embeddings through the LSTM input kernel ((V+1) x (E+4H)): for
+	// training (with its gradient and one partial gradient per worker), and for sampling steps.
+	tables := 0.0
+	table := (V + 1) * (E + 4*H)
+	if projected {
+		tables += 2*table + float64(runtime.GOMAXPROCS(0))*(V+1)*4*H
+	}
+	if 2*(V+1) <= float64(cfg.BatchSize) {
+		tables += table
+	}
+	if tables > 0 {
+		parts = append(parts, MemoryPart{
+			What:   "the projected embedding tables",
+			Detail: fmt.Sprintf("%s vocabulary rows × %s values", count(V+1), count(E+4*H)),
+			Bytes:  clampBytes(tables * f32),
+			Lower:  sizeFlags,
+		})
+	}
+	// Sampling: the heads of every copy (fresh batch and evaluation), the LSTM state, the episodes.
+	cols := K + otherCols
+	n := float64(cfg.BatchSize)
+	if cfg.EvalEvery > 0 {
+		n += float64(cfg.EvalEpisodes)
+	}
+	parts = append(parts, MemoryPart{
+		What:   "sampling",
+		Detail: fmt.Sprintf("%s copies × %s head values, and the fresh episodes", count(n), count(cols)),
+		Bytes:  clampBytes(n*(cols+6*H)*f32 + float64(cfg.BatchSize)*T1*episodeStepBytes),
+		Lower:  batchFlags,
+	})
+	if cfg.Replay {
+		C := float64(cfg.ReplayCapacity)
+		parts = append(parts, MemoryPart{
+			What:   "the replay buffer at capacity",
+			Detail: fmt.Sprintf("%s episodes × %s steps, and its file being encoded", count(C), count(T1)),
+			Bytes:  clampBytes(C * (T1*(episodeStepBytes+replayFileStepBytes) + episodeOverhead)),
+			Lower:  "--replay-capacity or --max-steps",
+		})
+	}
+	return MemoryEstimate{Parts: parts}
+}
+
+const (
+	// episodeStepBytes is a stored episode's step: observation and action (int32 each) and reward
+	// (float64), with the slack of slices grown by append (up to 2x, about 1.5x on average).
+	episodeStepBytes = 16 * 1.5
+	// replayFileStepBytes is a step in the encoded replay file.
+	replayFileStepBytes = 16
+	// episodeOverhead is an episode's struct, slice headers, pointer and priority.
+	episodeOverhead = 160
+)
+
+// EstimateStepsMemory estimates the memory of a long-episode (mlp) run of cfg on an env with
+// observation vectors of obsDim values and numActions actions.
+func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstimate {
+	D, H, K := float64(obsDim), float64(cfg.MLPHidden), float64(numActions)
+	heads := pcl.NewHeads(cfg, numActions)
+	params := (D+1)*H + (H+1)*H // policy trunk
+	otherCols := 0.0
+	for i, s := range heads.Sizes {
+		if i == heads.VHead {
+			params += (D+1)*H + (H+1)*H + H + 1 // the value network
+		} else {
+			params += (H + 1) * float64(s)
+		}
+		if i > 0 {
+			otherCols += float64(s)
+		}
+	}
+	sizeFlags := "--mlp-hidden"
+	if cfg.Grid > 0 {
+		sizeFlags = "--grid or --mlp-hidden"
+	}
+	parts := []MemoryPart{{
+		What:   "the parameters",
+		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
+		Bytes:  clampBytes(params * checkpointFactor),
+		Lower:  sizeFlags,
+	}}
+	// The training batch: sub-episodes (or the fresh pieces of every copy) of up to StepsPerIter
+	// steps and their last state.
+	B := float64(cfg.SubEpisodes)
+	if cfg.OnPolicyStep {
+		B = max(B, float64(cfg.NumEnvs))
+	}
+	T1 := float64(cfg.StepsPerIter + 1)
+	rows := B * T1
+	batchFlags := "--sub-episodes or --steps-per-iter"
+	if cfg.Grid > 0 {
+		batchFlags = "--grid, --sub-episodes or --steps-per-iter"
+	}
+	// |A|-wide per row: the logits layer's output, the objective's logits and policy, the head
+	// gradient.
+	const kArrays = 4
+	parts = append(parts, MemoryPart{
+		What:   "the training batch's per-action arrays",
+		Detail: fmt.Sprintf("%s sub-episodes × %s steps × %s actions × %d float32 arrays", count(B), count(T1), count(K), kArrays),
+		Bytes:  clampBytes(rows * K * kArrays * f32),
+		Lower:  batchFlags,
+	})
+	// Per row besides: the input and its gradient, the two networks' layers, their activations
+	// and gradients, the other heads.
+	perRow := 2*D + 12*H + otherCols*kArrays
+	parts = append(parts, MemoryPart{
+		What:   "the training batch's hidden layers",
+		Detail: fmt.Sprintf("%s rows × %s values", count(rows), count(perRow)),
+		Bytes:  clampBytes(rows * perRow * f32),
+		Lower:  "--sub-episodes, --steps-per-iter or --mlp-hidden",
+	})
+	// Sampling: every copy's action scores and policy; the collected pieces.
+	n := float64(cfg.NumEnvs + cfg.EvalEpisodes)
+	parts = append(parts, MemoryPart{
+		What:   "sampling",
+		Detail: fmt.Sprintf("%s copies × %s actions, and the collected steps", count(n), count(K)),
+		Bytes:  clampBytes(n*(K*3+D+4*H)*f32 + float64(cfg.NumEnvs)*T1*(D*f32+12)),
+		Lower:  "--num-envs",
+	})
+	// The step replay at capacity: per step the observation (float32), action and reward, and
+	// the encoded file (gob writes a float32 in up to 9 bytes).
+	S := float64(cfg.ReplaySteps)
+	parts = append(parts, MemoryPart{
+		What:   "the replay buffer at capacity",
+		Detail: fmt.Sprintf("%s steps × %s observation values, and its file being encoded", count(S), count(D)),
+		Bytes:  clampBytes(S * (D*f32 + 12 + D*9 + 14)),
+		Lower:  "--replay-steps",
+	})
+	return MemoryEstimate{Parts: parts}
+}
+
+// count prints a whole number of things without exponent or fraction.
+func count(x float64) string { return strconv.FormatFloat(math.Round(x), 'f', -1, 64) }
+
+// MemoryLimit is the most memory a run may be estimated to need.
+type MemoryLimit struct {
+	Bytes int64  // < 0: no limit; 0 (the zero value): DefaultMemoryLimit()
+	From  string // where the number comes from, for messages: "80% of this machine's 23.5 GiB"
+}
+
+// Off reports whether the limit is disabled.
+func (l MemoryLimit) Off() bool { return l.Bytes < 0 }
+
+// NoMemoryLimit disables the check.
+func NoMemoryLimit() MemoryLimit { return MemoryLimit{Bytes: -1, From: "off"} }
+
+// DefaultMemoryLimit is 80% of the machine's physical memory (MemTotal of /proc/meminfo), or of
+// 16 GiB when that cannot be read.
+func DefaultMemoryLimit() MemoryLimit { return memoryLimitFrom("/proc/meminfo") }
+
+func memoryLimitFrom(meminfo string) MemoryLimit {
+	total, err := memTotal(meminfo)
+	if err != nil {
+		return MemoryLimit{Bytes: int64(fallbackMemory) * 8 / 10,
+			From: fmt.Sprintf("80%% of an assumed %s: this machine's memory is unknown (%v)", FormatBytes(fallbackMemory), err)}
+	}
+	return MemoryLimit{Bytes: int64(memoryShare * float64(total)), From: fmt.Sprintf("80%% of this machine's %s", FormatBytes(total))}
+}
+
+// memTotal reads MemTotal (in bytes) from a /proc/meminfo file.
+func memTotal(path string) (int64, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("%s: MemTotal line %q, want \"MemTotal: <n> kB\"", path, sc.Text())
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || kb <= 0 || kb > math.MaxInt64/1024 {
+			return 0, fmt.Errorf("%s: MemTotal %q is not a size", path, f[0])
+		}
+		return kb * 1024, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return 0, fmt.Errorf("%s has no MemTotal line", path)
+}
+
+// ParseMemoryLimit parses a --max-memory value: a size with a binary unit (B, KiB, MiB, GiB, TiB;
+// K, M, G and T mean the same; KB, MB, GB and TB are powers of 1000), e.g. "32GiB" or "1.5G", or
+// 0 or "off" for no limit.
+func ParseMemoryLimit(s string) (MemoryLimit, error) {
+	v := strings.TrimSpace(s)
+	if v == "0" || strings.EqualFold(v, "off") {
+		return NoMemoryLimit(), nil
+	}
+	i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := v, ""
+	if i >= 0 {
+		num, unit = strings.TrimSpace(v[:i]), v[i:]
+	}
+	mult := map[string]float64{"": 1, "b": 1,
+		"k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[strings.ToLower(unit)]
+	x, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || !(x > 0) || x*mult >= math.MaxInt64 {
+		return MemoryLimit{}, fmt.Errorf("memory size %q: want a size such as 32GiB, 1.5G or 500MiB, or 0 or off for no limit", s)
+	}
+	b := int64(x * mult)
+	return MemoryLimit{Bytes: b, From: "--max-memory " + v}, nil
+}
+
+// FormatBytes prints a size in binary units with 2 or 3 significant digits: "61 GiB", "1.5 GiB",
+// "512 MiB".
+func FormatBytes(b int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	x, u := float64(b), 0
+	for math.Abs(x) >= 1024 && u < len(units)-1 {
+		x /= 1024
+		u++
+	}
+	switch {
+	case u == 0:
+		return fmt.Sprintf("%d B", b)
+	case math.Abs(x) >= 10:
+		return fmt.Sprintf("%.0f %s", x, units[u])
+	default:
+		return fmt.Sprintf("%.1f %s", x, units[u])
+	}
+}
+
+// MemoryError is the refusal of a run whose estimate is above the limit. It wraps ErrMemory.
+type MemoryError struct {
+	Subject  string // the configuration, e.g. "Copy-v0 at --base 100000 (400000 actions)"
+	Estimate MemoryEstimate
+	Limit    MemoryLimit
+}
+
+func (e *MemoryError) Error() string {
+	big := e.Estimate.Largest()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s needs about %s, mostly %s (%s: %s), above the limit of %s (%s); lower %s",
+		e.Subject, FormatBytes(e.Estimate.Total()), big.What, big.Detail, FormatBytes(big.Bytes),
+		FormatBytes(e.Limit.Bytes), e.Limit.From, big.Lower)
+	b.WriteString(", or pass --max-memory with a larger size (or off)")
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrMemory) hold.
+func (e *MemoryError) Unwrap() error { return ErrMemory }
+
+// checkMemory refuses est when it is above the run's limit (opts.MaxMemory, by default
+// DefaultMemoryLimit). subject names the configuration in the message.
+func checkMemory(opts Options, subject string, est MemoryEstimate) error {
+	limit := opts.MaxMemory
+	if limit.Off() {
+		return nil
+	}
+	if limit.Bytes == 0 {
+		limit = DefaultMemoryLimit()
+	}
+	if est.Total() <= limit.Bytes {
+		return nil
+	}
+	return &MemoryError{Subject: subject, Estimate: est, Limit: limit}
+}
+
+// memorySubject names cfg's size for a memory message: the flags that set |A|.
+func memorySubject(cfg config.Config, numActions int) string {
+	switch {
+	case cfg.Grid > 0:
+		return fmt.Sprintf("%s at --grid %d (%d actions)", cfg.Env, cfg.Grid, numActions)
+	case cfg.Net != config.NetMLP:
+		if _, err := algorithmic.TaskByID(cfg.Env); err == nil {
+			return fmt.Sprintf("%s at --base %d (%d actions)", cfg.Env, cfg.Base, numActions)
+		}
+	}
+	return fmt.Sprintf("%s (%d actions)", cfg.Env, numActions)
+}

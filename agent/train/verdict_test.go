@@ -1,0 +1,35 @@
+package train
+
+import (
+	"math"
+	"testing"
+)
+
+func TestVerdict(t *testing.T) {
+	nan := math.NaN()
+	rows := func(greedy ...float64) []Row {
+		var rs []Row
+		for i, g := range greedy {
+			rs = append(rs, Row{Iteration: i, GreedyReward: g})
+		}
+		return rs
+	}
+	cases := []struct {
+		name      string
+		rows      []Row
+		threshold float64
+		want      string
+	}{
+		{"solved", rows(nan, 3, nan, 25.004, 31), 25, "solved at iteration 3 (greedy 25.00 ≥ threshold 25)"},
+		{"exactly at the threshold", rows(1, 5), 5, "solved at iteration 1 (greedy 5.00 ≥ threshold 5)"},
+		{"not solved", rows(nan, 3.5, nan, 4.104, 2), 25, "not solved in 5 iterations: best greedy 4.10 at iteration 3 (threshold 25)"},
+		{"negative rewards", rows(-0.5, -0.3333333, -0.4), 0.5, "not solved in 3 iterations: best greedy -0.33 at iteration 1 (threshold 0.5)"},
+		{"no evaluation", rows(nan, nan), 25, "not solved in 2 iterations: no greedy evaluation ran (threshold 25)"},
+		{"no rows", nil, 3000, "not solved in 0 iterations: no greedy evaluation ran (threshold 3000)"},
+	}
+	for _, tc := range cases {
+		if got := Verdict(tc.rows, len(tc.rows), tc.threshold); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
