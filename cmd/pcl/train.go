@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/success"
@@ -68,17 +71,62 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 	return set, nil
 }
 
+// trainOutput is how `pcl train` reports, from its flags and whether stderr is a terminal.
+type trainOutput struct {
+	logFormat     string
+	progressEvery time.Duration
+}
+
+// options sets the logger and the progress report of opts: log lines as text or JSON on stderr;
+// progress as a live line on a terminal, else as a text or JSON line every progressEvery (0: none).
+func (o trainOutput) options(opts *train.Options, stderr io.Writer) {
+	h := slog.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if o.logFormat == "json" {
+		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})
+	}
+	opts.Logger = slog.New(h)
+	if o.progressEvery <= 0 {
+		return
+	}
+	opts.Progress, opts.ProgressEvery = stderr, o.progressEvery
+	switch {
+	case o.logFormat == "json":
+		opts.ProgressFormat = train.ProgressJSON
+	case isTerminal(stderr):
+		opts.ProgressFormat = train.ProgressLive
+	default:
+		opts.ProgressFormat = train.ProgressText
+	}
+}
+
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("train", stderr)
 	cfg := config.Default()
 	out := fs.String("out", "", "run directory (default runs/<env>-base<B>-<algo>-seed<S>)")
-	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint (its config.json wins; --iters may extend it)")
+	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint (or, when that is damaged, the one before), with its config.json; "+
+		"--iters is then the run's new total number of iterations, above those done (without --iters: the saved total)")
+	progressEvery := fs.Duration("progress-every", train.DefaultProgressEvery,
+		"interval of the progress lines when stderr is not a terminal, or with --log-format json (0: no progress report; on a terminal the line is live)")
+	logFormat := fs.String("log-format", "text", `"text" or "json": json prints the log and progress lines as JSON objects, one per line`)
+	maxMemory := fs.String("max-memory", "", "refuse a configuration estimated to need more memory than this, e.g. 32GiB (0 or off: no check; default: 80% of this machine's memory)")
 	var servers stringList
 	fs.Var(&servers, "server", "endpoint of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
 	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
 	given, err := parseTrainConfig(fs, args, &cfg)
 	if err != nil {
 		return err
+	}
+	if *logFormat != "text" && *logFormat != "json" {
+		return usageError{fmt.Errorf("--log-format %q: want text or json", *logFormat)}
+	}
+	if *progressEvery < 0 {
+		return usageError{fmt.Errorf("--progress-every %s: want a duration >= 0 (0: no progress report)", *progressEvery)}
+	}
+	var limit train.MemoryLimit // the zero value: train's default, 80% of the machine's memory
+	if *maxMemory != "" {
+		if limit, err = train.ParseMemoryLimit(*maxMemory); err != nil {
+			return usageError{fmt.Errorf("--max-memory: %w", err)}
+		}
 	}
 	if *out == "" {
 		if *resume {
@@ -90,7 +138,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// The run's config.json wins; silently ignoring a flag would surprise, so refuse it.
 		var extra []string
 		for name := range given {
-			if name != "out" && name != "resume" && name != "iters" && name != "server" && name != "remote" {
+			switch name {
+			case "out", "resume", "iters", "server", "remote", "progress-every", "log-format", "max-memory":
+			default:
 				extra = append(extra, "--"+name)
 			}
 		}
@@ -116,22 +166,31 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	reg := registry.Default()
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote}
-	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: maker}
-	if isTerminal(stderr) {
-		opts.Progress = stderr
-	}
+	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: maker, MaxMemory: limit}
+	trainOutput{logFormat: *logFormat, progressEvery: *progressEvery}.options(&opts, stderr)
 	sum, err := train.Run(ctx, cfg, opts)
-	if errors.Is(err, envmaker.ErrUnknownEnv) {
+	var done *train.DoneError
+	switch {
+	case errors.Is(err, envmaker.ErrUnknownEnv), errors.Is(err, train.ErrMemory):
 		return usageError{err}
-	}
-	if err != nil {
+	case errors.As(err, &done) && given["iters"]:
+		return usageError{fmt.Errorf("--iters %d is not above the %d iterations %s has already done: with --resume, --iters is the total number of iterations, "+
+			"so pass --iters %d or more to continue the run; nothing was changed", done.Total, done.Done, done.Dir, done.Done+1)}
+	case errors.As(err, &done):
+		return usageError{fmt.Errorf("%s has already done %d iterations, its total: pass --iters N with N above %d to train it longer; nothing was changed",
+			done.Dir, done.Done, done.Done)}
+	case err != nil:
 		return err
 	}
-	fmt.Fprintf(stdout, "run %s: %d iterations, %.3f s/iteration, last greedy reward %.3f", *out, sum.Iterations, sum.SecondsPerIt, sum.LastGreedy)
+	fmt.Fprintf(stdout, "run %s: %d iterations, %.3f s/iteration", *out, sum.Iterations, sum.SecondsPerIt)
+	if !math.IsNaN(sum.LastGreedy) {
+		fmt.Fprintf(stdout, ", last greedy reward %.3f", sum.LastGreedy)
+	}
 	if sum.Interrupted {
 		fmt.Fprint(stdout, " (interrupted; resume with --resume)")
 	}
 	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, train.Verdict(sum.Rows, sum.Iterations, sum.Config.RewardThreshold))
 	if st := sum.Steps; st != nil && sum.Rows != nil {
 		last := sum.Rows[len(sum.Rows)-1]
 		total := st.EnvSeconds + st.PolicySeconds + st.TrainSeconds + st.EvalSeconds
@@ -139,6 +198,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "time over the whole run: %.0f env steps/s of wall time; env stepping (transport included) %.1f s (%.0f%%), sampling forwards %.1f s (%.0f%%), training steps %.1f s (%.0f%%), greedy evaluation %.1f s (%.0f%%)\n",
 			float64(sum.EnvSteps)/max(last.WallSeconds, 1e-9), st.EnvSeconds, pct(st.EnvSeconds), st.PolicySeconds, pct(st.PolicySeconds),
 			st.TrainSeconds, pct(st.TrainSeconds), st.EvalSeconds, pct(st.EvalSeconds))
+	}
+	if sum.Interrupted {
+		// After the summary: the run is saved and resumable, and the exit code says it stopped early.
+		return fmt.Errorf("%w at iteration %d of %d; the checkpoint is saved, continue with: pcl train --out %s --resume", errInterrupted, sum.Iterations, sum.Config.Iters, *out)
 	}
 	return nil
 }

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
@@ -35,7 +39,7 @@ func TestTrainEvalBadInput(t *testing.T) {
 		{"train ok", append([]string{"train", "--out", filepath.Join(dir, "run")}, good...), 0, ""},
 		{"train again refuses", append([]string{"train", "--out", filepath.Join(dir, "run")}, good...), 1, "--resume"},
 		{"resume with config flags", []string{"train", "--out", filepath.Join(dir, "run"), "--resume", "--lr", "0.1", "--batch", "3"}, 2, "--batch, --lr"},
-		{"resume keeps iters", []string{"train", "--out", filepath.Join(dir, "run"), "--resume"}, 0, ""},
+		{"resume of a finished run", []string{"train", "--out", filepath.Join(dir, "run"), "--resume"}, 2, "has already done 2 iterations"},
 		{"resume extends", []string{"train", "--out", filepath.Join(dir, "run"), "--resume", "--iters", "3"}, 0, ""},
 		{"eval ok", []string{"eval", "--run", filepath.Join(dir, "run"), "--episodes", "4"}, 0, ""},
 	}
@@ -49,8 +53,8 @@ func TestTrainEvalBadInput(t *testing.T) {
 		if tc.msg != "" && !strings.Contains(errb.String(), tc.msg) {
 			t.Errorf("%s: stderr %q does not mention %q", tc.name, errb.String(), tc.msg)
 		}
-		if tc.name == "resume keeps iters" && (!strings.Contains(out.String(), ": 2 iterations") || strings.Contains(out.String(), "NaN")) {
-			t.Errorf("resume without --iters: output %q, want the run's own 2 iterations", out.String())
+		if tc.name == "resume extends" && (!strings.Contains(out.String(), ": 3 iterations") || strings.Contains(out.String(), "NaN")) {
+			t.Errorf("resume with --iters 3: output %q, want 3 iterations", out.String())
 		}
 		if tc.name == "eval ok" {
 			for _, want := range []string{"after 3 iterations", "greedy reward at the trained level (min_length 2: inputs of 2-4 symbols)", "verdict: not solved", "| 2 (trained) | ", "| 30 | "} {
@@ -120,5 +124,242 @@ func TestCompareResumesAndNeverDeletes(t *testing.T) {
 		} else if b, err := os.ReadFile(notes); err != nil || string(b) != "mine" {
 			t.Errorf("%s: the user's file in the run dir was lost: %v", st.name, err)
 		}
+	}
+}
+
+// tinyTrain are the flags of a Copy run that takes a second.
+var tinyTrain = []string{"--env", "Copy-v0", "--base", "2", "--batch", "8", "--hidden", "8", "--eval-episodes", "4", "--eval-every", "1"}
+
+func trainArgs(out string, extra ...string) []string {
+	return append(append([]string{"train", "--out", out}, tinyTrain...), extra...)
+}
+
+// A configuration estimated not to fit is refused as a usage error before anything is allocated
+// or written, with the estimate, what dominates and the limit; --max-memory moves the limit.
+func TestTrainRefusesTooMuchMemory(t *testing.T) {
+	dir := t.TempDir()
+	tiny := append([]string{"--iters", "1"}, tinyTrain...)
+	cases := []struct {
+		name  string
+		flags []string
+		code  int
+		msgs  []string
+	}{
+		{"paper's Copy at base 100000", []string{"--env", "Copy-v0", "--base", "100000"}, 2,
+			[]string{"Copy-v0 at --base 100000 (400000 actions) needs about ", "mostly the training batch's per-action arrays (400 episodes × 201 steps × 400000 actions",
+				"above the limit of ", "80% of this machine's ", "lower --batch, --max-steps or --base", "--max-memory"}},
+		{"a small limit", append([]string{"--max-memory", "1MiB"}, tiny...), 2, []string{"above the limit of 1.0 MiB (--max-memory 1MiB)"}},
+		{"a bad limit", append([]string{"--max-memory", "lots"}, tiny...), 2, []string{`--max-memory: memory size "lots"`}},
+		{"no limit", append([]string{"--max-memory", "off"}, tiny...), 0, nil},
+		{"a large enough limit", append([]string{"--max-memory", "64GiB"}, tiny...), 0, nil},
+	}
+	for i, tc := range cases {
+		out := filepath.Join(dir, fmt.Sprint("run", i))
+		args := append([]string{"train", "--out", out}, tc.flags...)
+		var o, e bytes.Buffer
+		code := runMain(context.Background(), args, &o, &e)
+		if code != tc.code {
+			t.Fatalf("%s: exit %d, want %d; stderr %s", tc.name, code, tc.code, e.String())
+		}
+		for _, m := range tc.msgs {
+			if !strings.Contains(e.String(), m) {
+				t.Errorf("%s: stderr %q lacks %q", tc.name, e.String(), m)
+			}
+		}
+		if _, err := os.Stat(out); (err == nil) != (tc.code == 0) {
+			t.Errorf("%s: run directory exists: %v, want %v", tc.name, err == nil, tc.code == 0)
+		}
+	}
+}
+
+// fileState is a file's bytes and modification time.
+type fileState struct {
+	data  string
+	mtime time.Time
+}
+
+func dirState(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]fileState{}
+	for _, e := range es {
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[e.Name()] = fileState{string(b), st.ModTime()}
+	}
+	return m
+}
+
+// With --resume, --iters is the total: a total at or below the iterations done is a usage error
+// that says how many are done and changes nothing (config.json keeps its bytes and its mtime);
+// without --iters the saved total counts; a larger total continues the run.
+func TestTrainResumeTotal(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	var o, e bytes.Buffer
+	if code := runMain(context.Background(), trainArgs(run, "--iters", "3"), &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	cases := []struct {
+		name  string
+		iters []string
+		code  int
+		msg   string
+		out   string
+	}{
+		{"the same total", []string{"--iters", "3"}, 2, "--iters 3 is not above the 3 iterations " + run + " has already done: with --resume, --iters is the total number of iterations, so pass --iters 4 or more", ""},
+		{"a smaller total", []string{"--iters", "1"}, 2, "--iters 1 is not above the 3 iterations", ""},
+		{"the saved total", nil, 2, run + " has already done 3 iterations, its total: pass --iters N with N above 3", ""},
+		{"a larger total", []string{"--iters", "5"}, 0, "", "run " + run + ": 5 iterations"},
+	}
+	for _, tc := range cases {
+		before := dirState(t, run)
+		var o, e bytes.Buffer
+		code := runMain(context.Background(), append([]string{"train", "--out", run, "--resume"}, tc.iters...), &o, &e)
+		if code != tc.code || !strings.Contains(e.String(), tc.msg) || !strings.Contains(o.String(), tc.out) {
+			t.Fatalf("%s: exit %d (want %d), stdout %q (want %q), stderr %q (want %q)", tc.name, code, tc.code, o.String(), tc.out, e.String(), tc.msg)
+		}
+		if code != 0 {
+			after := dirState(t, run)
+			if len(after) != len(before) {
+				t.Errorf("%s: %d files before, %d after", tc.name, len(before), len(after))
+			}
+			for name, b := range before {
+				if a := after[name]; a.data != b.data || !a.mtime.Equal(b.mtime) {
+					t.Errorf("%s: %s changed (bytes or mtime)", tc.name, name)
+				}
+			}
+		}
+	}
+}
+
+// A run stopped by a cancel prints its summary with the resume hint, exits 130 and leaves a
+// checkpoint that --resume (without --iters: the saved total) continues to the end.
+func TestTrainInterruptedExits130(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var o, e bytes.Buffer
+	if code := runMain(ctx, trainArgs(run, "--iters", "2"), &o, &e); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr %s", code, e.String())
+	}
+	if !strings.Contains(o.String(), "(interrupted; resume with --resume)") || !strings.Contains(e.String(), "pcl train: interrupted at iteration 0 of 2") {
+		t.Errorf("stdout %q, stderr %q: want the summary with the resume hint and the interruption", o.String(), e.String())
+	}
+	if !train.HasCheckpoint(run) {
+		t.Fatal("no checkpoint after the interrupted run")
+	}
+	o.Reset()
+	e.Reset()
+	if code := runMain(context.Background(), []string{"train", "--out", run, "--resume"}, &o, &e); code != 0 || !strings.Contains(o.String(), "run "+run+": 2 iterations") {
+		t.Fatalf("resume: exit %d, stdout %q, stderr %s", code, o.String(), e.String())
+	}
+}
+
+// A damaged checkpoint with no fallback is one error, wrapped once at each level: the file named,
+// no repeated "train:" or "checkpoint:" segments.
+func TestTrainDamagedCheckpointMessage(t *testing.T) {
+	for _, damage := range []string{"garbage", "truncated"} {
+		run := filepath.Join(t.TempDir(), "run")
+		var o, e bytes.Buffer
+		if code := runMain(context.Background(), trainArgs(run, "--iters", "2"), &o, &e); code != 0 {
+			t.Fatalf("exit %d: %s", code, e.String())
+		}
+		path := filepath.Join(run, train.CheckpointFile)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if damage == "garbage" {
+			data = []byte("garbage")
+		} else {
+			data = data[:len(data)/2]
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o.Reset()
+		e.Reset()
+		code := runMain(context.Background(), []string{"train", "--out", run, "--resume", "--iters", "4"}, &o, &e)
+		msg := strings.TrimSpace(e.String())
+		t.Logf("%s: %s", damage, msg)
+		if code != 1 || !strings.HasPrefix(msg, "pcl train: resume: checkpoint "+path+": bad format: ") {
+			t.Errorf("%s: exit %d, message %q: want exit 1 and one naming the file", damage, code, msg)
+		}
+		for _, seg := range []string{"train:", "checkpoint:", "resume:"} {
+			if n := strings.Count(msg, seg); n > 1 {
+				t.Errorf("%s: %q appears %d times in %q", damage, seg, n, msg)
+			}
+		}
+	}
+}
+
+// The end of a run says whether it solved the task, by its greedy evaluations.
+func TestTrainVerdict(t *testing.T) {
+	cases := []struct {
+		threshold string
+		want      *regexp.Regexp
+	}{
+		{"-100", regexp.MustCompile(`(?m)^solved at iteration 0 \(greedy -?\d+\.\d\d ≥ threshold -100\)$`)},
+		{"1000", regexp.MustCompile(`(?m)^not solved in 2 iterations: best greedy -?\d+\.\d\d at iteration [01] \(threshold 1000\)$`)},
+	}
+	for _, tc := range cases {
+		var o, e bytes.Buffer
+		if code := runMain(context.Background(), trainArgs(filepath.Join(t.TempDir(), "run"), "--iters", "2", "--threshold", tc.threshold), &o, &e); code != 0 {
+			t.Fatalf("exit %d: %s", code, e.String())
+		}
+		if !tc.want.MatchString(o.String()) {
+			t.Errorf("threshold %s: stdout %q does not match %s", tc.threshold, o.String(), tc.want)
+		}
+	}
+}
+
+// Piped, `pcl train` prints plain progress lines (start and end at least) and log lines with
+// rounded numbers; with --log-format json every line of stderr is a JSON object.
+func TestTrainPipedOutput(t *testing.T) {
+	long := regexp.MustCompile(`\d\.\d{5,}`)
+	stamp := regexp.MustCompile(`"time":"[^"]*"`) // RFC 3339 times have nanoseconds
+	for _, format := range []string{"text", "json"} {
+		var o, e bytes.Buffer
+		if code := runMain(context.Background(), trainArgs(filepath.Join(t.TempDir(), "run"), "--iters", "3", "--log-format", format), &o, &e); code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, e.String())
+		}
+		lines := strings.Split(strings.TrimSpace(e.String()), "\n")
+		var progress int
+		for _, l := range lines {
+			if long.MatchString(stamp.ReplaceAllString(l, "")) {
+				t.Errorf("%s: unrounded number in %q", format, l)
+			}
+			if format == "json" {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil || m["msg"] == nil {
+					t.Errorf("json: line %q is not a JSON log object: %v", l, err)
+				}
+				if m["msg"] == "progress" {
+					progress++
+				}
+			} else if strings.HasPrefix(l, "iter ") {
+				progress++
+			}
+		}
+		if progress < 2 || !strings.Contains(e.String(), "training") {
+			t.Errorf("%s: %d progress lines (want the start and the end at least), stderr:\n%s", format, progress, e.String())
+		}
+		if format == "text" && (!regexp.MustCompile(`(?m)^iter 0/3 .*started$`).MatchString(e.String()) || !strings.Contains(e.String(), "done in")) {
+			t.Errorf("text: no start or end line:\n%s", e.String())
+		}
+	}
+	var o, e bytes.Buffer
+	if code := runMain(context.Background(), trainArgs(filepath.Join(t.TempDir(), "run"), "--iters", "1", "--log-format", "yaml"), &o, &e); code != 2 || !strings.Contains(e.String(), "--log-format") {
+		t.Errorf("--log-format yaml: exit %d, stderr %q", code, e.String())
 	}
 }
