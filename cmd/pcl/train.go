@@ -102,15 +102,15 @@ func (o trainOutput) options(opts *train.Options, stderr io.Writer) {
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("train", stderr)
 	cfg := config.Default()
-	out := fs.String("out", "", "run directory (default runs/<env>-base<B>-<algo>-seed<S>)")
+	out := fs.String("out", "", "run `directory` (default runs/<env>-base<B>-<algo>-seed<S>)")
 	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint (or, when that is damaged, the one before), with its config.json; "+
 		"--iters is then the run's new total number of iterations, above those done (without --iters: the saved total)")
 	progressEvery := fs.Duration("progress-every", train.DefaultProgressEvery,
 		"interval of the progress lines when stderr is not a terminal, or with --log-format json (0: no progress report; on a terminal the line is live)")
 	logFormat := fs.String("log-format", "text", `"text" or "json": json prints the log and progress lines as JSON objects, one per line`)
-	maxMemory := fs.String("max-memory", "", "refuse a configuration estimated to need more memory than this, e.g. 32GiB (0 or off: no check; default: 80% of this machine's memory)")
+	maxMemory := fs.String("max-memory", "", "refuse a configuration estimated to need more memory than this `size`, e.g. 32GiB (0 or off: no check; default: 80% of this machine's memory)")
 	var servers stringList
-	fs.Var(&servers, "server", "endpoint of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
+	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
 	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
 	given, err := parseTrainConfig(fs, args, &cfg)
 	if err != nil {
