@@ -102,13 +102,22 @@ type Band struct {
 // Bands writes a PNG of the bands to path (atomically): each a mean line over a translucent
 // min-max area. Bands with no points are skipped.
 func Bands(path, title, xLabel, yLabel string, bands []Band) error {
+	f, err := bandsFigure(title, xLabel, yLabel, bands)
+	if err != nil {
+		return fmt.Errorf("plot: %s: %w", path, err)
+	}
+	return f.write(path)
+}
+
+// bandsFigure assembles a figure of bands (see Bands).
+func bandsFigure(title, xLabel, yLabel string, bands []Band) (*figure, error) {
 	f := newFigure(title, xLabel, yLabel)
 	for _, b := range bands {
 		if len(b.X) == 0 {
 			continue
 		}
 		if len(b.Mean) != len(b.X) || len(b.Lo) != len(b.X) || len(b.Hi) != len(b.X) {
-			return fmt.Errorf("plot: %s: band %q has %d x, %d mean, %d lo and %d hi values", path, b.Name, len(b.X), len(b.Mean), len(b.Lo), len(b.Hi))
+			return nil, fmt.Errorf("band %q has %d x, %d mean, %d lo and %d hi values", b.Name, len(b.X), len(b.Mean), len(b.Lo), len(b.Hi))
 		}
 		area := make(plotter.XYs, 0, 2*len(b.X))
 		line := make(plotter.XYs, len(b.X))
@@ -121,7 +130,7 @@ func Bands(path, title, xLabel, yLabel string, bands []Band) error {
 		}
 		poly, err := plotter.NewPolygon(area)
 		if err != nil {
-			return fmt.Errorf("plot: %s: band %q: %w", path, b.Name, err)
+			return nil, fmt.Errorf("band %q: %w", b.Name, err)
 		}
 		fill := b.Colour
 		fill.A = b.FillOpacity
@@ -131,7 +140,7 @@ func Bands(path, title, xLabel, yLabel string, bands []Band) error {
 		poly.Color, poly.LineStyle.Width = fill, 0
 		l, err := plotter.NewLine(line)
 		if err != nil {
-			return fmt.Errorf("plot: %s: band %q: %w", path, b.Name, err)
+			return nil, fmt.Errorf("band %q: %w", b.Name, err)
 		}
 		l.Color, l.Width = b.Colour, vg.Points(1.5)
 		f.p.Add(poly, l)
@@ -139,7 +148,7 @@ func Bands(path, title, xLabel, yLabel string, bands []Band) error {
 		f.bands = append(f.bands, bandArea{x: b.X, lo: b.Lo, hi: b.Hi})
 		f.legend.entries = append(f.legend.entries, legendEntry{name: b.Name, thumbs: []plot.Thumbnailer{poly, l}})
 	}
-	return f.write(path)
+	return f, nil
 }
 
 // figure is a plot being assembled, with what the axis ranges and the legend's placement are
@@ -266,23 +275,27 @@ func (f *figure) place(c draw.Canvas) (placement, vg.Rectangle) {
 
 // render draws the figure on a new w × h canvas, the legend where place puts it.
 func (f *figure) render(w, h vg.Length) (*vgimg.Canvas, placement) {
-	f.setRanges()
 	img := vgimg.New(w, h)
-	c := draw.New(img)
+	return img, f.draw(draw.New(img))
+}
+
+// draw draws the figure on c, the legend where place puts it.
+func (f *figure) draw(c draw.Canvas) placement {
+	f.setRanges()
 	if len(f.legend.entries) == 0 {
 		f.p.Draw(c)
-		return img, below
+		return below
 	}
 	where, box := f.place(c)
 	if where != below {
 		f.p.Draw(c)
 		f.legend.drawBox(c, vg.Point{X: box.Min.X, Y: box.Max.Y})
-		return img, where
+		return where
 	}
 	strip := f.legend.stripHeight(c.Size().X)
 	f.p.Draw(draw.Crop(c, 0, 0, strip, 0))
 	f.legend.drawStrip(draw.Crop(c, 0, 0, 0, strip-c.Size().Y))
-	return img, below
+	return below
 }
 
 // write renders the figure as a PNG and replaces path with it atomically.

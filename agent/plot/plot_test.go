@@ -328,3 +328,45 @@ func TestLabels(t *testing.T) {
 		}
 	}
 }
+
+// A grid is one PNG of cols × rows panels under a title band; bad input names the panel.
+func TestGridFigure(t *testing.T) {
+	dir := t.TempDir()
+	band := func(n int) Band {
+		var x, m, lo, hi []float64
+		for i := range n {
+			x, m, lo, hi = append(x, float64(i)), append(m, float64(i)), append(lo, float64(i)-1), append(hi, float64(i)+1)
+		}
+		return Band{Name: "sparse α = 0.05", X: x, Mean: m, Lo: lo, Hi: hi, Colour: color.NRGBA{R: 200, A: 255}}
+	}
+	rows := [][]Panel{
+		{{Title: "Copy |A| = 20", Bands: []Band{band(50)}}, {Title: "Copy |A| = 40", Bands: []Band{band(50)}}, {Title: "Copy |A| = 80", Bands: []Band{band(10)}}},
+		{{Title: "Reverse |A| = 16", Bands: []Band{band(30)}}},
+	}
+	path := filepath.Join(dir, "grid.png")
+	if err := Grid(path, "Figure 1", "iteration", "reward", rows); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	wantW, wantH := int(3*panelWidth.Dots(96)+0.5), int((2*panelHeight+gridTitle).Dots(96)+0.5)
+	if b := img.Bounds(); b.Dx() != wantW || b.Dy() != wantH {
+		t.Fatalf("grid is %dx%d, want %dx%d (3 columns, 2 rows)", b.Dx(), b.Dy(), wantW, wantH)
+	}
+	bad := band(5)
+	bad.Hi = bad.Hi[:2]
+	err = Grid(filepath.Join(dir, "bad.png"), "t", "x", "y", [][]Panel{{{Title: "broken panel", Bands: []Band{bad}}}})
+	if err == nil || !strings.Contains(err.Error(), "broken panel") {
+		t.Fatalf("a band of mismatched lengths: %v", err)
+	}
+	if err := Grid(filepath.Join(dir, "empty.png"), "t", "x", "y", nil); err == nil {
+		t.Fatal("an empty grid was drawn")
+	}
+}

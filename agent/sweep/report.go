@@ -18,8 +18,12 @@ import (
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
-// ReportFile is the report's name inside the output directory; figures go beside it.
-const ReportFile = "report.md"
+// ReportFile is the report's name inside the output directory; figures go beside it, with all
+// panels of a sweep together in GridFile.
+const (
+	ReportFile = "report.md"
+	GridFile   = "grid.png"
+)
 
 // RunResult is one run as the report sees it.
 type RunResult struct {
@@ -206,15 +210,15 @@ func Report(dir, out string) ([]*Group, error) {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	groups := Groups(results)
-	figs, err := figures(out, groups)
-	if err != nil {
-		return groups, err
-	}
-	var b strings.Builder
 	name := m.Name
 	if name == "" {
 		name = filepath.Base(dir)
 	}
+	figs, err := figures(out, name, groups)
+	if err != nil {
+		return groups, err
+	}
+	var b strings.Builder
 	finished := 0
 	for _, r := range results {
 		if r.Status.State == Finished && r.Err == nil {
@@ -330,7 +334,7 @@ var algoColours = map[string][]color.NRGBA{
 }
 
 // figures draws one reward figure per (task, size): a band per group over its runs with rows.
-func figures(out string, groups []*Group) ([]string, error) {
+func figures(out, name string, groups []*Group) ([]string, error) {
 	type panel struct {
 		env     string
 		actions int
@@ -349,6 +353,9 @@ func figures(out string, groups []*Group) ([]string, error) {
 		p.groups = append(p.groups, g)
 	}
 	var files []string
+	var grid [][]plot.Panel // a row per task, in the order the tasks first appear
+	row := map[string]int{}
+	minSeeds, maxSeeds := math.MaxInt, 0
 	for _, p := range panels {
 		var bands []plot.Band
 		var algos []string
@@ -370,6 +377,7 @@ func figures(out string, groups []*Group) ([]string, error) {
 		}
 		// The title gives the seed count the bands share; a band with another count says its own.
 		lo, hi := slices.Min(seeds), slices.Max(seeds)
+		minSeeds, maxSeeds = min(minSeeds, lo), max(maxSeeds, hi)
 		if lo != hi {
 			for i, n := range seeds {
 				unit := "seeds"
@@ -385,6 +393,19 @@ func figures(out string, groups []*Group) ([]string, error) {
 			return files, err
 		}
 		files = append(files, f)
+		i, ok := row[p.env]
+		if !ok {
+			i, row[p.env] = len(grid), len(grid)
+			grid = append(grid, nil)
+		}
+		grid[i] = append(grid[i], plot.Panel{Title: fmt.Sprintf("%s %s", strings.TrimSuffix(p.env, "-v0"), plot.SizeLabel(p.actions, p.groups[0].Base, 0)), Bands: bands})
+	}
+	if len(files) > 1 {
+		title := fmt.Sprintf("%s: mean sampled episode reward, %s", name, plot.SeedsLabel(minSeeds, maxSeeds))
+		if err := plot.Grid(filepath.Join(out, GridFile), title, "iteration", "reward", grid); err != nil {
+			return files, err
+		}
+		files = append([]string{GridFile}, files...)
 	}
 	return files, nil
 }

@@ -1,0 +1,71 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Panel is one axes of a Grid figure: its own title and bands.
+type Panel struct {
+	Title string
+	Bands []Band
+}
+
+// Size of one Grid panel, and the height of the figure's title.
+const (
+	panelWidth  = 4.4 * vg.Inch
+	panelHeight = 3.1 * vg.Inch
+	gridTitle   = 0.5 * vg.Inch
+)
+
+// Grid writes a PNG of panels laid out in rows under one title (atomically), like a paper's figure
+// grid: one row per task, one column per size. Rows may be shorter than the longest; their last
+// tiles stay empty. Every panel has its own axes, ranges and legend, chosen as in Bands.
+func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
+	cols := 0
+	for _, r := range rows {
+		cols = max(cols, len(r))
+	}
+	if cols == 0 {
+		return fmt.Errorf("plot: %s: a grid with no panels", path)
+	}
+	w, h := vg.Length(cols)*panelWidth, vg.Length(len(rows))*panelHeight+gridTitle
+	img := vgimg.New(w, h)
+	c := draw.New(img)
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	sty := draw.TextStyle{
+		Color:   color.Black,
+		Font:    font.Font{Typeface: "Liberation", Variant: "Sans", Size: 16},
+		XAlign:  draw.XCenter,
+		YAlign:  draw.YCenter,
+		Handler: plot.DefaultTextHandler,
+	}
+	c.FillText(sty, vg.Point{X: w / 2, Y: h - gridTitle/2}, title)
+	body := draw.Crop(c, 0, 0, 0, -gridTitle)
+	tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6), PadLeft: vg.Points(4), PadRight: vg.Points(4), PadBottom: vg.Points(4)}
+	for i, r := range rows {
+		for j, p := range r {
+			f, err := bandsFigure(p.Title, xLabel, yLabel, p.Bands)
+			if err != nil {
+				return fmt.Errorf("plot: %s: panel %q: %w", path, p.Title, err)
+			}
+			f.draw(tiles.At(body, j, i))
+		}
+	}
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+		return err
+	}); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
