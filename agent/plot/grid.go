@@ -23,11 +23,11 @@ type Panel struct {
 const (
 	panelWidth  = 4.4 * vg.Inch
 	panelHeight = 3.1 * vg.Inch
-	gridTitle   = 0.5 * vg.Inch
+	gridTitle   = 0.7 * vg.Inch // two lines
 )
 
-// Grid writes a PNG of panels laid out in rows under one title (atomically), like a paper's figure
-// grid: one row per task, one column per size. Rows may be shorter than the longest; their last
+// Grid writes a PNG of panels laid out in rows under a title of up to two lines (atomically), like
+// a paper's figure grid: one row per task, one column per size. Rows may be shorter than the longest; their last
 // tiles stay empty. Every panel has its own axes, ranges and legend, chosen as in Bands.
 func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
 	cols := 0
@@ -44,7 +44,7 @@ func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
 	c.Fill(c.Rectangle.Path())
 	sty := draw.TextStyle{
 		Color:   color.Black,
-		Font:    font.Font{Typeface: "Liberation", Variant: "Sans", Size: 16},
+		Font:    font.Font{Typeface: "Liberation", Variant: "Sans", Size: 15},
 		XAlign:  draw.XCenter,
 		YAlign:  draw.YCenter,
 		Handler: plot.DefaultTextHandler,

@@ -401,7 +401,14 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 		grid[i] = append(grid[i], plot.Panel{Title: fmt.Sprintf("%s %s", strings.TrimSuffix(p.env, "-v0"), plot.SizeLabel(p.actions, p.groups[0].Base, 0)), Bands: bands})
 	}
 	if len(files) > 1 {
-		title := fmt.Sprintf("%s: mean sampled episode reward, %s", name, plot.SeedsLabel(minSeeds, maxSeeds))
+		if len(grid) == len(files) { // one size per task: the panels side by side, not stacked
+			var one []plot.Panel
+			for _, r := range grid {
+				one = append(one, r...)
+			}
+			grid = [][]plot.Panel{one}
+		}
+		title := fmt.Sprintf("%s\nmean sampled episode reward, %s", name, plot.SeedsLabel(minSeeds, maxSeeds))
 		if err := plot.Grid(filepath.Join(out, GridFile), title, "iteration", "reward", grid); err != nil {
 			return files, err
 		}
