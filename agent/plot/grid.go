@@ -3,9 +3,7 @@ package plot
 import (
 	"fmt"
 	"image/color"
-	"io"
 
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
@@ -61,11 +59,5 @@ func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
 			f.draw(tiles.At(body, j, i))
 		}
 	}
-	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-		return err
-	}); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	return nil
+	return writePNG(path, img)
 }

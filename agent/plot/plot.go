@@ -301,6 +301,11 @@ func (f *figure) draw(c draw.Canvas) placement {
 // write renders the figure as a PNG and replaces path with it atomically.
 func (f *figure) write(path string) error {
 	img, _ := f.render(width, height)
+	return writePNG(path, img)
+}
+
+// writePNG encodes img as a PNG and replaces path with it atomically.
+func writePNG(path string, img *vgimg.Canvas) error {
 	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 		return err

@@ -135,8 +135,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := check(); err != nil {
 		return err
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	given := givenFlags(fs)
 	if !given["threshold"] {
 		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
 	}

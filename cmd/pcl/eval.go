@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -69,8 +68,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *n < 1 {
 		return usageError{fmt.Errorf("--episodes = %d, want >= 1", *n)}
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	given := givenFlags(fs)
 	reg := registry.Default()
 	steps, _, err := train.IsStepsRun(*dir)
 	if err != nil {

@@ -129,6 +129,13 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// givenFlags names the flags the command line set (after parsing).
+func givenFlags(fs *flag.FlagSet) map[string]bool {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given
+}
+
 // parseFlags parses args into fs and wraps a bad command line as a usageError.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := parseFlagsAndArgs(fs, args); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +42,7 @@ func play(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	given := givenFlags(fs)
 	if *run != "" {
 		for _, name := range []string{"env", "base", "actions"} {
 			if given[name] {

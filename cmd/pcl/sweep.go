@@ -80,8 +80,7 @@ func sweepPlan(args []string, stdout, stderr io.Writer) error {
 	if err := check(); err != nil {
 		return err
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	given := givenFlags(fs)
 	if *out == "" {
 		return usageError{errors.New("sweep plan: --out is required")}
 	}

@@ -56,8 +56,7 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := givenFlags(fs)
 	if !set["alpha"] {
 		cfg.Alpha = config.DefaultAlpha(cfg.Algo, cfg.Base)
 	}
