@@ -86,6 +86,13 @@ type Config struct {
 	MLPHidden int    `json:"mlp_hidden"` // units of each of the two tanh layers of the mlp networks; 64 (paper)
 	// NormObs normalises Box observations of the mlp by running mean and std (checkpointed).
 	NormObs bool `json:"norm_obs"`
+	// LogitInitScale multiplies the initial weights of the mlp policy's logit (or Q) layer; 1 keeps
+	// Glorot's, a small value starts the policy near uniform (CleanRL's PPO: std 0.01).
+	LogitInitScale float64 `json:"logit_init_scale"`
+	// ValueScale multiplies the mlp value network's output: V = ValueScale * NN(x). Under Adam the
+	// output moves at most about lr * (H + 1) per step, so a return scale of -40 takes ~1,000
+	// steps at scale 1 and ValueScale times fewer at a larger scale.
+	ValueScale float64 `json:"value_scale"`
 
 	// Actions.
 	Grid int `json:"grid"` // points per dimension of the action grid over a Box action space (0: none; paper: 3 or 5)
@@ -136,7 +143,7 @@ func Default() Config {
 		Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared,
 		Algo: AlgoSparse, Form: FormSeparate, Alpha: DefaultAlpha(AlgoSparse, 5), TsallisQ: 1.5,
 		Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
-		Net: NetAuto, Hidden: 128, MLPHidden: 64,
+		Net: NetAuto, Hidden: 128, MLPHidden: 64, LogitInitScale: 1, ValueScale: 1,
 		NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01,
 		LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10,
 		BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
@@ -250,6 +257,12 @@ func (c Config) Validate() error {
 	if !(c.RecencyWeight >= 0) || math.IsInf(c.RecencyWeight, 0) {
 		bad("recency_weight", c.RecencyWeight, "must be finite and >= 0")
 	}
+	if !(c.LogitInitScale >= 0) {
+		bad("logit_init_scale", c.LogitInitScale, "must be >= 0")
+	}
+	if !(c.ValueScale > 0) {
+		bad("value_scale", c.ValueScale, "must be > 0")
+	}
 	if !(c.LearningRate > 0) {
 		bad("learning_rate", c.LearningRate, "must be > 0")
 	}
@@ -323,6 +336,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "LSTM units (lstm)")
 	fs.IntVar(&c.MLPHidden, "mlp-hidden", c.MLPHidden, "units of each tanh layer of the mlp networks")
 	fs.BoolVar(&c.NormObs, "norm-obs", c.NormObs, "normalise Box observations by running mean and std (mlp)")
+	fs.Float64Var(&c.LogitInitScale, "logit-init-scale", c.LogitInitScale, "factor on the initial weights of the policy's logit layer; small starts near uniform (mlp)")
+	fs.Float64Var(&c.ValueScale, "value-scale", c.ValueScale, "V = value-scale * NN(x): larger reaches the return scale sooner (mlp)")
 	fs.IntVar(&c.Grid, "grid", c.Grid, "points per dimension of the action grid over a Box action space (0: none)")
 	fs.IntVar(&c.NumEnvs, "num-envs", c.NumEnvs, "copies stepping together (mlp)")
 	fs.IntVar(&c.StepsPerIter, "steps-per-iter", c.StepsPerIter, "env steps per copy per iteration (mlp)")

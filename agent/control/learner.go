@@ -73,18 +73,43 @@ func (l *Learner) Input(x *tensor.Matrix, obs []float32) {
 	copy(x.Data, obs)
 }
 
+// Step is what one training step measured: the loss (pcl.StepInfo) and its diagnostics.
+type Step struct {
+	pcl.StepInfo
+	Diagnostics
+}
+
+// Diagnostics are a step's value and gradient measurements (see train.Diagnostics for the columns
+// they become).
+type Diagnostics struct {
+	// ValueMean is the mean V over the batch's states whose episode has ended (ReturnToGo known)
+	// and ReturnDiscounted the mean of their discounted returns; both NaN when there are none.
+	ValueMean, ReturnDiscounted float64
+	// ClipScale is the factor the global-norm clip applied (1 when it did not bind).
+	ClipScale float64
+	// GradNormPolicy and GradNormValue are the norms of the policy's and the value network's
+	// gradients before clipping.
+	GradNormPolicy, GradNormValue float64
+}
+
 // Loss returns the path-consistency loss of segs; with grad it also leaves the gradient of the
 // training objective (see pcl.Objective) in the parameters' Grad.
 func (l *Learner) Loss(segs []*Segment, grad bool) (pcl.StepInfo, error) {
+	step, err := l.loss(segs, grad)
+	return step.StepInfo, err
+}
+
+// loss is Loss with the value diagnostics of the batch.
+func (l *Learner) loss(segs []*Segment, grad bool) (Step, error) {
 	B := len(segs)
 	if B == 0 {
-		return pcl.StepInfo{}, fmt.Errorf("control: loss of an empty batch")
+		return Step{}, fmt.Errorf("control: loss of an empty batch")
 	}
 	D := l.Model.Dim
 	T, n := 0, 0
 	for i, s := range segs {
 		if err := s.Validate(D); err != nil {
-			return pcl.StepInfo{}, fmt.Errorf("control: batch segment %d: %w", i, err)
+			return Step{}, fmt.Errorf("control: batch segment %d: %w", i, err)
 		}
 		T = max(T, s.Len())
 		n += s.Len()
@@ -113,35 +138,63 @@ func (l *Learner) Loss(segs []*Segment, grad bool) (pcl.StepInfo, error) {
 	}
 	heads, err := l.Model.Forward(l.x)
 	if err != nil {
-		return pcl.StepInfo{}, err
+		return Step{}, err
 	}
 	var dHeads []*tensor.Matrix
 	if grad {
 		dHeads = l.dHeads
 	}
 	loss, err := l.obj.Evaluate(heads, *st, dHeads)
-	info := pcl.StepInfo{Loss: loss, Episodes: B, Steps: n}
-	if err != nil || !grad {
-		return info, err
+	step := Step{StepInfo: pcl.StepInfo{Loss: loss, Episodes: B, Steps: n}, Diagnostics: Diagnostics{ClipScale: math.NaN(),
+		GradNormPolicy: math.NaN(), GradNormValue: math.NaN()}}
+	if err != nil {
+		return step, err
+	}
+	step.ValueMean, step.ReturnDiscounted = l.valueAgainstReturns(segs)
+	if !grad {
+		return step, nil
 	}
 	nn.ZeroGrads(l.Params())
 	if err := l.Model.Backward(dHeads); err != nil {
-		return info, err
+		return step, err
 	}
-	return info, nil
+	return step, nil
+}
+
+// valueAgainstReturns returns the mean V of the last Evaluate over the states of segs whose
+// discounted return is known, and the mean of those returns (NaN, NaN when none is known).
+func (l *Learner) valueAgainstReturns(segs []*Segment) (value, ret float64) {
+	B, n := len(segs), 0
+	for b, s := range segs {
+		for t, g := range s.ReturnToGo {
+			value += l.obj.Value(t*B + b)
+			ret += g
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return value / float64(n), ret / float64(n)
 }
 
 // TrainStep takes one clipped Adam step on segs. A non-finite loss, gradient or parameter is an
 // error wrapping pcl.ErrNonFinite; for a non-finite loss or gradient the parameters are untouched.
-func (l *Learner) TrainStep(segs []*Segment) (pcl.StepInfo, error) {
-	info, err := l.Loss(segs, true)
+func (l *Learner) TrainStep(segs []*Segment) (Step, error) {
+	info, err := l.loss(segs, true)
 	if err != nil {
 		if math.IsNaN(info.Loss) || math.IsInf(info.Loss, 0) {
 			return info, fmt.Errorf("%w: path-consistency loss is %v", pcl.ErrNonFinite, info.Loss)
 		}
 		return info, err
 	}
+	info.GradNormPolicy = optim.GlobalNorm(l.Model.PolicyParams())
+	info.GradNormValue = optim.GlobalNorm(l.Model.ValueParams())
 	info.GradNorm = optim.ClipGlobalNorm(l.Params(), l.Cfg.ClipNorm)
+	info.ClipScale = 1
+	if l.Cfg.ClipNorm > 0 && info.GradNorm > l.Cfg.ClipNorm {
+		info.ClipScale = l.Cfg.ClipNorm / info.GradNorm
+	}
 	if math.IsNaN(info.GradNorm) || math.IsInf(info.GradNorm, 0) {
 		return info, fmt.Errorf("%w: gradient norm is %v (loss %v)", pcl.ErrNonFinite, info.GradNorm, info.Loss)
 	}

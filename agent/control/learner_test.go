@@ -220,6 +220,7 @@ func TestGradientThroughNetworksFiniteDifferences(t *testing.T) {
 	for i, af := range algoForms {
 		cfg := testConfig(af.algo, af.form, int64(20+i))
 		cfg.PGScale, cfg.CriticWeight = config.PGScaleNone, 1
+		cfg.ValueScale = []float64{1, 3}[(i/2)%2] // a scaled V head for sparse/separate
 		l, err := NewLearner(cfg, testDim, testActions, tensor.GonumEngine())
 		if err != nil {
 			t.Fatal(err)

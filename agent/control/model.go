@@ -24,6 +24,11 @@ type Model struct {
 	value   *nn.MLP      // nil in the unified form
 	heads   []*tensor.Matrix
 
+	// valueScale multiplies the value network's output (V = valueScale * NN(x)), so that under
+	// Adam's bounded steps V reaches the scale of the returns valueScale times sooner.
+	valueScale   float32
+	vOut, dvScal *tensor.Matrix
+
 	// sparseLogits makes Backward pass head 0 through the output layer sparsely: the sparse PCL
 	// gradient on the logits is non-zero only on the support and the taken action.
 	sparseLogits bool
@@ -62,18 +67,34 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 			return nil, err
 		}
 	}
+	// A small logit layer makes the initial policy near uniform (CleanRL's PPO initialises its
+	// policy head with std 0.01): with Glorot weights the 64 -> |A| layer spreads the logits over
+	// about +-0.4, which a sparsemax turns into a policy with a support of a few dozen actions.
+	if s := float32(cfg.LogitInitScale); s != 1 {
+		for k := range m.outputs[0].W.Value.Data {
+			m.outputs[0].W.Value.Data[k] *= s
+		}
+	}
 	if h.VHead >= 0 {
 		if m.value, err = nn.NewMLP(eng, "value", []int{dim, H, H, 1}, true, nn.NewRand(cfg.Seed, 12)); err != nil {
 			return nil, err
 		}
 	}
+	m.valueScale, m.vOut, m.dvScal = float32(cfg.ValueScale), tensor.New(0, 1), tensor.New(0, 1)
 	m.sparseLogits = cfg.Algo == config.AlgoSparse && cfg.Form == config.FormSeparate
 	m.sparseLimit = sparseDensityLimit
 	return m, nil
 }
 
-// Params lists the trainable parameters in a fixed order (the checkpoint order).
+// Params lists the trainable parameters in a fixed order (the checkpoint order): the policy
+// network's, then the value network's.
 func (m *Model) Params() []*nn.Param {
+	return append(m.PolicyParams(), m.ValueParams()...)
+}
+
+// PolicyParams are the policy network's parameters: its trunk and every head on it (the logits
+// or Q, and the multiplier heads).
+func (m *Model) PolicyParams() []*nn.Param {
 	var ps []*nn.Param
 	for _, l := range m.trunk {
 		ps = append(ps, l.Params()...)
@@ -83,10 +104,15 @@ func (m *Model) Params() []*nn.Param {
 			ps = append(ps, l.Params()...)
 		}
 	}
-	if m.value != nil {
-		ps = append(ps, m.value.Params()...)
-	}
 	return ps
+}
+
+// ValueParams are the value network's parameters (none in the unified form).
+func (m *Model) ValueParams() []*nn.Param {
+	if m.value == nil {
+		return nil
+	}
+	return m.value.Params()
 }
 
 // Forward computes every head for the rows of x (rows x Dim) and keeps what Backward needs. The
@@ -120,6 +146,13 @@ func (m *Model) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 		v, err := m.value.Forward(x)
 		if err != nil {
 			return nil, fmt.Errorf("control: value forward: %w", err)
+		}
+		if m.valueScale != 1 {
+			m.vOut.Reshape(v.Rows, v.Cols)
+			for k, y := range v.Data {
+				m.vOut.Data[k] = m.valueScale * y
+			}
+			v = m.vOut
 		}
 		m.heads[m.VHead] = v
 	}
@@ -165,7 +198,15 @@ func (m *Model) Backward(dHeads []*tensor.Matrix) error {
 		d = dx
 	}
 	if m.value != nil {
-		if _, err := m.value.Backward(dHeads[m.VHead]); err != nil {
+		dv := dHeads[m.VHead]
+		if m.valueScale != 1 {
+			m.dvScal.Reshape(dv.Rows, dv.Cols)
+			for k, g := range dv.Data {
+				m.dvScal.Data[k] = m.valueScale * g
+			}
+			dv = m.dvScal
+		}
+		if _, err := m.value.Backward(dv); err != nil {
 			return fmt.Errorf("control: value backward: %w", err)
 		}
 	}

@@ -23,8 +23,9 @@ type Sampler struct {
 	seed    int64
 	n, dim  int
 
-	cur      []*Segment // the segment each copy is in (nil: the copy must be reset)
-	obs      []float32  // the current encoded observation of each copy, n x dim
+	cur      []*Segment   // the segment each copy is in (nil: the copy must be reset)
+	episode  [][]*Segment // each copy's segments of its current episode, in order
+	obs      []float32    // the current encoded observation of each copy, n x dim
 	epReturn []float64
 	epLen    []int
 	actions  envs.Array
@@ -66,7 +67,7 @@ func NewSampler(env envs.VecEnv, enc Encoder, l *Learner, seed int64) (*Sampler,
 	}
 	n, d, K := env.NumEnvs(), enc.Dim(), l.Model.NumActions()
 	s := &Sampler{env: env, enc: enc, learner: l, seed: seed, n: n, dim: d,
-		cur: make([]*Segment, n), obs: make([]float32, n*d), epReturn: make([]float64, n), epLen: make([]int, n),
+		cur: make([]*Segment, n), episode: make([][]*Segment, n), obs: make([]float32, n*d), epReturn: make([]float64, n), epLen: make([]int, n),
 		actions: envs.NewArray(envs.Int64, n), x: tensor.New(0, d), p: make([]float32, K), z: make([]float32, K),
 		window: newStatWindow(1000)}
 	s.resetReq = envs.ResetRequest{Seeds: make([]int64, n), Mask: make([]bool, n)}
@@ -154,7 +155,8 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 				out.Segments = append(out.Segments, seg)
 				out.Returns = append(out.Returns, s.epReturn[i])
 				out.Lengths = append(out.Lengths, s.epLen[i])
-				s.cur[i] = nil
+				fillReturnsToGo(s.episode[i], s.learner.Cfg.Gamma)
+				s.cur[i], s.episode[i] = nil, nil
 			}
 		}
 	}
@@ -165,6 +167,7 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 		out.Segments = append(out.Segments, seg)
 		last := s.obs[i*D : (i+1)*D]
 		s.cur[i] = &Segment{Obs: append(make([]float32, 0, (steps+1)*D), last...), Iteration: iteration + 1}
+		s.episode[i] = append(s.episode[i], s.cur[i])
 	}
 	out.Observations = s.fresh
 	return out, nil
@@ -200,6 +203,7 @@ func (s *Sampler) resetEnded(ctx context.Context, it, t int, out *Collected) err
 		}
 		s.fresh = append(s.fresh, row...)
 		s.cur[i] = &Segment{Obs: append([]float32(nil), row...), Iteration: it}
+		s.episode[i] = append(s.episode[i][:0], s.cur[i])
 		s.epReturn[i], s.epLen[i] = 0, 0
 	}
 	return nil

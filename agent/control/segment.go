@@ -15,6 +15,10 @@ type Segment struct {
 	// segment that is neither was cut by the iteration and its episode goes on.
 	Truncated bool
 	Iteration int // the training iteration that collected it (the recency priority)
+	// ReturnToGo[t] is the discounted return from state t to the end of the segment's episode,
+	// filled in when the episode ends (nil before, and for an episode a resume cut short). It is
+	// a diagnostic only: the critic's target scale.
+	ReturnToGo []float64
 }
 
 // Len is the number of steps L.
@@ -29,8 +33,24 @@ func (s *Segment) Validate(dim int) error {
 	if len(s.Obs) != (L+1)*dim || len(s.Rewards) != L {
 		return fmt.Errorf("control: segment of %d steps needs %d observation values and %d rewards, has %d and %d", L, (L+1)*dim, L, len(s.Obs), len(s.Rewards))
 	}
+	if s.ReturnToGo != nil && len(s.ReturnToGo) != L {
+		return fmt.Errorf("control: segment of %d steps has %d returns to go", L, len(s.ReturnToGo))
+	}
 	if s.Terminated && s.Truncated {
 		return fmt.Errorf("control: segment is both terminated and truncated")
 	}
 	return nil
+}
+
+// fillReturnsToGo sets ReturnToGo on each segment of one episode, given in order, with discount gamma.
+func fillReturnsToGo(episode []*Segment, gamma float64) {
+	g := 0.0
+	for i := len(episode) - 1; i >= 0; i-- {
+		s := episode[i]
+		s.ReturnToGo = make([]float64, s.Len())
+		for t := s.Len() - 1; t >= 0; t-- {
+			g = s.Rewards[t] + gamma*g
+			s.ReturnToGo[t] = g
+		}
+	}
 }

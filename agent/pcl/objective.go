@@ -134,3 +134,7 @@ func (o *Objective) Probs(row int) []float32 {
 	K := o.Heads.NumActions()
 	return o.p[row*K : (row+1)*K]
 }
+
+// Value returns V at row as computed by the last Evaluate: the V head in the separate form, the
+// value operator of Q in the unified one (valid until the next Evaluate).
+func (o *Objective) Value(row int) float64 { return o.in.Values[row] }

@@ -8,6 +8,7 @@ package report
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"image/color"
 	"math"
@@ -44,10 +45,12 @@ func Load(dirs []string) ([]Run, error) {
 	return runs, nil
 }
 
-// Summary is one run's final figures: final values are means over the last tenth of its rows.
+// Summary is one run's final figures: final values are means over the last tenth of its rows,
+// and Last20Return the mean return over the last fifth (the weight searches' selection rule).
 type Summary struct {
 	Run
 	FinalReturn, FinalMaxProb, FinalSupport float64
+	Last20Return                            float64
 	LastGreedy, BestGreedy                  float64
 	EnvSteps                                int64
 	WallSeconds                             float64
@@ -55,7 +58,8 @@ type Summary struct {
 
 // Summarise computes r's final figures.
 func Summarise(r Run) Summary {
-	s := Summary{Run: r, FinalReturn: math.NaN(), FinalMaxProb: math.NaN(), FinalSupport: math.NaN(), LastGreedy: math.NaN(), BestGreedy: math.NaN()}
+	s := Summary{Run: r, FinalReturn: math.NaN(), FinalMaxProb: math.NaN(), FinalSupport: math.NaN(), Last20Return: math.NaN(),
+		LastGreedy: math.NaN(), BestGreedy: math.NaN()}
 	if len(r.Rows) == 0 {
 		return s
 	}
@@ -64,6 +68,7 @@ func Summarise(r Run) Summary {
 	s.FinalReturn = meanOf(tail, func(x train.Row) float64 { return x.MeanReward })
 	s.FinalMaxProb = meanOf(tail, func(x train.Row) float64 { return x.MaxProb })
 	s.FinalSupport = meanOf(tail, func(x train.Row) float64 { return x.Support })
+	s.Last20Return = meanOf(r.Rows[len(r.Rows)-max(1, len(r.Rows)/5):], func(x train.Row) float64 { return x.MeanReward })
 	for _, x := range r.Rows {
 		if !math.IsNaN(x.GreedyReward) {
 			s.LastGreedy = x.GreedyReward
@@ -119,40 +124,122 @@ func groups(runs []Run) []group {
 	return gs
 }
 
-// variant is one algorithm at one weight and learning rate: the runs a band averages over seeds.
+// runControl are the config fields that say how a run is driven, not what it learns: runs that
+// differ only in these are seeds of one variant.
+var runControl = map[string]bool{"seed": true, "iters": true, "eval_every": true, "eval_episodes": true, "checkpoint_every": true,
+	"max_loss": true, "stop_at_threshold": true, "reward_threshold": true}
+
+// settings are the config fields (JSON names, sorted) other than the algorithm and its weight whose
+// values differ between runs: what, besides algo and alpha, tells one variant from another.
+func settings(runs []Run) []string {
+	seen := map[string]map[string]bool{}
+	for _, r := range runs {
+		for k, v := range configFields(r.Cfg) {
+			if seen[k] == nil {
+				seen[k] = map[string]bool{}
+			}
+			seen[k][v] = true
+		}
+	}
+	var out []string
+	for k, vs := range seen {
+		if len(vs) > 1 && !runControl[k] && k != "algo" && k != "alpha" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// configFields is cfg's fields by JSON name, each value in its JSON form.
+func configFields(cfg config.Config) map[string]string {
+	raw, err := json.Marshal(cfg)
+	if err != nil { // a Config always marshals: it holds only finite numbers, strings and bools
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = strings.Trim(string(v), `"`)
+	}
+	return out
+}
+
+// variant is one algorithm at one weight with one value of each differing setting: the runs a
+// band averages over seeds.
 type variant struct {
-	algo      string
-	alpha, lr float64
+	algo     string
+	alpha    float64
+	settings string // "name value, ..." of the differing settings
 }
 
-func (v variant) String() string {
-	return fmt.Sprintf("%s alpha=%g lr=%g", v.algo, v.alpha, v.lr)
+func variantOf(c config.Config, fields []string) variant {
+	all := configFields(c)
+	var parts []string
+	for _, f := range fields {
+		parts = append(parts, strings.ReplaceAll(f, "_", "-")+" "+all[f])
+	}
+	return variant{c.Algo, c.Alpha, strings.Join(parts, ", ")}
 }
 
-// variantColours: sparse runs in blues, soft in reds and oranges, Tsallis in greens; four shades
-// each, so that a one-seed search over four weights or learning rates has no two bands alike.
+func (v variant) label(q float64) string {
+	l := plot.AlgoLabel(v.algo, v.alpha, q)
+	if v.settings != "" {
+		l += ", " + v.settings
+	}
+	return l
+}
+
+// variantColours: sparse runs in blues, soft in reds and oranges, Tsallis in greens; several shades
+// each, so that a one-seed search over several weights or settings has no two bands alike.
 var variantColours = map[string][]color.NRGBA{
-	config.AlgoSparse:  {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}, {R: 0x39, G: 0x3b, B: 0x79, A: 255}},
-	config.AlgoSoft:    {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255}, {R: 0xe3, G: 0x77, B: 0xc2, A: 255}},
+	config.AlgoSparse: {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255},
+		{R: 0x39, G: 0x3b, B: 0x79, A: 255}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255}},
+	config.AlgoSoft: {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255},
+		{R: 0xe3, G: 0x77, B: 0xc2, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x52, G: 0x1b, B: 0x1b, A: 255}},
 	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x00, G: 0x6d, B: 0x2c, A: 255}},
 }
 
-// Figures writes, per env and grid, <name>-return.png and <name>-maxprob.png into out and returns
-// their file names. Each algorithm, weight and learning rate is one band over its seeds.
+// figure is one of the report's figures: a band per variant of value (and, with second, a
+// lighter band of second beside it, named by secondName).
+type figure struct {
+	suffix, what, y  string
+	value, second    func(train.Row) float64
+	name, secondName string
+}
+
+var figures = []figure{
+	{suffix: "return", what: "average return", y: "undiscounted return of completed episodes", value: func(r train.Row) float64 { return r.MeanReward }},
+	{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps", value: func(r train.Row) float64 { return r.MaxProb }},
+	{suffix: "value", what: "the critic against its target", y: "mean over the batch's states of ended episodes",
+		value: func(r train.Row) float64 { return r.ValueMean }, name: "V",
+		second: func(r train.Row) float64 { return r.ReturnDiscounted }, secondName: "discounted return"},
+	{suffix: "clip", what: "factor the gradient clip applied (1: did not bind)", y: "clip factor, log10",
+		value: func(r train.Row) float64 { return math.Log10(r.ClipScale) }},
+}
+
+// Figures writes, per env and grid, <name>-return.png, <name>-maxprob.png and, where the runs
+// recorded the diagnostics, <name>-value.png (V against the discounted return) and <name>-clip.png
+// into out, and returns their file names. Each variant (algorithm, weight and the settings that
+// differ between the runs) is one band over its seeds.
 func Figures(out string, runs []Run) ([]string, error) {
 	var files []string
 	for _, g := range groups(runs) {
+		fields := settings(g.runs)
 		byVariant := map[variant][]Run{}
 		var variants []variant
 		for _, r := range g.runs {
-			v := variant{r.Cfg.Algo, r.Cfg.Alpha, r.Cfg.LearningRate}
+			v := variantOf(r.Cfg, fields)
 			if _, ok := byVariant[v]; !ok {
 				variants = append(variants, v)
 			}
 			byVariant[v] = append(byVariant[v], r)
 		}
 		slices.SortFunc(variants, func(a, b variant) int {
-			return cmp.Or(-cmp.Compare(a.algo, b.algo), cmp.Compare(a.alpha, b.alpha), cmp.Compare(a.lr, b.lr))
+			return cmp.Or(-cmp.Compare(a.algo, b.algo), cmp.Compare(a.alpha, b.alpha), cmp.Compare(a.settings, b.settings))
 		})
 		colour := map[variant]color.NRGBA{}
 		used := map[string]int{}
@@ -164,35 +251,39 @@ func Figures(out string, runs []Run) ([]string, error) {
 			colour[v] = pal[used[v.algo]%len(pal)]
 			used[v.algo]++
 		}
-		figs := []struct {
-			suffix, what, y string
-			value           func(train.Row) float64
-		}{
-			{"return", "average return", "undiscounted return of completed episodes", func(r train.Row) float64 { return r.MeanReward }},
-			{"maxprob", "probability of the most likely action", "mean max_a π(a|s) over the last 1000 steps", func(r train.Row) float64 { return r.MaxProb }},
-		}
 		// Legends name what differs between bands; the title says what they share.
 		var algos []string
-		lrs := map[float64]bool{}
 		seedsLo, seedsHi := len(g.runs), 0
 		for _, v := range variants {
-			algos, lrs[v.lr] = append(algos, v.algo), true
+			algos = append(algos, v.algo)
 			seedsLo, seedsHi = min(seedsLo, len(byVariant[v])), max(seedsHi, len(byVariant[v]))
 		}
-		for _, f := range figs {
+		width := bucketWidth(g.runs)
+		for _, f := range figures {
 			var bands []plot.Band
 			for _, v := range variants {
 				rs := byVariant[v]
-				b := band(rs, f.value)
-				b.Name = plot.AlgoLabel(v.algo, v.alpha, rs[0].Cfg.TsallisQ)
-				if len(lrs) > 1 {
-					b.Name += fmt.Sprintf(", lr %g", v.lr)
-				}
+				name := v.label(rs[0].Cfg.TsallisQ)
 				if seedsLo != seedsHi {
-					b.Name += fmt.Sprintf(" (%d seeds)", len(rs))
+					name += fmt.Sprintf(" (%d seeds)", len(rs))
 				}
-				b.Colour = colour[v]
+				b := band(rs, f.value, width)
+				if len(b.X) == 0 {
+					continue
+				}
+				b.Name, b.Colour = name, colour[v]
+				if f.name != "" {
+					b.Name = f.name + ": " + name
+				}
 				bands = append(bands, b)
+				if f.second != nil {
+					b2 := band(rs, f.second, width)
+					b2.Name, b2.Colour = f.secondName+": "+name, lighter(colour[v])
+					bands = append(bands, b2)
+				}
+			}
+			if len(bands) == 0 {
+				continue
 			}
 			title := fmt.Sprintf("%s: %s\n%s, %s", strings.TrimSpace(g.env+" "+plot.SizeLabel(0, 0, g.grid)), plot.AlgosLabel(algos), f.what, plot.SeedsLabel(seedsLo, seedsHi))
 			file := fmt.Sprintf("%s-%s.png", g.name(), f.suffix)
@@ -205,67 +296,101 @@ func Figures(out string, runs []Run) ([]string, error) {
 	return files, nil
 }
 
-// band is the mean and min-max over runs of value at each iteration (finite values only), placed
-// at that iteration's env steps.
-func band(runs []Run, value func(train.Row) float64) plot.Band {
-	type acc struct{ sum, lo, hi, n, x float64 }
-	byIt := map[int]*acc{}
+// lighter mixes c halfway to white.
+func lighter(c color.NRGBA) color.NRGBA {
+	return color.NRGBA{R: c.R/2 + 128, G: c.G/2 + 128, B: c.B/2 + 128, A: c.A}
+}
+
+// bucketWidth is the number of iterations a figure averages into one point: about 250 points over
+// the longest run, so that per-iteration noise does not fill the figure.
+func bucketWidth(runs []Run) int {
+	n := 0
 	for _, r := range runs {
+		n = max(n, len(r.Rows))
+	}
+	return max(1, n/250)
+}
+
+// band is, for each bucket of width iterations, the mean over runs of each run's mean of value in
+// that bucket (finite values only), with the min-max over runs, placed at the bucket's last env
+// steps.
+func band(runs []Run, value func(train.Row) float64, width int) plot.Band {
+	type acc struct{ sum, lo, hi, n, x float64 }
+	byBucket := map[int]*acc{}
+	for _, r := range runs {
+		type run struct{ sum, n, x float64 }
+		own := map[int]*run{}
 		for _, row := range r.Rows {
 			v := value(row)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			a := byIt[row.Iteration]
-			if a == nil {
-				a = &acc{lo: v, hi: v, x: float64(row.EnvSteps)}
-				byIt[row.Iteration] = a
+			k := row.Iteration / width
+			if own[k] == nil {
+				own[k] = &run{}
 			}
-			a.sum, a.n, a.lo, a.hi = a.sum+v, a.n+1, math.Min(a.lo, v), math.Max(a.hi, v)
+			own[k].sum, own[k].n, own[k].x = own[k].sum+v, own[k].n+1, math.Max(own[k].x, float64(row.EnvSteps))
+		}
+		for k, o := range own {
+			v := o.sum / o.n
+			a := byBucket[k]
+			if a == nil {
+				a = &acc{lo: v, hi: v}
+				byBucket[k] = a
+			}
+			a.sum, a.n, a.lo, a.hi, a.x = a.sum+v, a.n+1, math.Min(a.lo, v), math.Max(a.hi, v), math.Max(a.x, o.x)
 		}
 	}
-	its := make([]int, 0, len(byIt))
-	for it := range byIt {
-		its = append(its, it)
+	keys := make([]int, 0, len(byBucket))
+	for k := range byBucket {
+		keys = append(keys, k)
 	}
-	slices.Sort(its)
+	slices.Sort(keys)
 	var b plot.Band
-	for _, it := range its {
-		a := byIt[it]
+	for _, k := range keys {
+		a := byBucket[k]
 		b.X, b.Mean = append(b.X, a.x), append(b.Mean, a.sum/a.n)
 		b.Lo, b.Hi = append(b.Lo, a.lo), append(b.Hi, a.hi)
 	}
 	return b
 }
 
-// Table is a markdown table of every run's final figures, then one line per env, grid and
-// algorithm with the mean ± std over its seeds.
+// Table is a markdown table of every run's final figures, then one line per env, grid and variant
+// (algorithm, weight and the settings that differ between the runs of the env and grid) with the
+// mean ± std over its seeds. "final" is the mean over the last tenth of the iterations, "last 20%"
+// over the last fifth.
 func Table(runs []Run) string {
 	var b strings.Builder
-	b.WriteString("| env | grid | algo | alpha | lr | seed | iterations | env steps | wall s | final return | last greedy | best greedy | final max-prob | final support |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| env | grid | algo | alpha | settings | seed | iterations | env steps | wall s | final return | return, last 20% | last greedy | best greedy | final max-prob | final support |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	type key struct {
-		env, algo string
-		grid      int
-		alpha, lr float64
+		env  string
+		grid int
+		v    variant
 	}
 	agg := map[key][]Summary{}
 	var keys []key
-	for _, r := range runs {
-		s := Summarise(r)
-		c := r.Cfg
-		fmt.Fprintf(&b, "| %s | %d | %s | %g | %g | %d | %d | %d | %.0f | %s | %s | %s | %s | %s |\n",
-			c.Env, c.Grid, c.Algo, c.Alpha, c.LearningRate, c.Seed, len(r.Rows), s.EnvSteps, s.WallSeconds,
-			num("%.1f", s.FinalReturn), num("%.1f", s.LastGreedy), num("%.1f", s.BestGreedy), num("%.3f", s.FinalMaxProb), num("%.1f", s.FinalSupport))
-		k := key{c.Env, c.Algo, c.Grid, c.Alpha, c.LearningRate}
-		if _, ok := agg[k]; !ok {
-			keys = append(keys, k)
+	for _, g := range groups(runs) {
+		fields := settings(g.runs)
+		for _, r := range g.runs {
+			s := Summarise(r)
+			c := r.Cfg
+			v := variantOf(c, fields)
+			fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %d | %d | %.0f | %s | %s | %s | %s | %s | %s |\n",
+				c.Env, c.Grid, c.Algo, c.Alpha, orDash(v.settings), c.Seed, len(r.Rows), s.EnvSteps, s.WallSeconds,
+				num("%.1f", s.FinalReturn), num("%.1f", s.Last20Return), num("%.1f", s.LastGreedy), num("%.1f", s.BestGreedy),
+				num("%.3f", s.FinalMaxProb), num("%.1f", s.FinalSupport))
+			k := key{c.Env, c.Grid, v}
+			if _, ok := agg[k]; !ok {
+				keys = append(keys, k)
+			}
+			agg[k] = append(agg[k], s)
 		}
-		agg[k] = append(agg[k], s)
 	}
-	b.WriteString("\n| env | grid | algo | alpha | lr | seeds | final return (mean ± std) | last greedy (mean ± std) | final max-prob (mean ± std) |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| env | grid | algo | alpha | settings | seeds | final return (mean ± std) | return, last 20% (mean ± std) | last greedy (mean ± std) | final max-prob (mean ± std) | final support (mean ± std) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.env, b.env), cmp.Compare(a.grid, b.grid), -cmp.Compare(a.algo, b.algo), cmp.Compare(a.alpha, b.alpha), cmp.Compare(a.lr, b.lr))
+		return cmp.Or(cmp.Compare(a.env, b.env), cmp.Compare(a.grid, b.grid), -cmp.Compare(a.v.algo, b.v.algo), cmp.Compare(a.v.alpha, b.v.alpha),
+			cmp.Compare(a.v.settings, b.v.settings))
 	})
 	for _, k := range keys {
 		ss := agg[k]
@@ -279,11 +404,19 @@ func Table(runs []Run) string {
 			m, sd := meanStd(xs)
 			return num("%.2f", m) + " ± " + num("%.2f", sd)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %g | %g | %d | %s | %s | %s |\n", k.env, k.grid, k.algo, k.alpha, k.lr, len(ss),
-			col(func(s Summary) float64 { return s.FinalReturn }), col(func(s Summary) float64 { return s.LastGreedy }),
-			col(func(s Summary) float64 { return s.FinalMaxProb }))
+		fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %s | %s | %s | %s | %s |\n", k.env, k.grid, k.v.algo, k.v.alpha, orDash(k.v.settings), len(ss),
+			col(func(s Summary) float64 { return s.FinalReturn }), col(func(s Summary) float64 { return s.Last20Return }),
+			col(func(s Summary) float64 { return s.LastGreedy }), col(func(s Summary) float64 { return s.FinalMaxProb }),
+			col(func(s Summary) float64 { return s.FinalSupport }))
 	}
 	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func meanStd(xs []float64) (float64, float64) {

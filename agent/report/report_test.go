@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,11 +13,20 @@ import (
 )
 
 // writeRun writes a run directory with n rows whose return is ret(i) (NaN before the first
-// completed episode) and max-probability 0.5.
+// completed episode) and max-probability 0.5, without diagnostics.
 func writeRun(t *testing.T, dir, algo string, seed int64, n int, ret func(i int) float64) {
+	t.Helper()
+	writeRunWith(t, dir, algo, seed, n, ret, nil, func(i int) train.Diagnostics { return train.NoDiagnostics() })
+}
+
+// writeRunWith is writeRun with edit applied to the config and diag(i) as row i's diagnostics.
+func writeRunWith(t *testing.T, dir, algo string, seed int64, n int, ret func(i int) float64, edit func(*config.Config), diag func(i int) train.Diagnostics) {
 	t.Helper()
 	c := config.Default()
 	c.Env, c.Net, c.Grid, c.Algo, c.Seed = "HalfCheetah-v5", config.NetMLP, 3, algo, seed
+	if edit != nil {
+		edit(&c)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +40,7 @@ func writeRun(t *testing.T, dir, algo string, seed int64, n int, ret func(i int)
 			g = float64(i)
 		}
 		rows = append(rows, train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), WallSeconds: float64(i), MeanReward: ret(i),
-			GreedyReward: g, MaxProb: 0.5, Support: 3, Loss: 1, ReplayLoss: 1})
+			GreedyReward: g, MaxProb: 0.5, Support: 3, Loss: 1, ReplayLoss: 1, Diagnostics: diag(i)})
 	}
 	f, err := os.Create(filepath.Join(dir, train.MetricsFile))
 	if err != nil {
@@ -75,12 +85,65 @@ func TestReportFiguresAndTable(t *testing.T) {
 		}
 	}
 	md := Table(runs)
-	for _, want := range []string{"| HalfCheetah-v5 | 3 | sparse | 0.05 | 0.005 | 2 | 38.50 ± 1.00 |", "| HalfCheetah-v5 | 3 | soft | 0.05 | 0.005 | 1 | 18.50 ± 0.00 |"} {
+	// Sparse: final (last 4 rows) 37.5 and 39.5, last 20% (rows 32..39) 35.5 and 37.5; soft (20 rows): 18.5, and 17.5 over rows 16..19.
+	for _, want := range []string{"| HalfCheetah-v5 | 3 | sparse | 0.05 | - | 2 | 38.50 ± 1.00 | 36.50 ± 1.00 |", "| HalfCheetah-v5 | 3 | soft | 0.05 | - | 1 | 18.50 ± 0.00 | 17.50 ± 0.00 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}
 	}
 	if _, err := Load([]string{filepath.Join(root, "missing")}); err == nil {
 		t.Error("a missing run: no error")
+	}
+}
+
+// The runs' differing settings make variants: two seeds at the default value scale form one
+// variant, a third run at another scale its own; the diagnostics add the value and clip figures.
+func TestReportVariantsAndDiagnostics(t *testing.T) {
+	root := t.TempDir()
+	ret := func(i int) float64 { return float64(i) }
+	diag := func(i int) train.Diagnostics {
+		return train.Diagnostics{ValueMean: -float64(i), ReturnDiscounted: -40, ClipScale: 0.01, GradNormPolicy: 900, GradNormValue: 100}
+	}
+	scaled := func(c *config.Config) { c.ValueScale = 10 }
+	writeRunWith(t, filepath.Join(root, "a"), config.AlgoSparse, 1, 20, ret, nil, diag)
+	writeRunWith(t, filepath.Join(root, "b"), config.AlgoSparse, 2, 20, ret, nil, diag)
+	writeRunWith(t, filepath.Join(root, "c"), config.AlgoSparse, 1, 20, ret, scaled, diag)
+	runs, err := Load([]string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := settings(runs); !slices.Equal(got, []string{"value_scale"}) {
+		t.Errorf("settings %v, want [value_scale]", got)
+	}
+	files, err := Figures(root, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"HalfCheetah-v5-grid3-return.png", "HalfCheetah-v5-grid3-maxprob.png", "HalfCheetah-v5-grid3-value.png", "HalfCheetah-v5-grid3-clip.png"}
+	if !slices.Equal(files, want) {
+		t.Errorf("figures %v, want %v", files, want)
+	}
+	md := Table(runs)
+	for _, row := range []string{"| sparse | 0.05 | value-scale 1 | 2 |", "| sparse | 0.05 | value-scale 10 | 1 |"} {
+		if !strings.Contains(md, row) {
+			t.Errorf("table lacks the variant row %q:\n%s", row, md)
+		}
+	}
+}
+
+// A band averages each run over buckets of iterations, then takes the mean and range over runs.
+func TestBandBuckets(t *testing.T) {
+	mk := func(vals ...float64) Run {
+		var rows []train.Row
+		for i, v := range vals {
+			rows = append(rows, train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: v})
+		}
+		return Run{Rows: rows}
+	}
+	b := band([]Run{mk(1, 3, 5, math.NaN()), mk(3, 5, 7, 9)}, func(r train.Row) float64 { return r.MeanReward }, 2)
+	// Run 1: buckets (1+3)/2 = 2 and 5; run 2: 4 and 8. Means 3 and 6.5, ranges [2,4] and [5,8].
+	if !slices.Equal(b.Mean, []float64{3, 6.5}) || !slices.Equal(b.Lo, []float64{2, 5}) || !slices.Equal(b.Hi, []float64{4, 8}) ||
+		!slices.Equal(b.X, []float64{200, 400}) {
+		t.Errorf("band %+v", b)
 	}
 }

@@ -271,13 +271,13 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 		Bytes:  clampBytes(n*(K*3+D+4*H)*f32 + float64(cfg.NumEnvs)*T1*(D*f32+12)),
 		Lower:  "--num-envs",
 	})
-	// The step replay at capacity: per step the observation (float32), action and reward, and
-	// the encoded file (gob writes a float32 in up to 9 bytes).
+	// The step replay at capacity: per step the observation (float32), action, reward and return
+	// to go, and the encoded file (gob writes a float32 in up to 9 bytes, a float64 in up to 9).
 	S := float64(cfg.ReplaySteps)
 	parts = append(parts, MemoryPart{
 		What:   "the replay buffer at capacity",
 		Detail: fmt.Sprintf("%s steps × %s observation values, and its file being encoded", count(S), count(D)),
-		Bytes:  clampBytes(S * (D*f32 + 12 + D*9 + 14)),
+		Bytes:  clampBytes(S * (D*f32 + 20 + D*9 + 23)),
 		Lower:  "--replay-steps",
 	})
 	return MemoryEstimate{Parts: parts}

@@ -8,9 +8,14 @@ import (
 	"math"
 	"os"
 	"strconv"
+
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // Row is one line of metrics.csv. GreedyReward is NaN on iterations without a greedy evaluation.
+// Every column of row i describes the networks before iteration i's training step (row 0: the
+// initialised networks): the episodes and the max-prob window were sampled by them, the greedy
+// evaluation plays them, and the loss and diagnostics are computed in the step's forward pass.
 type Row struct {
 	Iteration    int
 	EnvSteps     int64
@@ -22,36 +27,66 @@ type Row struct {
 	Support      float64 // mean policy support size over visited states
 	MaxProb      float64 // mean probability of the most likely action over visited states
 	Curriculum   int     // current curriculum minimum length of the training env (0: unknown)
-	GradNorm     float64
+	GradNorm     float64 // global gradient norm of the (last) training step, before clipping
+	Diagnostics
 }
 
-var header = []string{"iteration", "env_steps", "wall_seconds", "mean_reward", "greedy_reward", "loss", "replay_loss", "support_size", "max_prob", "curriculum_length", "grad_norm"}
+// Diagnostics are the value and gradient measurements of a training step (NaN where a run
+// family does not measure them: the LSTM runs of the algorithmic tasks leave them NaN).
+type Diagnostics struct {
+	// ValueMean is the mean V over the batch's states whose discounted return is known, and
+	// ReturnDiscounted the mean empirical discounted return from those same states (NaN when the
+	// batch holds none): the critic's scale against the target it should reach.
+	ValueMean        float64
+	ReturnDiscounted float64
+	// ClipScale is the factor the global-norm clip applied to the gradient (1 when it did not bind).
+	ClipScale float64
+	// GradNormPolicy and GradNormValue split GradNorm between the policy network (with its
+	// multiplier heads) and the value network (0 in the unified form, which has none).
+	GradNormPolicy float64
+	GradNormValue  float64
+}
+
+// NoDiagnostics is a Diagnostics with every field NaN.
+func NoDiagnostics() Diagnostics {
+	n := math.NaN()
+	return Diagnostics{ValueMean: n, ReturnDiscounted: n, ClipScale: n, GradNormPolicy: n, GradNormValue: n}
+}
+
+var header = []string{"iteration", "env_steps", "wall_seconds", "mean_reward", "greedy_reward", "loss", "replay_loss", "support_size",
+	"max_prob", "curriculum_length", "grad_norm", "value_mean", "return_discounted", "clip_scale", "grad_norm_policy", "grad_norm_value"}
+
+// legacyColumns is the width of metrics files written before the diagnostics columns: they are
+// read with the diagnostics NaN, and a resume rewrites them in the current layout.
+const legacyColumns = 11
 
 func f(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 func (r Row) record() []string {
+	d := r.Diagnostics
 	return []string{strconv.Itoa(r.Iteration), strconv.FormatInt(r.EnvSteps, 10), f(r.WallSeconds), f(r.MeanReward),
-		f(r.GreedyReward), f(r.Loss), f(r.ReplayLoss), f(r.Support), f(r.MaxProb), strconv.Itoa(r.Curriculum), f(r.GradNorm)}
+		f(r.GreedyReward), f(r.Loss), f(r.ReplayLoss), f(r.Support), f(r.MaxProb), strconv.Itoa(r.Curriculum), f(r.GradNorm),
+		f(d.ValueMean), f(d.ReturnDiscounted), f(d.ClipScale), f(d.GradNormPolicy), f(d.GradNormValue)}
 }
 
-// parseRow parses one metrics.csv record; line is its line number for errors.
-func parseRow(rec []string, path string, line int) (Row, error) {
-	if len(rec) != len(header) {
-		return Row{}, fmt.Errorf("metrics: %s line %d: %d columns, want %d", path, line, len(rec), len(header))
+// parseRow parses one metrics.csv record of width columns (len(header) or legacyColumns); line is
+// its line number for errors.
+func parseRow(rec []string, width int, path string, line int) (Row, error) {
+	if len(rec) != width {
+		return Row{}, fmt.Errorf("metrics: %s line %d: %d columns, want %d", path, line, len(rec), width)
 	}
-	var r Row
-	var errs [11]error
+	r := Row{Diagnostics: NoDiagnostics()}
+	var errs [16]error
 	r.Iteration, errs[0] = strconv.Atoi(rec[0])
 	r.EnvSteps, errs[1] = strconv.ParseInt(rec[1], 10, 64)
-	r.WallSeconds, errs[2] = strconv.ParseFloat(rec[2], 64)
-	r.MeanReward, errs[3] = strconv.ParseFloat(rec[3], 64)
-	r.GreedyReward, errs[4] = strconv.ParseFloat(rec[4], 64)
-	r.Loss, errs[5] = strconv.ParseFloat(rec[5], 64)
-	r.ReplayLoss, errs[6] = strconv.ParseFloat(rec[6], 64)
-	r.Support, errs[7] = strconv.ParseFloat(rec[7], 64)
-	r.MaxProb, errs[8] = strconv.ParseFloat(rec[8], 64)
+	floats := []*float64{2: &r.WallSeconds, 3: &r.MeanReward, 4: &r.GreedyReward, 5: &r.Loss, 6: &r.ReplayLoss, 7: &r.Support,
+		8: &r.MaxProb, 10: &r.GradNorm, 11: &r.ValueMean, 12: &r.ReturnDiscounted, 13: &r.ClipScale, 14: &r.GradNormPolicy, 15: &r.GradNormValue}
+	for j, p := range floats[:width] {
+		if p != nil {
+			*p, errs[j] = strconv.ParseFloat(rec[j], 64)
+		}
+	}
 	r.Curriculum, errs[9] = strconv.Atoi(rec[9])
-	r.GradNorm, errs[10] = strconv.ParseFloat(rec[10], 64)
 	for j, e := range errs {
 		if e != nil {
 			return Row{}, fmt.Errorf("metrics: %s line %d column %s: %w", path, line, header[j], e)
@@ -60,12 +95,13 @@ func parseRow(rec []string, path string, line int) (Row, error) {
 	return r, nil
 }
 
-// checkHeader verifies the first record of a metrics file.
-func checkHeader(rec []string, path string) error {
-	if len(rec) != len(header) || rec[0] != header[0] {
-		return fmt.Errorf("metrics: %s: missing or unexpected header", path)
+// checkHeader verifies the first record of a metrics file and returns the width of its rows: the
+// current header's, or the legacy one's.
+func checkHeader(rec []string, path string) (int, error) {
+	if len(rec) == 0 || rec[0] != header[0] || (len(rec) != len(header) && len(rec) != legacyColumns) {
+		return 0, fmt.Errorf("metrics: %s: missing or unexpected header", path)
 	}
-	return nil
+	return len(rec), nil
 }
 
 // ReadMetrics parses a metrics.csv file.
@@ -84,12 +120,13 @@ func ReadMetrics(path string) ([]Row, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("metrics: %s: missing or unexpected header", path)
 	}
-	if err := checkHeader(recs[0], path); err != nil {
+	width, err := checkHeader(recs[0], path)
+	if err != nil {
 		return nil, err
 	}
 	rows := make([]Row, 0, len(recs)-1)
 	for i, rec := range recs[1:] {
-		r, err := parseRow(rec, path, i+2)
+		r, err := parseRow(rec, width, path, i+2)
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +190,7 @@ type metricsScan struct {
 	kept       []Row // the rows of the iterations before
 	cut, total int64 // where the kept rows end, and the file's size
 	dropped    int   // rows after the kept ones (and a torn last line)
+	legacy     bool  // the file has the legacy layout: open rewrites it in the current one
 }
 
 // scanMetrics checks that path holds a row for every iteration before before (and finds the rows
@@ -176,9 +214,11 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 	if err != nil {
 		return sc, fmt.Errorf("metrics: %s: missing or unexpected header", path)
 	}
-	if err := checkHeader(rec, path); err != nil {
+	width, err := checkHeader(rec, path)
+	if err != nil {
 		return sc, err
 	}
+	sc.legacy = width == legacyColumns
 	sc.cut = cr.InputOffset()
 	for line := 2; ; line++ {
 		start := cr.InputOffset()
@@ -189,7 +229,7 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 		if err != nil {
 			return sc, fmt.Errorf("metrics: %s line %d: %w", path, line, err)
 		}
-		r, err := parseRow(rec, path, line)
+		r, err := parseRow(rec, width, path, line)
 		if err != nil {
 			return sc, err
 		}
@@ -216,8 +256,19 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 	return sc, nil
 }
 
-// open cuts the rows after the kept ones off the file and returns an appender after them.
+// open cuts the rows after the kept ones off the file and returns an appender after them. A legacy
+// file is first replaced, atomically, by the kept rows in the current layout.
 func (sc metricsScan) open() (*metricsWriter, error) {
+	if sc.legacy {
+		if err := atomicfile.Write(sc.path, 0o644, func(w io.Writer) error { return WriteMetrics(w, sc.kept) }); err != nil {
+			return nil, fmt.Errorf("metrics: %s: rewrite in the current layout: %w", sc.path, err)
+		}
+		fh, err := os.OpenFile(sc.path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+		return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, nil
+	}
 	fh, err := os.OpenFile(sc.path, os.O_WRONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)

@@ -14,10 +14,10 @@ import (
 func TestResumeMetricsAppends(t *testing.T) {
 	head := strings.Join(header, ",") + "\n"
 	rows := []string{
-		"0,10,0.50,1.0,NaN,2.5,NaN,3,0.5,2,1\n",
-		"1,20,1.00,1.5,1.25,2.0,NaN,3,0.6,2,1\n",
-		"2,30,1.50,2.0,NaN,1.5,NaN,3,0.7,3,1\n",
-		"3,40,2.00,2.5,NaN,1.0,NaN,3,0.8,3,1\n",
+		"0,10,0.50,1.0,NaN,2.5,NaN,3,0.5,2,1,NaN,NaN,NaN,NaN,NaN\n",
+		"1,20,1.00,1.5,1.25,2.0,NaN,3,0.6,2,1,-1.5,-30,0.01,9,1\n",
+		"2,30,1.50,2.0,NaN,1.5,NaN,3,0.7,3,1,-2.0,-30,0.02,8,1\n",
+		"3,40,2.00,2.5,NaN,1.0,NaN,3,0.8,3,1,-2.5,-31,1,0.5,0.5\n",
 	}
 	tests := []struct {
 		name    string
@@ -74,5 +74,51 @@ func TestResumeMetricsAppends(t *testing.T) {
 	}
 	if _, _, _, err := resumeMetrics(path, 4); err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("corrupt row: %v", err)
+	}
+}
+
+// A metrics file written before the diagnostics columns is read with them NaN, and a resume
+// rewrites it in the current layout (the kept rows' values unchanged) before appending.
+func TestResumeRewritesLegacyMetrics(t *testing.T) {
+	legacyHead := strings.Join(header[:legacyColumns], ",") + "\n"
+	legacy := legacyHead + "0,10,0.5,1,NaN,2.5,NaN,3,0.5,0,7\n1,20,1,1.5,1.25,2,NaN,3,0.6,0,6\n2,30,1.5,2,NaN,1.5,NaN,3,0.7,0,5\n"
+	path := filepath.Join(t.TempDir(), MetricsFile)
+	if err := os.WriteFile(path, []byte(legacy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, err := ReadMetrics(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(old) != 3 || old[1].GreedyReward != 1.25 || old[2].GradNorm != 5 || !math.IsNaN(old[0].ValueMean) || !math.IsNaN(old[0].ClipScale) {
+		t.Fatalf("legacy rows read as %+v", old)
+	}
+	mw, kept, dropped, err := resumeMetrics(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 2 || dropped != 1 {
+		t.Errorf("kept %d dropped %d, want 2 1", len(kept), dropped)
+	}
+	next := Row{Iteration: 2, EnvSteps: 99, GreedyReward: math.NaN(), Diagnostics: Diagnostics{ValueMean: -3, ReturnDiscounted: -40, ClipScale: 0.5}}
+	if err := mw.write(next); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(got), strings.Join(header, ",")+"\n") {
+		t.Errorf("the rewritten file does not have the current header:\n%s", got)
+	}
+	back, err := ReadMetrics(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 3 || back[1].GreedyReward != 1.25 || back[0].GradNorm != 7 || !math.IsNaN(back[1].ValueMean) || back[2].ValueMean != -3 || back[2].ClipScale != 0.5 {
+		t.Errorf("after the resume: %+v", back)
 	}
 }

@@ -265,11 +265,22 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 			}
 			return sum, stopped(it, "sampling", err)
 		}
+		row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN(), Diagnostics: NoDiagnostics()}
+		// The greedy evaluation plays the policy that sampled this iteration, before the
+		// normaliser's update and the training step, like every other column of the row.
+		if r.evalEnv != nil && it%cfg.EvalEvery == 0 {
+			t1 := time.Now()
+			g, err := r.evaluate(context.WithoutCancel(ctx), iterSeed(cfg.Seed, it, 5))
+			if err != nil {
+				return sum, stopped(it, "greedy evaluation", err)
+			}
+			st.EvalSeconds += time.Since(t1).Seconds()
+			row.GreedyReward, sum.LastGreedy = g, g
+		}
 		t0 := time.Now()
 		if r.learner.Norm != nil {
 			r.learner.Norm.Update(col.Observations)
 		}
-		row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN()}
 		if cfg.OnPolicyStep {
 			info, err := r.learner.TrainStep(col.Segments)
 			if err == nil {
@@ -292,6 +303,7 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 			return sum, stopped(it, "replay step", err)
 		}
 		row.ReplayLoss, row.GradNorm = info.Loss, info.GradNorm
+		row.Diagnostics = stepDiagnostics(info.Diagnostics)
 		if !cfg.OnPolicyStep {
 			row.Loss = info.Loss
 		}
@@ -303,15 +315,6 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		row.MeanReward = float64(st.LastMeanReturn)
 		row.MaxProb, row.Support = r.sampler.Window()
 		meta.EnvSteps += int64(col.EnvSteps)
-		if r.evalEnv != nil && it%cfg.EvalEvery == 0 {
-			t1 := time.Now()
-			g, err := r.evaluate(context.WithoutCancel(ctx), iterSeed(cfg.Seed, it, 5))
-			if err != nil {
-				return sum, stopped(it, "greedy evaluation", err)
-			}
-			st.EvalSeconds += time.Since(t1).Seconds()
-			row.GreedyReward, sum.LastGreedy = g, g
-		}
 		meta.Iteration = it + 1
 		meta.WallSeconds = baseWall + time.Since(start).Seconds()
 		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
@@ -326,6 +329,9 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 				return sum, err
 			}
 			writePlots()
+			if err := logMemory(opts.Dir, meta.Iteration, meta.EnvSteps); err != nil {
+				log.Warn("memory not logged", "err", err)
+			}
 			if pr == nil || pr.format != ProgressLive {
 				log.Info("checkpoint", logNums("iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", row.MeanReward,
 					"greedy", sum.LastGreedy, "max_prob", row.MaxProb, "support", row.Support,
@@ -354,6 +360,12 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		"greedy", sum.LastGreedy, "env_s", st.EnvSeconds, "policy_s", st.PolicySeconds, "train_s", st.TrainSeconds,
 		"eval_s", st.EvalSeconds)...)
 	return sum, nil
+}
+
+// stepDiagnostics is the metrics row's form of a replay step's diagnostics.
+func stepDiagnostics(d control.Diagnostics) Diagnostics {
+	return Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, ClipScale: d.ClipScale,
+		GradNormPolicy: d.GradNormPolicy, GradNormValue: d.GradNormValue}
 }
 
 // StepPlots writes the long-episode run's plots against env steps: reward.png (mean return of

@@ -363,7 +363,7 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 			}
 			return sum, stopped(it, "sampling", err)
 		}
-		row := Row{Iteration: it, MeanReward: res.MeanReward, Support: res.Stats.MeanSupport(), MaxProb: res.Stats.MeanMaxProb(),
+		row := Row{Diagnostics: NoDiagnostics(), Iteration: it, MeanReward: res.MeanReward, Support: res.Stats.MeanSupport(), MaxProb: res.Stats.MeanMaxProb(),
 			Curriculum: curriculumOf(env), GreedyReward: math.NaN(), ReplayLoss: math.NaN()}
 		info, err := learner.TrainStep(res.Episodes)
 		if err == nil {
