@@ -414,21 +414,3 @@ func ReadFile(path string) (Config, error) {
 	}
 	return c, nil
 }
-
-// ApplyLongEpisodeDefaults sets the paper's continuous-control values (appendix, HalfCheetah) on
-// the fields whose flags were not given (given reports a flag name as given): discount 0.99,
-// learning rate 5e-4 (the larger of the paper's two), a greedy evaluation of one episode every 10
-// iterations and a checkpoint every 10 iterations (1000 steps: HalfCheetah's episode length, so
-// checkpoints fall between episodes and a resume is exact).
-func (c *Config) ApplyLongEpisodeDefaults(given func(flag string) bool) {
-	set := func(flag string, apply func()) {
-		if !given(flag) {
-			apply()
-		}
-	}
-	set("gamma", func() { c.Gamma = 0.99 })
-	set("lr", func() { c.LearningRate = 5e-4 })
-	set("eval-every", func() { c.EvalEvery = 10 })
-	set("eval-episodes", func() { c.EvalEpisodes = 1 })
-	set("checkpoint-every", func() { c.CheckpointEvery = 10 })
-}

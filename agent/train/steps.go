@@ -369,8 +369,9 @@ func stepDiagnostics(d control.Diagnostics) Diagnostics {
 }
 
 // StepPlots writes the long-episode run's plots against env steps: reward.png (mean return of
-// completed episodes and greedy evaluation), maxprob.png and sparsity.png, titled with the run:
-// env, action grid and |A|, algorithm and weight, seed.
+// completed episodes and greedy evaluation), maxprob.png, sparsity.png and value.png (V against
+// the discounted return, once episodes have ended), titled with the run: env, action grid and |A|,
+// algorithm and weight, seed.
 func StepPlots(dir string, cfg config.Config, actions int, rows []Row) error {
 	var xs, ret, gx, greedy, sup, mp []float64
 	for _, r := range rows {
@@ -410,6 +411,19 @@ func StepPlots(dir string, cfg config.Config, actions int, rows []Row) error {
 		[]plot.Series{{Name: "max prob", X: sx, Y: mp}}, nil); err != nil {
 		return err
 	}
-	return plot.Lines(filepath.Join(dir, SparsityPlot), title, "env steps", "mean |{a : π(a|s) > 0}|, last 1000 steps",
-		[]plot.Series{{Name: "support size", X: sx, Y: sup}}, nil)
+	if err := plot.Lines(filepath.Join(dir, SparsityPlot), title, "env steps", "mean |{a : π(a|s) > 0}|, last 1000 steps",
+		[]plot.Series{{Name: "support size", X: sx, Y: sup}}, nil); err != nil {
+		return err
+	}
+	var vx, v, g []float64
+	for _, r := range rows {
+		if !math.IsNaN(r.ValueMean) && !math.IsNaN(r.ReturnDiscounted) {
+			vx, v, g = append(vx, float64(r.EnvSteps)), append(v, r.ValueMean), append(g, r.ReturnDiscounted)
+		}
+	}
+	if len(vx) == 0 {
+		return nil
+	}
+	return plot.Lines(filepath.Join(dir, ValuePlot), title, "env steps", "mean over the trained batch's states of ended episodes",
+		[]plot.Series{{Name: "V", X: vx, Y: v}, {Name: "discounted return", X: vx, Y: g}}, nil)
 }

@@ -58,6 +58,9 @@ func TestStepsRunDiagnostics(t *testing.T) {
 	if known == 0 {
 		t.Error("no row has a discounted return, though CartPole episodes end within a few iterations")
 	}
+	if st, err := os.Stat(filepath.Join(dir, ValuePlot)); err != nil || st.Size() == 0 {
+		t.Errorf("%s: %v", ValuePlot, err)
+	}
 
 	// Row 0's greedy return is the initialised networks' greedy return.
 	r, err := newStepsRun(context.Background(), cfg, RegistryEnvs{Registry: reg}, tensor.GonumEngine(), cfg.EvalEpisodes)

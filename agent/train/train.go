@@ -44,6 +44,8 @@ const (
 	RewardPlot     = "reward.png"
 	SparsityPlot   = "sparsity.png"
 	MaxProbPlot    = "maxprob.png"
+	// ValuePlot is a long-episode run's V against the discounted return it should reach.
+	ValuePlot = "value.png"
 )
 
 // Options are the parts of a run that are not hyperparameters.

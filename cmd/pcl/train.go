@@ -65,7 +65,9 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 	}
 	*cfg = train.ResolveNet(*cfg)
 	if cfg.Net == config.NetMLP {
-		cfg.ApplyLongEpisodeDefaults(func(name string) bool { return set[name] })
+		if err := cfg.ApplyLongEpisodeDefaults(func(name string) bool { return set[name] }); err != nil {
+			return nil, err
+		}
 	}
 	return set, nil
 }

@@ -43,7 +43,9 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func mlpConfig(env string, edit func(*config.Config)) config.Config {
 	c := config.Default()
 	c.Env, c.Net = env, config.NetMLP
-	c.ApplyLongEpisodeDefaults(func(string) bool { return false })
+	if err := c.ApplyLongEpisodeDefaults(func(string) bool { return false }); err != nil {
+		panic(err) // the preset's values are constants: an error is a bug in the preset
+	}
 	edit(&c)
 	return c
 }
