@@ -83,8 +83,10 @@ type Step struct {
 // they become).
 type Diagnostics struct {
 	// ValueMean is the mean V over the batch's states whose episode has ended (ReturnToGo known)
-	// and ReturnDiscounted the mean of their discounted returns; both NaN when there are none.
-	ValueMean, ReturnDiscounted float64
+	// and ReturnDiscounted the mean of their discounted returns; RegTerm is the mean per-step
+	// regularisation term at those states (the consistency's addition to the reward: with a
+	// steady policy V is about ReturnDiscounted + RegTerm/(1-γ)). All NaN when there are none.
+	ValueMean, ReturnDiscounted, RegTerm float64
 	// ClipScale is the factor the global-norm clip applied (1 when it did not bind).
 	ClipScale float64
 	// GradNormPolicy and GradNormValue are the norms of the policy's and the value network's
@@ -150,7 +152,7 @@ func (l *Learner) loss(segs []*Segment, grad bool) (Step, error) {
 	if err != nil {
 		return step, err
 	}
-	step.ValueMean, step.ReturnDiscounted = l.valueAgainstReturns(segs)
+	step.ValueMean, step.ReturnDiscounted, step.RegTerm = l.valueAgainstReturns(segs)
 	if !grad {
 		return step, nil
 	}
@@ -161,21 +163,23 @@ func (l *Learner) loss(segs []*Segment, grad bool) (Step, error) {
 	return step, nil
 }
 
-// valueAgainstReturns returns the mean V of the last Evaluate over the states of segs whose
-// discounted return is known, and the mean of those returns (NaN, NaN when none is known).
-func (l *Learner) valueAgainstReturns(segs []*Segment) (value, ret float64) {
+// valueAgainstReturns returns the means of V, of the discounted return and of the regularisation
+// term, from the last Evaluate, over the states of segs whose discounted return is known (NaN
+// when none is).
+func (l *Learner) valueAgainstReturns(segs []*Segment) (value, ret, term float64) {
 	B, n := len(segs), 0
 	for b, s := range segs {
 		for t, g := range s.ReturnToGo {
 			value += l.obj.Value(t*B + b)
+			term += l.obj.Term(t*B + b)
 			ret += g
 			n++
 		}
 	}
 	if n == 0 {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), math.NaN()
 	}
-	return value / float64(n), ret / float64(n)
+	return value / float64(n), ret / float64(n), term / float64(n)
 }
 
 // TrainStep takes one clipped Adam step on segs. A non-finite loss, gradient or parameter is an

@@ -135,6 +135,10 @@ func (o *Objective) Probs(row int) []float32 {
 	return o.p[row*K : (row+1)*K]
 }
 
+// Term returns the per-step regularisation term at row (a step before its sequence's end) as
+// computed by the last Evaluate: what the consistency adds to the reward of that step.
+func (o *Objective) Term(row int) float64 { return o.in.Terms[row] }
+
 // Value returns V at row as computed by the last Evaluate: the V head in the separate form, the
 // value operator of Q in the unified one (valid until the next Evaluate).
 func (o *Objective) Value(row int) float64 { return o.in.Values[row] }

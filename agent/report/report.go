@@ -203,22 +203,35 @@ var variantColours = map[string][]color.NRGBA{
 	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x00, G: 0x6d, B: 0x2c, A: 255}},
 }
 
-// figure is one of the report's figures: a band per variant of value (and, with second, a
-// lighter band of second beside it, named by secondName).
+// figure is one of the report's figures: a band per variant of value, and with extra, lighter
+// bands of each extra value beside it, each named by its series name.
 type figure struct {
-	suffix, what, y  string
-	value, second    func(train.Row) float64
-	name, secondName string
+	suffix, what, y string
+	name            string
+	value           func(config.Config, train.Row) float64
+	extra           []series
+}
+
+// series is a named value of a run's rows.
+type series struct {
+	name  string
+	value func(config.Config, train.Row) float64
 }
 
 var figures = []figure{
-	{suffix: "return", what: "average return", y: "undiscounted return of completed episodes", value: func(r train.Row) float64 { return r.MeanReward }},
-	{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps", value: func(r train.Row) float64 { return r.MaxProb }},
-	{suffix: "value", what: "the critic against its target", y: "mean over the batch's states of ended episodes",
-		value: func(r train.Row) float64 { return r.ValueMean }, name: "V",
-		second: func(r train.Row) float64 { return r.ReturnDiscounted }, secondName: "discounted return"},
+	{suffix: "return", what: "average return", y: "undiscounted return of completed episodes",
+		value: func(_ config.Config, r train.Row) float64 { return r.MeanReward }},
+	{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps",
+		value: func(_ config.Config, r train.Row) float64 { return r.MaxProb }},
+	{suffix: "value", what: "the critic against its targets", y: "mean over the batch's states of ended episodes", name: "V",
+		value: func(_ config.Config, r train.Row) float64 { return r.ValueMean },
+		extra: []series{
+			{"discounted return", func(_ config.Config, r train.Row) float64 { return r.ReturnDiscounted }},
+			// With a steady policy the regularised value adds the discounted per-step term.
+			{"return + term/(1-γ)", func(c config.Config, r train.Row) float64 { return r.ReturnDiscounted + r.RegTerm/(1-c.Gamma) }},
+		}},
 	{suffix: "clip", what: "factor the gradient clip applied (1: did not bind)", y: "clip factor, log10",
-		value: func(r train.Row) float64 { return math.Log10(r.ClipScale) }},
+		value: func(_ config.Config, r train.Row) float64 { return math.Log10(r.ClipScale) }},
 }
 
 // Figures writes, per env and grid, <name>-return.png, <name>-maxprob.png and, where the runs
@@ -276,10 +289,12 @@ func Figures(out string, runs []Run) ([]string, error) {
 					b.Name = f.name + ": " + name
 				}
 				bands = append(bands, b)
-				if f.second != nil {
-					b2 := band(rs, f.second, width)
-					b2.Name, b2.Colour = f.secondName+": "+name, lighter(colour[v])
-					bands = append(bands, b2)
+				c := colour[v]
+				for _, e := range f.extra {
+					c = lighter(c)
+					eb := band(rs, e.value, width)
+					eb.Name, eb.Colour = e.name+": "+name, c
+					bands = append(bands, eb)
 				}
 			}
 			if len(bands) == 0 {
@@ -296,9 +311,10 @@ func Figures(out string, runs []Run) ([]string, error) {
 	return files, nil
 }
 
-// lighter mixes c halfway to white.
+// lighter mixes c a third of the way to white.
 func lighter(c color.NRGBA) color.NRGBA {
-	return color.NRGBA{R: c.R/2 + 128, G: c.G/2 + 128, B: c.B/2 + 128, A: c.A}
+	l := func(x uint8) uint8 { return x + (255-x)/3 }
+	return color.NRGBA{R: l(c.R), G: l(c.G), B: l(c.B), A: c.A}
 }
 
 // bucketWidth is the number of iterations a figure averages into one point: about 250 points over
@@ -314,14 +330,14 @@ func bucketWidth(runs []Run) int {
 // band is, for each bucket of width iterations, the mean over runs of each run's mean of value in
 // that bucket (finite values only), with the min-max over runs, placed at the bucket's last env
 // steps.
-func band(runs []Run, value func(train.Row) float64, width int) plot.Band {
+func band(runs []Run, value func(config.Config, train.Row) float64, width int) plot.Band {
 	type acc struct{ sum, lo, hi, n, x float64 }
 	byBucket := map[int]*acc{}
 	for _, r := range runs {
 		type run struct{ sum, n, x float64 }
 		own := map[int]*run{}
 		for _, row := range r.Rows {
-			v := value(row)
+			v := value(r.Cfg, row)
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}

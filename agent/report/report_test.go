@@ -140,7 +140,7 @@ func TestBandBuckets(t *testing.T) {
 		}
 		return Run{Rows: rows}
 	}
-	b := band([]Run{mk(1, 3, 5, math.NaN()), mk(3, 5, 7, 9)}, func(r train.Row) float64 { return r.MeanReward }, 2)
+	b := band([]Run{mk(1, 3, 5, math.NaN()), mk(3, 5, 7, 9)}, func(_ config.Config, r train.Row) float64 { return r.MeanReward }, 2)
 	// Run 1: buckets (1+3)/2 = 2 and 5; run 2: 4 and 8. Means 3 and 6.5, ranges [2,4] and [5,8].
 	if !slices.Equal(b.Mean, []float64{3, 6.5}) || !slices.Equal(b.Lo, []float64{2, 5}) || !slices.Equal(b.Hi, []float64{4, 8}) ||
 		!slices.Equal(b.X, []float64{200, 400}) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
@@ -39,6 +40,9 @@ type Diagnostics struct {
 	// batch holds none): the critic's scale against the target it should reach.
 	ValueMean        float64
 	ReturnDiscounted float64
+	// RegTerm is the mean per-step regularisation term at those states: what the consistency adds
+	// to each reward (for a steady policy V is about ReturnDiscounted + RegTerm/(1-γ)).
+	RegTerm float64
 	// ClipScale is the factor the global-norm clip applied to the gradient (1 when it did not bind).
 	ClipScale float64
 	// GradNormPolicy and GradNormValue split GradNorm between the policy network (with its
@@ -50,15 +54,15 @@ type Diagnostics struct {
 // NoDiagnostics is a Diagnostics with every field NaN.
 func NoDiagnostics() Diagnostics {
 	n := math.NaN()
-	return Diagnostics{ValueMean: n, ReturnDiscounted: n, ClipScale: n, GradNormPolicy: n, GradNormValue: n}
+	return Diagnostics{ValueMean: n, ReturnDiscounted: n, RegTerm: n, ClipScale: n, GradNormPolicy: n, GradNormValue: n}
 }
 
 var header = []string{"iteration", "env_steps", "wall_seconds", "mean_reward", "greedy_reward", "loss", "replay_loss", "support_size",
-	"max_prob", "curriculum_length", "grad_norm", "value_mean", "return_discounted", "clip_scale", "grad_norm_policy", "grad_norm_value"}
+	"max_prob", "curriculum_length", "grad_norm", "value_mean", "return_discounted", "reg_term", "clip_scale", "grad_norm_policy", "grad_norm_value"}
 
-// legacyColumns is the width of metrics files written before the diagnostics columns: they are
-// read with the diagnostics NaN, and a resume rewrites them in the current layout.
-const legacyColumns = 11
+// requiredColumns are the columns every metrics file has had; the later ones (the diagnostics)
+// may be missing from files written before them, and read as NaN.
+const requiredColumns = 11
 
 func f(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
@@ -66,42 +70,76 @@ func (r Row) record() []string {
 	d := r.Diagnostics
 	return []string{strconv.Itoa(r.Iteration), strconv.FormatInt(r.EnvSteps, 10), f(r.WallSeconds), f(r.MeanReward),
 		f(r.GreedyReward), f(r.Loss), f(r.ReplayLoss), f(r.Support), f(r.MaxProb), strconv.Itoa(r.Curriculum), f(r.GradNorm),
-		f(d.ValueMean), f(d.ReturnDiscounted), f(d.ClipScale), f(d.GradNormPolicy), f(d.GradNormValue)}
+		f(d.ValueMean), f(d.ReturnDiscounted), f(d.RegTerm), f(d.ClipScale), f(d.GradNormPolicy), f(d.GradNormValue)}
 }
 
-// parseRow parses one metrics.csv record of width columns (len(header) or legacyColumns); line is
-// its line number for errors.
-func parseRow(rec []string, width int, path string, line int) (Row, error) {
-	if len(rec) != width {
-		return Row{}, fmt.Errorf("metrics: %s line %d: %d columns, want %d", path, line, len(rec), width)
+// layout maps each column of a metrics file to its index in header.
+type layout []int
+
+// current reports whether the file's columns are header's, in order.
+func (l layout) current() bool {
+	if len(l) != len(header) {
+		return false
 	}
-	r := Row{Diagnostics: NoDiagnostics()}
-	var errs [16]error
-	r.Iteration, errs[0] = strconv.Atoi(rec[0])
-	r.EnvSteps, errs[1] = strconv.ParseInt(rec[1], 10, 64)
-	floats := []*float64{2: &r.WallSeconds, 3: &r.MeanReward, 4: &r.GreedyReward, 5: &r.Loss, 6: &r.ReplayLoss, 7: &r.Support,
-		8: &r.MaxProb, 10: &r.GradNorm, 11: &r.ValueMean, 12: &r.ReturnDiscounted, 13: &r.ClipScale, 14: &r.GradNormPolicy, 15: &r.GradNormValue}
-	for j, p := range floats[:width] {
-		if p != nil {
-			*p, errs[j] = strconv.ParseFloat(rec[j], 64)
+	for j, i := range l {
+		if i != j {
+			return false
 		}
 	}
-	r.Curriculum, errs[9] = strconv.Atoi(rec[9])
-	for j, e := range errs {
-		if e != nil {
-			return Row{}, fmt.Errorf("metrics: %s line %d column %s: %w", path, line, header[j], e)
+	return true
+}
+
+// parseRow parses one metrics.csv record of the file's layout; line is its line number for errors.
+// Columns the layout lacks are NaN.
+func parseRow(rec []string, lay layout, path string, line int) (Row, error) {
+	if len(rec) != len(lay) {
+		return Row{}, fmt.Errorf("metrics: %s line %d: %d columns, want %d", path, line, len(rec), len(lay))
+	}
+	r := Row{Diagnostics: NoDiagnostics()}
+	floats := [...]*float64{2: &r.WallSeconds, 3: &r.MeanReward, 4: &r.GreedyReward, 5: &r.Loss, 6: &r.ReplayLoss, 7: &r.Support,
+		8: &r.MaxProb, 10: &r.GradNorm, 11: &r.ValueMean, 12: &r.ReturnDiscounted, 13: &r.RegTerm, 14: &r.ClipScale,
+		15: &r.GradNormPolicy, 16: &r.GradNormValue}
+	for j, i := range lay {
+		var err error
+		switch i {
+		case 0:
+			r.Iteration, err = strconv.Atoi(rec[j])
+		case 1:
+			r.EnvSteps, err = strconv.ParseInt(rec[j], 10, 64)
+		case 9:
+			r.Curriculum, err = strconv.Atoi(rec[j])
+		default:
+			*floats[i], err = strconv.ParseFloat(rec[j], 64)
+		}
+		if err != nil {
+			return Row{}, fmt.Errorf("metrics: %s line %d column %s: %w", path, line, header[i], err)
 		}
 	}
 	return r, nil
 }
 
-// checkHeader verifies the first record of a metrics file and returns the width of its rows: the
-// current header's, or the legacy one's.
-func checkHeader(rec []string, path string) (int, error) {
-	if len(rec) == 0 || rec[0] != header[0] || (len(rec) != len(header) && len(rec) != legacyColumns) {
-		return 0, fmt.Errorf("metrics: %s: missing or unexpected header", path)
+// checkHeader verifies the first record of a metrics file and returns its layout: its columns,
+// each a column of header, with the required ones present and the first of them first.
+func checkHeader(rec []string, path string) (layout, error) {
+	bad := fmt.Errorf("metrics: %s: missing or unexpected header", path)
+	if len(rec) == 0 || rec[0] != header[0] {
+		return nil, bad
 	}
-	return len(rec), nil
+	lay := make(layout, len(rec))
+	seen := map[int]bool{}
+	for j, name := range rec {
+		i := slices.Index(header, name)
+		if i < 0 || seen[i] {
+			return nil, bad
+		}
+		lay[j], seen[i] = i, true
+	}
+	for i := range requiredColumns {
+		if !seen[i] {
+			return nil, bad
+		}
+	}
+	return lay, nil
 }
 
 // ReadMetrics parses a metrics.csv file.
@@ -120,13 +158,13 @@ func ReadMetrics(path string) ([]Row, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("metrics: %s: missing or unexpected header", path)
 	}
-	width, err := checkHeader(recs[0], path)
+	lay, err := checkHeader(recs[0], path)
 	if err != nil {
 		return nil, err
 	}
 	rows := make([]Row, 0, len(recs)-1)
 	for i, rec := range recs[1:] {
-		r, err := parseRow(rec, width, path, i+2)
+		r, err := parseRow(rec, lay, path, i+2)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +228,7 @@ type metricsScan struct {
 	kept       []Row // the rows of the iterations before
 	cut, total int64 // where the kept rows end, and the file's size
 	dropped    int   // rows after the kept ones (and a torn last line)
-	legacy     bool  // the file has the legacy layout: open rewrites it in the current one
+	legacy     bool  // the file has an earlier layout: open rewrites it in the current one
 }
 
 // scanMetrics checks that path holds a row for every iteration before before (and finds the rows
@@ -214,11 +252,11 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 	if err != nil {
 		return sc, fmt.Errorf("metrics: %s: missing or unexpected header", path)
 	}
-	width, err := checkHeader(rec, path)
+	lay, err := checkHeader(rec, path)
 	if err != nil {
 		return sc, err
 	}
-	sc.legacy = width == legacyColumns
+	sc.legacy = !lay.current()
 	sc.cut = cr.InputOffset()
 	for line := 2; ; line++ {
 		start := cr.InputOffset()
@@ -229,7 +267,7 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 		if err != nil {
 			return sc, fmt.Errorf("metrics: %s line %d: %w", path, line, err)
 		}
-		r, err := parseRow(rec, width, path, line)
+		r, err := parseRow(rec, lay, path, line)
 		if err != nil {
 			return sc, err
 		}
@@ -256,8 +294,8 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 	return sc, nil
 }
 
-// open cuts the rows after the kept ones off the file and returns an appender after them. A legacy
-// file is first replaced, atomically, by the kept rows in the current layout.
+// open cuts the rows after the kept ones off the file and returns an appender after them. A file of
+// an earlier layout is first replaced, atomically, by the kept rows in the current layout.
 func (sc metricsScan) open() (*metricsWriter, error) {
 	if sc.legacy {
 		if err := atomicfile.Write(sc.path, 0o644, func(w io.Writer) error { return WriteMetrics(w, sc.kept) }); err != nil {

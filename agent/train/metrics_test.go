@@ -14,10 +14,10 @@ import (
 func TestResumeMetricsAppends(t *testing.T) {
 	head := strings.Join(header, ",") + "\n"
 	rows := []string{
-		"0,10,0.50,1.0,NaN,2.5,NaN,3,0.5,2,1,NaN,NaN,NaN,NaN,NaN\n",
-		"1,20,1.00,1.5,1.25,2.0,NaN,3,0.6,2,1,-1.5,-30,0.01,9,1\n",
-		"2,30,1.50,2.0,NaN,1.5,NaN,3,0.7,3,1,-2.0,-30,0.02,8,1\n",
-		"3,40,2.00,2.5,NaN,1.0,NaN,3,0.8,3,1,-2.5,-31,1,0.5,0.5\n",
+		"0,10,0.50,1.0,NaN,2.5,NaN,3,0.5,2,1,NaN,NaN,NaN,NaN,NaN,NaN\n",
+		"1,20,1.00,1.5,1.25,2.0,NaN,3,0.6,2,1,-1.5,-30,0.2,0.01,9,1\n",
+		"2,30,1.50,2.0,NaN,1.5,NaN,3,0.7,3,1,-2.0,-30,0.2,0.02,8,1\n",
+		"3,40,2.00,2.5,NaN,1.0,NaN,3,0.8,3,1,-2.5,-31,0.1,1,0.5,0.5\n",
 	}
 	tests := []struct {
 		name    string
@@ -78,9 +78,10 @@ func TestResumeMetricsAppends(t *testing.T) {
 }
 
 // A metrics file written before the diagnostics columns is read with them NaN, and a resume
-// rewrites it in the current layout (the kept rows' values unchanged) before appending.
+// rewrites it in the current layout (the kept rows' values unchanged) before appending. Columns
+// are found by name, so a file with some of the diagnostics in another order reads too.
 func TestResumeRewritesLegacyMetrics(t *testing.T) {
-	legacyHead := strings.Join(header[:legacyColumns], ",") + "\n"
+	legacyHead := strings.Join(header[:requiredColumns], ",") + "\n"
 	legacy := legacyHead + "0,10,0.5,1,NaN,2.5,NaN,3,0.5,0,7\n1,20,1,1.5,1.25,2,NaN,3,0.6,0,6\n2,30,1.5,2,NaN,1.5,NaN,3,0.7,0,5\n"
 	path := filepath.Join(t.TempDir(), MetricsFile)
 	if err := os.WriteFile(path, []byte(legacy), 0o644); err != nil {
@@ -120,5 +121,28 @@ func TestResumeRewritesLegacyMetrics(t *testing.T) {
 	}
 	if len(back) != 3 || back[1].GreedyReward != 1.25 || back[0].GradNorm != 7 || !math.IsNaN(back[1].ValueMean) || back[2].ValueMean != -3 || back[2].ClipScale != 0.5 {
 		t.Errorf("after the resume: %+v", back)
+	}
+}
+
+func TestMetricsColumnsByName(t *testing.T) {
+	head := strings.Join(header[:requiredColumns], ",") + ",clip_scale,value_mean\n"
+	path := filepath.Join(t.TempDir(), MetricsFile)
+	if err := os.WriteFile(path, []byte(head+"0,10,0.5,1,NaN,2.5,NaN,3,0.5,0,7,0.25,-4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadMetrics(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[0]; r.ClipScale != 0.25 || r.ValueMean != -4 || !math.IsNaN(r.ReturnDiscounted) || r.GradNorm != 7 {
+		t.Errorf("row %+v", r)
+	}
+	for _, bad := range []string{"iteration,env_steps\n", strings.Join(header[:requiredColumns], ",") + ",bogus\n", "env_steps," + strings.Join(header[:requiredColumns], ",") + "\n"} {
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadMetrics(path); err == nil || !strings.Contains(err.Error(), "unexpected header") {
+			t.Errorf("header %q: %v", bad, err)
+		}
 	}
 }

@@ -364,7 +364,7 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 
 // stepDiagnostics is the metrics row's form of a replay step's diagnostics.
 func stepDiagnostics(d control.Diagnostics) Diagnostics {
-	return Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, ClipScale: d.ClipScale,
+	return Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: d.ClipScale,
 		GradNormPolicy: d.GradNormPolicy, GradNormValue: d.GradNormValue}
 }
 
