@@ -45,6 +45,20 @@ func Load(dirs []string) ([]Run, error) {
 	return runs, nil
 }
 
+// Until returns runs with the rows after envSteps env steps left out: each run as it stood then.
+func Until(runs []Run, envSteps int64) []Run {
+	out := make([]Run, len(runs))
+	for i, r := range runs {
+		n := 0
+		for n < len(r.Rows) && r.Rows[n].EnvSteps <= envSteps {
+			n++
+		}
+		r.Rows = r.Rows[:n]
+		out[i] = r
+	}
+	return out
+}
+
 // Summary is one run's final figures: final values are means over the last tenth of its rows,
 // and Last20Return the mean return over the last fifth (the weight searches' selection rule).
 type Summary struct {

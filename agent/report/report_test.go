@@ -147,3 +147,18 @@ func TestBandBuckets(t *testing.T) {
 		t.Errorf("band %+v", b)
 	}
 }
+
+func TestUntil(t *testing.T) {
+	r := Run{Rows: []train.Row{{EnvSteps: 100}, {EnvSteps: 200}, {EnvSteps: 300}}}
+	for _, tc := range []struct {
+		steps int64
+		want  int
+	}{{50, 0}, {200, 2}, {1000, 3}} {
+		if got := Until([]Run{r}, tc.steps)[0].Rows; len(got) != tc.want {
+			t.Errorf("until %d: %d rows, want %d", tc.steps, len(got), tc.want)
+		}
+	}
+	if len(r.Rows) != 3 {
+		t.Error("Until changed its argument")
+	}
+}

@@ -15,8 +15,9 @@ import (
 func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stderr)
 	out := fs.String("out", "", "`directory` for the figures and report.md (required)")
+	steps := fs.Int64("steps", 0, "report every run as it stood at this many env `steps` (0: as it stands), so runs that went on longer compare at one budget")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: pcl report --out DIR RUN_DIR...\n\nGathers long-episode runs (any subset, finished or not) into <env>-grid<k>-return.png,\n<env>-grid<k>-maxprob.png and report.md.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: pcl report --out DIR RUN_DIR...\n\nGathers long-episode runs (any subset, finished or not) into <env>-grid<k>-return.png,\n<env>-grid<k>-maxprob.png, <env>-grid<k>-value.png, <env>-grid<k>-clip.png and report.md.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlagsAndArgs(fs, args); err != nil {
@@ -25,9 +26,15 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if *out == "" || fs.NArg() == 0 {
 		return usageError{fmt.Errorf("give --out and at least one run directory (run 'pcl report -h' for the usage)")}
 	}
+	if *steps < 0 {
+		return usageError{fmt.Errorf("--steps %d: want >= 0", *steps)}
+	}
 	runs, err := report.Load(fs.Args())
 	if err != nil {
 		return err
+	}
+	if *steps > 0 {
+		runs = report.Until(runs, *steps)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
