@@ -47,6 +47,11 @@ const (
 	// CurriculumPerCopy: each env copy has its own curriculum (gym >= 2020 semantics).
 	CurriculumPerCopy = "per-copy"
 
+	// LambdaInitOne starts the multiplier's log-scale head at 0 (exp = 1); LambdaInitAlpha at
+	// log alpha (exp = alpha).
+	LambdaInitOne   = "one"
+	LambdaInitAlpha = "alpha"
+
 	// NetAuto picks the network family from the observation space: an LSTM for a Discrete
 	// observation (the algorithmic tasks), feed-forward networks for a Box.
 	NetAuto = "auto"
@@ -86,9 +91,16 @@ type Config struct {
 	MLPHidden int    `json:"mlp_hidden"` // units of each of the two tanh layers of the mlp networks; 64 (paper)
 	// NormObs normalises Box observations of the mlp by running mean and std (checkpointed).
 	NormObs bool `json:"norm_obs"`
-	// LogitInitScale multiplies the initial weights of the mlp policy's logit (or Q) layer; 1 keeps
-	// Glorot's, a small value starts the policy near uniform (CleanRL's PPO: std 0.01).
+	// LogitInitScale multiplies the initial weights and bias of the policy's logit (or Q) head, of
+	// either network family; 1 keeps Glorot's, a small value starts the policy near uniform
+	// (CleanRL's PPO: std 0.01), 0 exactly uniform.
 	LogitInitScale float64 `json:"logit_init_scale"`
+	// LambdaInit sets where the sparse (and Tsallis) multiplier's log-scale head starts: "one"
+	// (default: bias 0, exp(head) = 1, as the paper's parameterisation initialises it) or "alpha"
+	// (bias log α, so exp(head) starts at the weight: the multiplier's scale at the optimum).
+	LambdaInit string `json:"lambda_init"`
+	// EmbedStd is the truncated-normal std of the LSTM's input embeddings; 0.01 (the released code).
+	EmbedStd float64 `json:"embed_std"`
 	// ValueScale multiplies the mlp value network's output: V = ValueScale * NN(x). Under Adam the
 	// output moves at most about lr * (H + 1) per step, so a return scale of -40 takes ~1,000
 	// steps at scale 1 and ValueScale times fewer at a larger scale.
@@ -108,10 +120,13 @@ type Config struct {
 	OnPolicyStep bool `json:"on_policy_step"`
 
 	// Optimiser.
+	// Optimizer is "adam" (default: the released code's), "sgd" (plain gradient steps, the paper's
+	// Algorithm 1) or "rmsprop" (decay 0.9, epsilon AdamEps, no momentum).
+	Optimizer    string  `json:"optimizer"`
 	LearningRate float64 `json:"learning_rate"` // 0.005 (paper)
 	AdamBeta1    float64 `json:"adam_beta1"`    // 0.9 (TF default, used by pcl_rl)
 	AdamBeta2    float64 `json:"adam_beta2"`    // 0.999
-	AdamEps      float64 `json:"adam_eps"`      // 2e-4 (pcl_rl)
+	AdamEps      float64 `json:"adam_eps"`      // 2e-4 (pcl_rl); also RMSProp's epsilon
 	ClipNorm     float64 `json:"clip_norm"`     // global-norm clip; 10 (pcl_rl README PCL command; the paper is silent)
 
 	// Batches and replay.
@@ -144,6 +159,7 @@ func Default() Config {
 		Algo: AlgoSparse, Form: FormSeparate, Alpha: DefaultAlpha(AlgoSparse, 5), TsallisQ: 1.5,
 		Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
 		Net: NetAuto, Hidden: 128, MLPHidden: 64, LogitInitScale: 1, ValueScale: 1,
+		LambdaInit: LambdaInitOne, EmbedStd: 0.01, Optimizer: "adam",
 		NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01,
 		LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10,
 		BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
@@ -260,6 +276,15 @@ func (c Config) Validate() error {
 	if !(c.LogitInitScale >= 0) {
 		bad("logit_init_scale", c.LogitInitScale, "must be >= 0")
 	}
+	if c.LambdaInit != LambdaInitOne && c.LambdaInit != LambdaInitAlpha {
+		bad("lambda_init", c.LambdaInit, `must be "one" or "alpha"`)
+	}
+	if !(c.EmbedStd > 0) {
+		bad("embed_std", c.EmbedStd, "must be > 0")
+	}
+	if c.Optimizer != "adam" && c.Optimizer != "sgd" && c.Optimizer != "rmsprop" {
+		bad("optimizer", c.Optimizer, `must be "adam", "sgd" or "rmsprop"`)
+	}
 	if !(c.ValueScale > 0) {
 		bad("value_scale", c.ValueScale, "must be > 0")
 	}
@@ -336,8 +361,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "LSTM units (lstm)")
 	fs.IntVar(&c.MLPHidden, "mlp-hidden", c.MLPHidden, "units of each tanh layer of the mlp networks")
 	fs.BoolVar(&c.NormObs, "norm-obs", c.NormObs, "normalise Box observations by running mean and std (mlp)")
-	fs.Float64Var(&c.LogitInitScale, "logit-init-scale", c.LogitInitScale, "factor on the initial weights of the policy's logit layer; small starts near uniform (mlp)")
-	fs.Float64Var(&c.ValueScale, "value-scale", c.ValueScale, "V = value-scale * NN(x): larger reaches the return scale sooner (mlp)")
+	fs.Float64Var(&c.LogitInitScale, "logit-init-scale", c.LogitInitScale, "factor on the initial policy logit head; small starts near uniform, 0 uniform")
+	fs.StringVar(&c.LambdaInit, "lambda-init", c.LambdaInit, `start of the multiplier's scale exp(head): "one" or "alpha" (sparse, tsallis)`)
+	fs.Float64Var(&c.EmbedStd, "embed-std", c.EmbedStd, "std of the initial input embeddings (lstm)")
+	fs.Float64Var(&c.ValueScale, "value-scale", c.ValueScale, "V = value-scale * NN(x): larger reaches the return scale sooner (mlp, separate form)")
 	fs.IntVar(&c.Grid, "grid", c.Grid, "points per dimension of the action grid over a Box action space (0: none)")
 	fs.IntVar(&c.NumEnvs, "num-envs", c.NumEnvs, "copies stepping together (mlp)")
 	fs.IntVar(&c.StepsPerIter, "steps-per-iter", c.StepsPerIter, "env steps per copy per iteration (mlp)")
@@ -348,7 +375,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.LearningRate, "lr", c.LearningRate, "Adam learning rate")
 	fs.Float64Var(&c.AdamBeta1, "adam-beta1", c.AdamBeta1, "Adam beta1")
 	fs.Float64Var(&c.AdamBeta2, "adam-beta2", c.AdamBeta2, "Adam beta2")
-	fs.Float64Var(&c.AdamEps, "adam-eps", c.AdamEps, "Adam epsilon")
+	fs.Float64Var(&c.AdamEps, "adam-eps", c.AdamEps, "Adam (and RMSProp) epsilon")
+	fs.StringVar(&c.Optimizer, "optimizer", c.Optimizer, `"adam", "sgd" (the paper's plain gradient steps) or "rmsprop"`)
 	fs.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "global gradient-norm clip (0: off)")
 	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "fresh episodes per iteration (lstm)")
 	fs.BoolVar(&c.Replay, "replay", c.Replay, "take a second step on a replayed batch each iteration")

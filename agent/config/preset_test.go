@@ -15,6 +15,7 @@ func TestAlgorithmicDefaultsUnchanged(t *testing.T) {
 		Algo: AlgoSparse, Form: FormSeparate, Alpha: 0.05, TsallisQ: 1.5,
 		Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
 		Net: NetAuto, Hidden: 128, MLPHidden: 64, LogitInitScale: 1, ValueScale: 1,
+		LambdaInit: LambdaInitOne, EmbedStd: 0.01, Optimizer: "adam",
 		NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01,
 		LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10,
 		BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,

@@ -15,7 +15,7 @@ import (
 type Learner struct {
 	Cfg   config.Config
 	Model *Model
-	Opt   *optim.Adam
+	Opt   optim.Optimizer
 	// Norm normalises observations (nil: raw observations).
 	Norm *Normalizer
 
@@ -34,7 +34,7 @@ func NewLearner(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Le
 	if err != nil {
 		return nil, err
 	}
-	opt, err := optim.NewAdam(m.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
+	opt, err := optim.New(cfg.Optimizer, m.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
 	if err != nil {
 		return nil, fmt.Errorf("control: optimiser: %w", err)
 	}

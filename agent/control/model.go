@@ -70,11 +70,11 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 	// A small logit layer makes the initial policy near uniform (CleanRL's PPO initialises its
 	// policy head with std 0.01): with Glorot weights the 64 -> |A| layer spreads the logits over
 	// about +-0.4, which a sparsemax turns into a policy with a support of a few dozen actions.
-	if s := float32(cfg.LogitInitScale); s != 1 {
-		for k := range m.outputs[0].W.Value.Data {
-			m.outputs[0].W.Value.Data[k] *= s
-		}
+	var lambdaBias *nn.Param
+	if h.LambdaHead >= 0 {
+		lambdaBias = m.outputs[h.LambdaHead].B
 	}
+	pcl.InitHeads(cfg, m.outputs[0].W, m.outputs[0].B, lambdaBias)
 	if h.VHead >= 0 {
 		if m.value, err = nn.NewMLP(eng, "value", []int{dim, H, H, 1}, true, nn.NewRand(cfg.Seed, 12)); err != nil {
 			return nil, err

@@ -177,7 +177,7 @@ func TestLearnsCopyMappingFromExperts(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Base, cfg.BatchSize, cfg.Hidden, cfg.Iters, cfg.ReplayCapacity = 10, 50, 32, 60, 20000
-	recs, err := Probe(context.Background(), cfg, Options{Registry: registry.Default(), Every: 10, LogitInitScale: 1, Expert: 200})
+	recs, err := Probe(context.Background(), cfg, Options{Registry: registry.Default(), Every: 10, Expert: 200})
 	if err != nil {
 		t.Fatal(err)
 	}

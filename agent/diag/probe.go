@@ -29,9 +29,6 @@ type Options struct {
 	// AlphaStart and AlphaDecay, when AlphaStart > 0, schedule the weight as the released code's
 	// tau_start/tau_decay: alpha(it) = max(cfg.Alpha, AlphaStart * AlphaDecay^(it/100)).
 	AlphaStart, AlphaDecay float64
-	// LogitInitScale multiplies the initial logit head (weights and bias) when it is not 1; 0 zeroes
-	// it, so the first policy is exactly uniform.
-	LogitInitScale float64
 	// Expert, on Copy, puts that many expert episodes (move right and write the symbol read, at
 	// the starting curriculum level) into the replay buffer before the first iteration, as the
 	// released code's num_expert_paths did: the symbol mapping is then in the data from the start.
@@ -121,9 +118,6 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 	l, err := pcl.NewLearner(cfg, spec, eng)
 	if err != nil {
 		return nil, fmt.Errorf("diag: %w", err)
-	}
-	if opts.LogitInitScale != 1 {
-		scaleLogitHead(l.Params(), opts.LogitInitScale)
 	}
 	sampler, err := rollout.NewSampler(env, l.Model, cfg.MaxSteps)
 	if err != nil {
@@ -310,16 +304,6 @@ func replayTargets(task Task, eps []*episode.Episode) [][]int64 {
 }
 
 // scaleLogitHead multiplies head 0's weights and bias by s.
-func scaleLogitHead(ps []*nn.Param, s float64) {
-	for _, p := range ps {
-		if p.Name == "head0.W" || p.Name == "head0.b" {
-			for i := range p.Value.Data {
-				p.Value.Data[i] *= float32(s)
-			}
-		}
-	}
-}
-
 // groupOf names the parameter group of a SeqNet parameter (see Record.GradShare).
 func groupOf(name string) string {
 	switch {

@@ -160,6 +160,9 @@ func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
 	return n, nil
 }
 
+// Head returns head i's weight and bias (for initialisations beyond the default).
+func (n *SeqNet) Head(i int) (w, b *Param) { return n.heads[i].w, n.heads[i].b }
+
 // setPureGo switches every kernel of n to its Go fallback (tests).
 func (n *SeqNet) setPureGo(on bool) { n.pureGo, n.lstm.pureGo = on, on }
 

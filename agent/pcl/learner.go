@@ -16,7 +16,7 @@ import (
 type Learner struct {
 	Cfg   config.Config
 	Model *Model
-	Opt   *optim.Adam
+	Opt   optim.Optimizer
 
 	obj Objective
 	// scratch reused across batches
@@ -46,7 +46,7 @@ func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*Learner, err
 	if err != nil {
 		return nil, err
 	}
-	opt, err := optim.NewAdam(m.Net.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
+	opt, err := optim.New(cfg.Optimizer, m.Net.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}

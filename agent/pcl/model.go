@@ -82,11 +82,37 @@ func NewModel(cfg config.Config, spec Spec, eng *tensor.Engine) (*Model, error) 
 	if h.VHead >= 0 {
 		state[h.VHead] = true
 	}
-	net, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: spec.InputVocabs(), Hidden: cfg.Hidden, HeadSizes: h.Sizes, StateHeads: state, Seed: cfg.Seed, Engine: eng})
+	net, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: spec.InputVocabs(), Hidden: cfg.Hidden, HeadSizes: h.Sizes, StateHeads: state,
+		EmbedStd: cfg.EmbedStd, Seed: cfg.Seed, Engine: eng})
 	if err != nil {
 		return nil, fmt.Errorf("pcl: build network: %w", err)
 	}
+	w, b := net.Head(0)
+	var lambdaBias *nn.Param
+	if h.LambdaHead >= 0 {
+		_, lambdaBias = net.Head(h.LambdaHead)
+	}
+	InitHeads(cfg, w, b, lambdaBias)
 	return &Model{Heads: h, Spec: spec, Net: net}, nil
+}
+
+// InitHeads applies cfg's head initialisations, shared by every network family: it scales the
+// policy head's weights w and bias b by LogitInitScale, and with LambdaInit "alpha" sets the
+// multiplier's log-scale bias lambdaBias (nil: no multiplier) to log alpha, so that exp(head)
+// starts at the weight instead of at 1.
+func InitHeads(cfg config.Config, w, b, lambdaBias *nn.Param) {
+	if s := float32(cfg.LogitInitScale); s != 1 {
+		for _, p := range []*nn.Param{w, b} {
+			for k := range p.Value.Data {
+				p.Value.Data[k] *= s
+			}
+		}
+	}
+	if lambdaBias != nil && cfg.LambdaInit == config.LambdaInitAlpha {
+		for k := range lambdaBias.Value.Data {
+			lambdaBias.Value.Data[k] = float32(math.Log(cfg.Alpha))
+		}
+	}
 }
 
 // Stats summarises a policy over the visited states.

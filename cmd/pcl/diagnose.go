@@ -24,7 +24,6 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	every := fs.Int("every", 5, "inspect every N iterations")
 	alphaStart := fs.Float64("alpha-start", 0, "weight schedule: max(alpha, alpha-start*alpha-decay^(it/100)); 0: constant alpha")
 	alphaDecay := fs.Float64("alpha-decay", 0.5, "decay of the weight schedule per 100 iterations")
-	logitScale := fs.Float64("logit-init-scale", 1, "multiply the initial logit head by this (0: uniform first policy)")
 	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
 	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
 	var probes stringList
@@ -74,7 +73,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
 		return err
 	}
-	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v logit_init_scale=%v expert=%d\n", *every, *alphaStart, *alphaDecay, *logitScale, *expert)
+	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d\n", *every, *alphaStart, *alphaDecay, *expert)
 	if err := atomicfile.WriteFile(filepath.Join(*out, "probe-options.txt"), []byte(note), 0o644); err != nil {
 		return err
 	}
@@ -84,7 +83,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer f.Close()
 	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: *alphaStart,
-		AlphaDecay: *alphaDecay, LogitInitScale: *logitScale, Expert: *expert, CSV: f})
+		AlphaDecay: *alphaDecay, Expert: *expert, CSV: f})
 	if err := f.Close(); err != nil {
 		return err
 	}

@@ -215,7 +215,8 @@ func mlpFlag(name string) bool {
 func learnerFlag(name string) bool {
 	switch name {
 	case "env", "base", "max-steps", "curriculum", "algo", "form", "alpha", "tsallis-q", "gamma", "rollout", "critic-weight", "pg-scale",
-		"hidden", "lr", "adam-beta1", "adam-beta2", "adam-eps", "clip-norm", "batch", "seed":
+		"hidden", "lr", "adam-beta1", "adam-beta2", "adam-eps", "clip-norm", "batch", "seed",
+		"optimizer", "logit-init-scale", "lambda-init", "embed-std":
 		return true
 	}
 	return false

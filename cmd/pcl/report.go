@@ -15,7 +15,7 @@ import (
 func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stderr)
 	out := fs.String("out", "", "`directory` for the figures and report.md (required)")
-	steps := fs.Int64("steps", 0, "report every run as it stood at this many env `steps` (0: as it stands), so runs that went on longer compare at one budget")
+	steps := fs.Int64("steps", 0, "report every run as it stood at this many env steps (0: as it stands), so runs that went on longer compare at one budget")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: pcl report --out DIR RUN_DIR...\n\nGathers long-episode runs (any subset, finished or not) into <env>-grid<k>-return.png,\n<env>-grid<k>-maxprob.png, <env>-grid<k>-value.png, <env>-grid<k>-clip.png and report.md.\n\nflags:\n")
 		fs.PrintDefaults()

@@ -1,5 +1,6 @@
-// Package optim holds the optimiser of the learner: Adam with TF's update
-// rule, global-norm gradient clipping, and NaN/Inf refusal.
+// Package optim holds the learners' optimisers (Adam with TF's update rule, plain gradient
+// descent, RMSProp) behind one small interface, global-norm gradient clipping, and NaN/Inf
+// refusal.
 package optim
 
 import (
@@ -54,19 +55,11 @@ func NewAdam(params []*nn.Param, cfg AdamConfig) (*Adam, error) {
 	if !(cfg.LR > 0) || !(cfg.Beta1 > 0 && cfg.Beta1 < 1) || !(cfg.Beta2 > 0 && cfg.Beta2 < 1) || !(cfg.Epsilon > 0) {
 		return nil, fmt.Errorf("optim: invalid Adam config %+v (want lr > 0, 0 < betas < 1, epsilon > 0)", cfg)
 	}
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
 	a := &Adam{cfg: cfg, params: params, powers: tensor.New(1, 2)}
-	seen := map[string]bool{}
 	for _, p := range params {
-		if p == nil || p.Value == nil || p.Grad == nil {
-			return nil, fmt.Errorf("optim: nil parameter, value or gradient")
-		}
-		if seen[p.Name] {
-			return nil, fmt.Errorf("optim: duplicate parameter name %q", p.Name)
-		}
-		seen[p.Name] = true
-		if err := tensor.SameShape("optim: gradient of "+p.Name, p.Value, p.Grad); err != nil {
-			return nil, err
-		}
 		a.m = append(a.m, tensor.New(p.Value.Rows, p.Value.Cols))
 		a.v = append(a.v, tensor.New(p.Value.Rows, p.Value.Cols))
 	}
@@ -76,15 +69,6 @@ func NewAdam(params []*nn.Param, cfg AdamConfig) (*Adam, error) {
 
 // Config returns the hyperparameters in use.
 func (a *Adam) Config() AdamConfig { return a.cfg }
-
-// SetLR changes the learning rate (for schedules).
-func (a *Adam) SetLR(lr float64) error {
-	if !(lr > 0) {
-		return fmt.Errorf("optim: learning rate %v, want > 0", lr)
-	}
-	a.cfg.LR = lr
-	return nil
-}
 
 // CheckFinite returns an error naming the first parameter whose gradient
 // holds a NaN or Inf, and where.
