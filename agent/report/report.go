@@ -9,8 +9,10 @@ package report
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -143,25 +145,32 @@ func groups(runs []Run) []group {
 var runControl = map[string]bool{"seed": true, "iters": true, "eval_every": true, "eval_episodes": true, "checkpoint_every": true,
 	"max_loss": true, "stop_at_threshold": true, "reward_threshold": true}
 
-// settings are the config fields (JSON names, sorted) other than the algorithm and its weight whose
-// values differ between runs: what, besides algo and alpha, tells one variant from another.
-func settings(runs []Run) []string {
-	seen := map[string]map[string]bool{}
+// settings are the config fields other than the algorithm and its weight whose values differ
+// between runs (what, besides algo and alpha, tells one variant from another), each with its most
+// common value among the runs: a variant is named by where it departs from those.
+func settings(runs []Run) map[string]string {
+	counts := map[string]map[string]int{}
 	for _, r := range runs {
 		for k, v := range configFields(r.Cfg) {
-			if seen[k] == nil {
-				seen[k] = map[string]bool{}
+			if counts[k] == nil {
+				counts[k] = map[string]int{}
 			}
-			seen[k][v] = true
+			counts[k][v]++
 		}
 	}
-	var out []string
-	for k, vs := range seen {
-		if len(vs) > 1 && !runControl[k] && k != "algo" && k != "alpha" {
-			out = append(out, k)
+	out := map[string]string{}
+	for k, vs := range counts {
+		if len(vs) < 2 || runControl[k] || k == "algo" || k == "alpha" {
+			continue
 		}
+		mode, n := "", -1
+		for v, c := range vs {
+			if c > n || (c == n && v < mode) {
+				mode, n = v, c
+			}
+		}
+		out[k] = mode
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -187,14 +196,18 @@ func configFields(cfg config.Config) map[string]string {
 type variant struct {
 	algo     string
 	alpha    float64
-	settings string // "name value, ..." of the differing settings
+	settings string // "name value, ..." of the settings where it departs from the most common
 }
 
-func variantOf(c config.Config, fields []string) variant {
+// variantOf is c's variant: its algorithm, weight, and the settings where it departs from the
+// most common values (modes), as "name value" in the order of the names.
+func variantOf(c config.Config, modes map[string]string) variant {
 	all := configFields(c)
 	var parts []string
-	for _, f := range fields {
-		parts = append(parts, strings.ReplaceAll(f, "_", "-")+" "+all[f])
+	for _, f := range slices.Sorted(maps.Keys(modes)) {
+		if all[f] != modes[f] {
+			parts = append(parts, strings.ReplaceAll(f, "_", "-")+" "+all[f])
+		}
 	}
 	return variant{c.Algo, c.Alpha, strings.Join(parts, ", ")}
 }
@@ -211,7 +224,8 @@ func (v variant) label(q float64) string {
 // each, so that a one-seed search over several weights or settings has no two bands alike.
 var variantColours = map[string][]color.NRGBA{
 	config.AlgoSparse: {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255},
-		{R: 0x39, G: 0x3b, B: 0x79, A: 255}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255}},
+		{R: 0x39, G: 0x3b, B: 0x79, A: 255}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255},
+		{R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x00, G: 0x00, B: 0x00, A: 255}},
 	config.AlgoSoft: {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255},
 		{R: 0xe3, G: 0x77, B: 0xc2, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x52, G: 0x1b, B: 0x1b, A: 255}},
 	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x00, G: 0x6d, B: 0x2c, A: 255}},
@@ -237,7 +251,7 @@ var figures = []figure{
 		value: func(_ config.Config, r train.Row) float64 { return r.MeanReward }},
 	{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps",
 		value: func(_ config.Config, r train.Row) float64 { return r.MaxProb }},
-	{suffix: "value", what: "the critic against its targets", y: "mean over the batch's states of ended episodes", name: "V",
+	{suffix: "value", what: "the critic V against its targets (means over the trained states of ended episodes)", y: "value", name: "V",
 		value: func(_ config.Config, r train.Row) float64 { return r.ValueMean },
 		extra: []series{
 			{"discounted return", func(_ config.Config, r train.Row) float64 { return r.ReturnDiscounted }},
@@ -287,42 +301,78 @@ func Figures(out string, runs []Run) ([]string, error) {
 		}
 		width := bucketWidth(g.runs)
 		for _, f := range figures {
-			var bands []plot.Band
-			for _, v := range variants {
-				rs := byVariant[v]
-				name := v.label(rs[0].Cfg.TsallisQ)
-				if seedsLo != seedsHi {
-					name += fmt.Sprintf(" (%d seeds)", len(rs))
-				}
-				b := band(rs, f.value, width)
-				if len(b.X) == 0 {
-					continue
-				}
-				b.Name, b.Colour = name, colour[v]
-				if f.name != "" {
-					b.Name = f.name + ": " + name
-				}
-				bands = append(bands, b)
-				c := colour[v]
-				for _, e := range f.extra {
-					c = lighter(c)
-					eb := band(rs, e.value, width)
-					eb.Name, eb.Colour = e.name+": "+name, c
-					bands = append(bands, eb)
-				}
-			}
-			if len(bands) == 0 {
-				continue
-			}
 			title := fmt.Sprintf("%s: %s\n%s, %s", strings.TrimSpace(g.env+" "+plot.SizeLabel(0, 0, g.grid)), plot.AlgosLabel(algos), f.what, plot.SeedsLabel(seedsLo, seedsHi))
 			file := fmt.Sprintf("%s-%s.png", g.name(), f.suffix)
-			if err := plot.Bands(filepath.Join(out, file), title, "env steps", f.y, bands); err != nil {
+			var err error
+			if len(f.extra) > 0 {
+				err = f.panels(filepath.Join(out, file), title, variants, byVariant, colour, width)
+			} else {
+				err = f.bands(filepath.Join(out, file), title, variants, byVariant, colour, width, seedsLo != seedsHi)
+			}
+			if errors.Is(err, errNoData) {
+				continue
+			}
+			if err != nil {
 				return nil, fmt.Errorf("report: %w", err)
 			}
 			files = append(files, file)
 		}
 	}
 	return files, nil
+}
+
+// errNoData says a figure had nothing to draw: no run recorded its value.
+var errNoData = errors.New("no data")
+
+// bands draws f as one band per variant over its seeds into path.
+func (f figure) bands(path, title string, variants []variant, byVariant map[variant][]Run, colour map[variant]color.NRGBA, width int, countSeeds bool) error {
+	var bands []plot.Band
+	for _, v := range variants {
+		rs := byVariant[v]
+		b := band(rs, f.value, width)
+		if len(b.X) == 0 {
+			continue
+		}
+		b.Name, b.Colour = v.label(rs[0].Cfg.TsallisQ), colour[v]
+		if countSeeds {
+			b.Name += fmt.Sprintf(" (%d seeds)", len(rs))
+		}
+		bands = append(bands, b)
+	}
+	if len(bands) == 0 {
+		return errNoData
+	}
+	return plot.Bands(path, title, "env steps", f.y, bands)
+}
+
+// panels draws f as a grid of panels, one per variant, each with the band of f's value and of
+// each extra value (in lighter shades), three panels to a row.
+func (f figure) panels(path, title string, variants []variant, byVariant map[variant][]Run, colour map[variant]color.NRGBA, width int) error {
+	var rows [][]plot.Panel
+	for _, v := range variants {
+		rs := byVariant[v]
+		b := band(rs, f.value, width)
+		if len(b.X) == 0 {
+			continue
+		}
+		b.Name, b.Colour = f.name, colour[v]
+		p := plot.Panel{Title: fmt.Sprintf("%s, %s", v.label(rs[0].Cfg.TsallisQ), plot.SeedsLabel(len(rs), len(rs))), Bands: []plot.Band{b}}
+		c := colour[v]
+		for _, e := range f.extra {
+			c = lighter(c)
+			eb := band(rs, e.value, width)
+			eb.Name, eb.Colour = e.name, c
+			p.Bands = append(p.Bands, eb)
+		}
+		if len(rows) == 0 || len(rows[len(rows)-1]) == 3 {
+			rows = append(rows, nil)
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], p)
+	}
+	if len(rows) == 0 {
+		return errNoData
+	}
+	return plot.Grid(path, title, "env steps", f.y, rows)
 }
 
 // lighter mixes c a third of the way to white.
