@@ -1,7 +1,7 @@
 // Package train runs PCL training: the iteration loop (fresh batch, on-policy step, replay, replay
 // step, greedy evaluation), the run directory (config.json and checkpoints written atomically,
-// metrics.csv appended, replay-<iteration>.bin beside the checkpoint, the previous checkpoint kept
-// as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
+// metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
+// the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
 // training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
 // cancel or a non-finite loss, progress reports, a memory estimate checked before anything is
 // allocated, and greedy evaluation of a run, also per curriculum length.
@@ -219,7 +219,14 @@ func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger)
 			return nil, nil, err
 		}
 		mw, err := openMetrics(path)
-		return mw, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if mw.tb, err = openTBoard(opts.Dir, from); err != nil {
+			mw.Close()
+			return nil, nil, err
+		}
+		return mw, nil, nil
 	}
 	sc, err := scanMetrics(path, from)
 	if err != nil {
@@ -236,6 +243,10 @@ func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger)
 		log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", sc.dropped)
 	}
 	if err := writeConfig(opts.Dir, cfg); err != nil {
+		mw.Close()
+		return nil, nil, err
+	}
+	if mw.tb, err = openTBoard(opts.Dir, from); err != nil {
 		mw.Close()
 		return nil, nil, err
 	}
