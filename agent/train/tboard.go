@@ -15,7 +15,8 @@ import (
 
 // TensorBoard event files: every process that trains a run writes one into the run directory,
 // holding each metrics.csv row as scalars tagged "metrics/<column>" at step = iteration (NaN cells,
-// e.g. greedy_reward between evaluations, are left out), and config.json as text (tag "config").
+// e.g. greedy_reward between evaluations, are left out), and config.json and run.json as text
+// (tags "config" and "run").
 // A resumed process starts its file with a SessionLog START at the iteration it resumes from, so
 // that TensorBoard drops the rows the earlier process wrote from there on (metrics.csv drops them
 // too, and they are recomputed).
@@ -42,7 +43,7 @@ func openTBoard(dir string, from int) (*tboard, error) {
 		t.Close()
 		return nil, fmt.Errorf("tensorboard: %w", err)
 	}
-	for _, f := range []struct{ tag, name string }{{"config", ConfigFile}} {
+	for _, f := range []struct{ tag, name string }{{"config", ConfigFile}, {"run", ProvenanceFile}} {
 		data, err := os.ReadFile(filepath.Join(dir, f.name))
 		if errors.Is(err, os.ErrNotExist) {
 			continue

@@ -40,9 +40,9 @@ def check_against_metrics(run: Path) -> None:
         assert sorted(got) == sorted(want), h  # one value per iteration (NaN cells left out), no stale ones
         for step, x in want.items():
             assert got[step] == pytest.approx(x, rel=1e-6, abs=1e-30), (h, step)  # float32 in the event file
-    # config.json as text, a Markdown code block.
-    text = acc.Tensors("config")[-1].tensor_proto.string_val[0].decode()
-    assert json.loads(textwrap.dedent(text)) == json.loads((run / "config.json").read_text())
+    for tag, name in [("config", "config.json"), ("run", "run.json")]:  # the config and the provenance as text
+        text = acc.Tensors(tag)[-1].tensor_proto.string_val[0].decode()
+        assert json.loads(textwrap.dedent(text)) == json.loads((run / name).read_text())
 
 
 def test_event_files_match_metrics(pcl: Any, tmp_path: Path) -> None:
