@@ -176,7 +176,7 @@ func TestTBoardRow(t *testing.T) {
 	}
 }
 
-// A run writes one event file per process: the config as text, every metrics row at its
+// A run writes one event file per process: the config and run.json as text, every metrics row at its
 // iteration, and on resume a SessionLog START at the iteration it resumes from.
 func TestRunWritesEventFiles(t *testing.T) {
 	cfg := config.Default()
@@ -199,7 +199,14 @@ func TestRunWritesEventFiles(t *testing.T) {
 		if len(evs) < 3 || !evs[1].session || evs[1].step != from || !strings.Contains(evs[2].text, `"env": "Copy-v0"`) {
 			t.Fatalf("file %d starts %+v, want the version, a session start at %d and the config", i, evs[:min(3, len(evs))], from)
 		}
-		rows := evs[3:]
+		var rows []tbEvent
+		for _, ev := range evs[3:] {
+			if len(ev.scalars) > 0 {
+				rows = append(rows, ev)
+			} else if !strings.Contains(ev.text, `"sessions"`) {
+				t.Errorf("file %d: unexpected event %+v", i, ev)
+			}
+		}
 		want := sum.Rows[from:][:len(rows)]
 		if len(rows) != []int{3, 2}[i] {
 			t.Fatalf("file %d: %d rows", i, len(rows))

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -113,6 +114,31 @@ func (m *Maker) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.Vec
 		return nil, fmt.Errorf("envmaker: %s through a local server: %w", cfg.Env, markUnknown(err))
 	}
 	return m.remember(env), nil
+}
+
+// RewardThreshold is the reward_threshold registered for id: Gymnasium's value for the Go ports and
+// the algorithmic tasks (success.RegisteredThreshold), and for remote ids what the env server's
+// gymnasium.spec says, asked of the first running server or of one started for the question. ok is
+// false when the id registers none. An id that the server does not know wraps ErrUnknownEnv.
+func (m *Maker) RewardThreshold(ctx context.Context, id string) (threshold float64, ok bool, err error) {
+	if !m.Remote(id) {
+		threshold, ok = success.RegisteredThreshold(id)
+		return threshold, ok, nil
+	}
+	opts := m.Server
+	if len(m.Servers) == 0 {
+		if err := checkPython(&opts); err != nil {
+			return 0, false, fmt.Errorf("envmaker: %s is not a Go-native env, so it is served by the Python env server, but %w", id, err)
+		}
+	}
+	spec, err := bridge.LookupSpec(ctx, id, opts, m.Servers...)
+	if err != nil {
+		return 0, false, fmt.Errorf("envmaker: reward threshold of %s: %w", id, markUnknown(err))
+	}
+	if spec.RewardThreshold == nil {
+		return 0, false, nil
+	}
+	return *spec.RewardThreshold, true, nil
 }
 
 // checkPython resolves the server's root and interpreter, and refuses a missing interpreter with
