@@ -14,7 +14,7 @@ import (
 
 // pcl train judges a run against the threshold its env registers: Gymnasium's reward_threshold
 // for a remote id (FrozenLake-v1: 0.7), the same value for a Go port; an env that registers none
-// gets "no threshold"; --threshold overrides.
+// gets "no threshold" (Blackjack-v1, whose Tuple observation is flattened, too); --threshold overrides.
 func TestTrainUsesRegisteredThreshold(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -35,6 +35,7 @@ func TestTrainUsesRegisteredThreshold(t *testing.T) {
 		{"remote", []string{"--env", "FrozenLake-v1"}, "(threshold 0.7)"},
 		{"Go port", []string{"--env", "CartPole-v1"}, "(threshold 475)"},
 		{"none registered", []string{"--env", "Pendulum-v1", "--grid", "3"}, "no threshold: best greedy "},
+		{"Tuple observation, none registered", []string{"--env", "Blackjack-v1"}, "no threshold: best greedy "},
 		{"override", []string{"--env", "Pendulum-v1", "--grid", "3", "--threshold", "-5000"}, "solved at iteration 0 (greedy "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
