@@ -263,8 +263,19 @@ TASKS: dict[str, type[AlgorithmicEnv]] = {
 }
 
 
+# The reward_threshold that gym registered for each task (the Go side's agent/success uses the same).
+REWARD_THRESHOLDS: dict[str, float] = {
+    "Copy-v0": 25.0,
+    "DuplicatedInput-v0": 9.0,
+    "RepeatCopy-v0": 75.0,
+    "Reverse-v0": 25.0,
+    "ReversedAddition-v0": 25.0,
+    "ReversedAddition3-v0": 25.0,
+}
+
+
 def register() -> None:
-    """Register the tasks with Gymnasium (idempotent)."""
+    """Register the tasks with Gymnasium (idempotent), with gym's reward thresholds."""
     for env_id, cls in TASKS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=cls, disable_env_checker=True)
+            gym.register(id=env_id, entry_point=cls, disable_env_checker=True, reward_threshold=REWARD_THRESHOLDS[env_id])

@@ -150,7 +150,7 @@ class Server:
         self.stopping = False
         self.ops: dict[str, Callable[[bytes, dict[str, Any]], dict[str, Any]]] = {
             "hello": self.op_hello, "ping": self.op_ping, "make": self.op_make, "spaces": self.op_spaces,
-            "reset": self.op_reset, "step": self.op_step, "close": self.op_close,
+            "reset": self.op_reset, "step": self.op_step, "close": self.op_close, "spec": self.op_spec,
         }
 
     def stop(self, *_: Any) -> None:
@@ -334,6 +334,22 @@ class Server:
             # Clients that may idle longer than this ping in the background (see PROTOCOL.md, Liveness).
             "idle_timeout": float(max(self.idle_timeout, 0.0)),
         }
+
+    def op_spec(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
+        """An env id's registration (gymnasium.spec), without making the env: its reward_threshold
+        and max_episode_steps, None where it registers none."""
+        env_id = _field(req, "env_id", str)
+        if ":" in env_id and not self.allow_imports:
+            raise RequestError("ImportRefused", f"env id {env_id!r} imports a module; start the server with --allow-imports to permit it")
+        if ":" not in env_id and env_id not in gym.registry:
+            raise RequestError("UnknownEnv", f"env id {env_id!r} is not registered")
+        try:
+            spec = gym.spec(env_id)
+        except gym.error.Error:  # a module:Class id names a class, not a registration
+            return {"id": env_id, "reward_threshold": None, "max_episode_steps": None}
+        threshold = spec.reward_threshold
+        return {"id": spec.id, "reward_threshold": None if threshold is None else float(threshold),
+                "max_episode_steps": spec.max_episode_steps}
 
     def op_ping(self, ident: bytes, req: dict[str, Any]) -> dict[str, Any]:
         return {"time": time.time()}

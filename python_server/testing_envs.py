@@ -50,6 +50,38 @@ class SpacesEnv(gym.Env[Any, Any]):
         return obs, float(self.t), self.t >= 3, False, {}
 
 
+class DictObsEnv(gym.Env[Any, Any]):
+    """A Dict observation of a Box, a Discrete, a MultiDiscrete and a MultiBinary (keys given out of
+    order: Gymnasium sorts them), drawn from the seeded generator, to check flattening against
+    gymnasium.spaces.flatten. Two actions; episodes last 5 steps, reward = action."""
+
+    def __init__(self) -> None:
+        self.observation_space = spaces.Dict({
+            "pos": spaces.Box(low=-2.0, high=3.0, shape=(3,), dtype=np.float32),
+            "goal": spaces.Discrete(4, start=-1),
+            "cells": spaces.MultiDiscrete([3, 2], start=[1, -1]),
+            "bits": spaces.MultiBinary(2),
+        })
+        self.action_space = spaces.Discrete(2)
+        self.t = 0
+
+    def _obs(self) -> dict[str, Any]:
+        r = self.np_random
+        return {
+            "pos": r.uniform(-2.0, 3.0, size=3).astype(np.float32), "goal": int(r.integers(-1, 3)),
+            "cells": np.array([r.integers(1, 4), r.integers(-1, 1)], dtype=np.int64), "bits": r.integers(0, 2, size=2).astype(np.int8),
+        }
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.t = 0
+        return self._obs(), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self.t += 1
+        return self._obs(), float(action), self.t >= 5, False, {}
+
+
 class SlowEnv(gym.Env[Any, Any]):
     """Steps take `delay` seconds: a hung server for deadline tests."""
 

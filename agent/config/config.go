@@ -147,6 +147,9 @@ type Config struct {
 	CheckpointEvery int     `json:"checkpoint_every"` // checkpoint period in iterations (and always at the end)
 	RewardThreshold float64 `json:"reward_threshold"` // greedy reward counted as "solved" (Copy-v0: 25, gym's threshold)
 	StopAtThreshold bool    `json:"stop_at_threshold"`
+	// NoThreshold marks a run on an env that registers no reward threshold, given none: no
+	// solved/not-solved verdict (RewardThreshold is unused).
+	NoThreshold bool `json:"no_threshold,omitempty"`
 	// MaxLoss stops the run when a training step's loss exceeds it (0: no ceiling): a divergence
 	// that stays finite is stopped like a NaN, with the last good checkpoint intact.
 	MaxLoss float64 `json:"max_loss"`
@@ -327,6 +330,9 @@ func (c Config) Validate() error {
 	if c.Iters < 0 {
 		bad("iters", c.Iters, "must be >= 0")
 	}
+	if c.NoThreshold && c.StopAtThreshold {
+		bad("stop_at_threshold", c.StopAtThreshold, "needs a reward threshold, and "+c.Env+" registers none: give --threshold")
+	}
 	if c.EvalEvery < 0 {
 		bad("eval_every", c.EvalEvery, "must be >= 0 (0 disables greedy evaluation)")
 	}
@@ -391,7 +397,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "greedy evaluation period (0: off)")
 	fs.IntVar(&c.EvalEpisodes, "eval-episodes", c.EvalEpisodes, "episodes per greedy evaluation")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint period (0: only at the end)")
-	fs.Float64Var(&c.RewardThreshold, "threshold", c.RewardThreshold, "greedy reward that counts as solved; not given: the task's own (Copy 25, DuplicatedInput 9, RepeatCopy 75, Reverse 25, ReversedAddition 25), the default below for other envs")
+	fs.Float64Var(&c.RewardThreshold, "threshold", c.RewardThreshold, "greedy reward that counts as solved; not given: the env's registered reward_threshold (Copy 25, DuplicatedInput 9, RepeatCopy 75, Reverse 25, ReversedAddition 25; Gymnasium's spec for other envs, e.g. CartPole-v1 475, FrozenLake-v1 0.7), none when it registers none")
 	fs.BoolVar(&c.StopAtThreshold, "stop-at-threshold", c.StopAtThreshold, "stop once greedy reward reaches --threshold")
 	fs.Float64Var(&c.MaxLoss, "max-loss", c.MaxLoss, "stop the run when a training step's loss exceeds this (0: no ceiling)")
 }

@@ -17,7 +17,9 @@ type Encoder interface {
 }
 
 // NewEncoder returns the encoder of an observation space: a Box is flattened, a Discrete is
-// one-hot encoded. Any other space is refused with an error that names it.
+// one-hot encoded, and a MultiDiscrete, a MultiBinary, or a Tuple or Dict of those, Boxes and
+// Discretes is flattened as gymnasium.spaces.flatten does (see flatEncoder). Any other space
+// (images, nested composites) is refused with an error that names it.
 func NewEncoder(s envs.Space) (Encoder, error) {
 	switch s := s.(type) {
 	case envs.Box:
@@ -34,8 +36,10 @@ func NewEncoder(s envs.Space) (Encoder, error) {
 			return nil, fmt.Errorf("control: observation space %v: a one-hot encoding needs 1 <= n <= 65536", s)
 		}
 		return onehotEncoder{n: int(s.N), start: s.Start}, nil
+	case envs.MultiDiscrete, envs.MultiBinary, envs.Tuple, envs.Dict:
+		return newFlatEncoder(s)
 	default:
-		return nil, fmt.Errorf("control: observation space %v is not supported: the mlp reads a Box vector or a Discrete", s)
+		return nil, fmt.Errorf("control: observation space %v is not supported: the mlp reads a Box vector, a Discrete, or a Tuple or Dict of those", s)
 	}
 }
 

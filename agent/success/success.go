@@ -137,3 +137,23 @@ func DefaultThreshold(env string, fallback float64) float64 {
 	}
 	return fallback
 }
+
+// portThresholds are Gymnasium's registered reward_threshold values of the Go ports of its classic
+// control envs (Pendulum-v1 registers none).
+var portThresholds = map[string]float64{
+	"CartPole-v1":              475,
+	"Acrobot-v1":               -100,
+	"MountainCar-v0":           -110,
+	"MountainCarContinuous-v0": 90,
+}
+
+// RegisteredThreshold is the reward_threshold that Gymnasium registers for a Go-native env id: an
+// algorithmic task's or a classic control port's; ok is false for an id that registers none (and
+// for ids that are not Go-native: ask the env server for those).
+func RegisteredThreshold(env string) (threshold float64, ok bool) {
+	if t, isTask, _ := ForEnv(env, 2); isTask {
+		return t.Threshold(), true
+	}
+	threshold, ok = portThresholds[env]
+	return threshold, ok
+}

@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -192,6 +193,7 @@ func WriteMetrics(w io.Writer, rows []Row) error {
 type metricsWriter struct {
 	fh *os.File
 	cw *csv.Writer
+	tb *tboard // TensorBoard copy of every row (nil: none)
 }
 
 // openMetrics creates path with the header and returns an appender.
@@ -325,14 +327,18 @@ func (sc metricsScan) open() (*metricsWriter, error) {
 }
 
 func (m *metricsWriter) write(r Row) error {
-	if err := m.cw.Write(r.record()); err != nil {
+	rec := r.record()
+	if err := m.cw.Write(rec); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	m.cw.Flush()
-	return m.cw.Error()
+	if err := m.cw.Error(); err != nil {
+		return err
+	}
+	return m.tb.row(header, rec)
 }
 
-func (m *metricsWriter) Close() error { return m.fh.Close() }
+func (m *metricsWriter) Close() error { return errors.Join(m.fh.Close(), m.tb.Close()) }
 
 // FirstReach returns the first row whose greedy reward is >= threshold, or false.
 func FirstReach(rows []Row, threshold float64) (Row, bool) {

@@ -1,7 +1,7 @@
 // Package train runs PCL training: the iteration loop (fresh batch, on-policy step, replay, replay
 // step, greedy evaluation), the run directory (config.json and checkpoints written atomically,
-// metrics.csv appended, replay-<iteration>.bin beside the checkpoint, the previous checkpoint kept
-// as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
+// metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
+// the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
 // training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
 // cancel or a non-finite loss, progress reports, a memory estimate checked before anything is
 // allocated, and greedy evaluation of a run, also per curriculum length.
@@ -34,6 +34,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // File names inside a run directory.
@@ -70,6 +71,8 @@ type Options struct {
 	MaxMemory MemoryLimit
 
 	Logger *slog.Logger // nil: slog.Default()
+
+	session *provenance.Session // this process's provenance, collected by Run
 }
 
 // Summary is what a finished (or stopped) run reports.
@@ -157,6 +160,13 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 	if err != nil {
 		return Summary{}, err
 	}
+	if opts.Engine == nil {
+		if opts.Engine, err = tensor.NewEngine(); err != nil {
+			return Summary{}, err
+		}
+	}
+	sess := provenance.Collect(ctx, opts.Engine.Backend(), 0)
+	opts.session = &sess
 	if cfg.Net == config.NetMLP {
 		return runSteps(ctx, cfg, opts)
 	}
@@ -218,8 +228,18 @@ func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger)
 		if err := writeConfig(opts.Dir, cfg); err != nil {
 			return nil, nil, err
 		}
+		if err := writeProvenance(opts, from); err != nil {
+			return nil, nil, err
+		}
 		mw, err := openMetrics(path)
-		return mw, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if mw.tb, err = openTBoard(opts.Dir, from); err != nil {
+			mw.Close()
+			return nil, nil, err
+		}
+		return mw, nil, nil
 	}
 	sc, err := scanMetrics(path, from)
 	if err != nil {
@@ -236,6 +256,14 @@ func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger)
 		log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", sc.dropped)
 	}
 	if err := writeConfig(opts.Dir, cfg); err != nil {
+		mw.Close()
+		return nil, nil, err
+	}
+	if err := writeProvenance(opts, from); err != nil {
+		mw.Close()
+		return nil, nil, err
+	}
+	if mw.tb, err = openTBoard(opts.Dir, from); err != nil {
 		mw.Close()
 		return nil, nil, err
 	}

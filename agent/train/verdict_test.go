@@ -26,6 +26,8 @@ func TestVerdict(t *testing.T) {
 		{"negative rewards", rows(-0.5, -0.3333333, -0.4), 0.5, "not solved in 3 iterations: best greedy -0.33 at iteration 1 (threshold 0.5)"},
 		{"no evaluation", rows(nan, nan), 25, "not solved in 2 iterations: no greedy evaluation ran (threshold 25)"},
 		{"no rows", nil, 3000, "not solved in 0 iterations: no greedy evaluation ran (threshold 3000)"},
+		{"no threshold", rows(nan, -21.5, -3.256), nan, "no threshold: best greedy -3.26 at iteration 2 in 3 iterations"},
+		{"no threshold, no evaluation", rows(nan), nan, "no threshold: no greedy evaluation ran in 1 iterations"},
 	}
 	for _, tc := range cases {
 		if got := Verdict(tc.rows, len(tc.rows), tc.threshold); got != tc.want {

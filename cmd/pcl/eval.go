@@ -74,6 +74,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(stdout, provenanceLine(*dir))
 	if steps {
 		if given["per-length"] {
 			return usageError{fmt.Errorf("--per-length is for the algorithmic tasks' curriculum; %s is a long-episode run", *dir)}

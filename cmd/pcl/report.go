@@ -43,7 +43,7 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	md := report.Table(runs)
+	md := report.Table(runs) + provenanceSection(fs.Args())
 	if err := atomicfile.WriteFile(filepath.Join(*out, "report.md"), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

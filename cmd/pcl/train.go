@@ -167,6 +167,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	reg := registry.Default()
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote}
+	if !*resume && !given["threshold"] {
+		if err := registeredThreshold(ctx, maker, &cfg); err != nil {
+			return err
+		}
+	}
 	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: maker, MaxMemory: limit}
 	trainOutput{logFormat: *logFormat, progressEvery: *progressEvery}.options(&opts, stderr)
 	sum, err := train.Run(ctx, cfg, opts)
@@ -191,7 +196,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, " (interrupted; resume with --resume)")
 	}
 	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, train.Verdict(sum.Rows, sum.Iterations, sum.Config.RewardThreshold))
+	fmt.Fprintln(stdout, train.Verdict(sum.Rows, sum.Iterations, sum.Config.Threshold()))
 	if st := sum.Steps; st != nil && sum.Rows != nil {
 		last := sum.Rows[len(sum.Rows)-1]
 		total := st.EnvSeconds + st.PolicySeconds + st.TrainSeconds + st.EvalSeconds
@@ -203,6 +208,26 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		// After the summary: the run is saved and resumable, and the exit code says it stopped early.
 		return fmt.Errorf("%w at iteration %d of %d; the checkpoint is saved, continue with: pcl train --out %s --resume", errInterrupted, sum.Iterations, sum.Config.Iters, *out)
+	}
+	return nil
+}
+
+// registeredThreshold sets cfg's reward threshold to the one its env registers (Gymnasium's
+// reward_threshold, through the env server for remote ids), or marks it as having none.
+func registeredThreshold(ctx context.Context, maker *envmaker.Maker, cfg *config.Config) error {
+	th, ok, err := maker.RewardThreshold(ctx, cfg.Env)
+	switch {
+	case errors.Is(err, envmaker.ErrUnknownEnv):
+		return usageError{err}
+	case err != nil:
+		return err
+	}
+	cfg.RewardThreshold, cfg.NoThreshold = th, !ok
+	if !ok {
+		cfg.RewardThreshold = 0
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
 	}
 	return nil
 }

@@ -15,8 +15,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -40,9 +42,43 @@ type Maker struct {
 	Server bridge.ServerOptions
 	// Kwargs are passed to gymnasium.make for remote ids.
 	Kwargs map[string]any
+
+	mu    sync.Mutex
+	hello *bridge.Hello // the handshake of the last remote VecEnv made
 }
 
-var _ train.EnvMaker = (*Maker)(nil)
+var (
+	_ train.EnvMaker      = (*Maker)(nil)
+	_ train.EnvServerInfo = (*Maker)(nil)
+)
+
+// EnvServerVersions implements train.EnvServerInfo: the versions the env server of the last remote
+// VecEnv made reported in its handshake (nil when none was made).
+func (m *Maker) EnvServerVersions() map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hello == nil {
+		return nil
+	}
+	h := m.hello
+	out := map[string]string{"protocol": strconv.Itoa(h.Protocol)}
+	for k, v := range map[string]string{"server": h.Server, "python": h.Python, "gymnasium": h.Gymnasium, "mujoco": h.MuJoCo,
+		"numpy": h.NumPy, "pyzmq": h.PyZMQ, "msgpack": h.Msgpack} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// remember records env's handshake for EnvServerVersions and returns env.
+func (m *Maker) remember(env *bridge.VecEnv) *bridge.VecEnv {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := env.Hello
+	m.hello = &h
+	return env
+}
 
 // Remote reports whether id is served through the bridge rather than Go-native.
 func (m *Maker) Remote(id string) bool {
@@ -67,7 +103,7 @@ func (m *Maker) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.Vec
 		if err != nil {
 			return nil, fmt.Errorf("envmaker: %s on %v: %w", cfg.Env, m.Servers, markUnknown(err))
 		}
-		return env, nil
+		return m.remember(env), nil
 	}
 	opts := m.Server
 	if err := checkPython(&opts); err != nil {
@@ -77,7 +113,32 @@ func (m *Maker) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.Vec
 	if err != nil {
 		return nil, fmt.Errorf("envmaker: %s through a local server: %w", cfg.Env, markUnknown(err))
 	}
-	return env, nil
+	return m.remember(env), nil
+}
+
+// RewardThreshold is the reward_threshold registered for id: Gymnasium's value for the Go ports and
+// the algorithmic tasks (success.RegisteredThreshold), and for remote ids what the env server's
+// gymnasium.spec says, asked of the first running server or of one started for the question. ok is
+// false when the id registers none. An id that the server does not know wraps ErrUnknownEnv.
+func (m *Maker) RewardThreshold(ctx context.Context, id string) (threshold float64, ok bool, err error) {
+	if !m.Remote(id) {
+		threshold, ok = success.RegisteredThreshold(id)
+		return threshold, ok, nil
+	}
+	opts := m.Server
+	if len(m.Servers) == 0 {
+		if err := checkPython(&opts); err != nil {
+			return 0, false, fmt.Errorf("envmaker: %s is not a Go-native env, so it is served by the Python env server, but %w", id, err)
+		}
+	}
+	spec, err := bridge.LookupSpec(ctx, id, opts, m.Servers...)
+	if err != nil {
+		return 0, false, fmt.Errorf("envmaker: reward threshold of %s: %w", id, markUnknown(err))
+	}
+	if spec.RewardThreshold == nil {
+		return 0, false, nil
+	}
+	return *spec.RewardThreshold, true, nil
 }
 
 // checkPython resolves the server's root and interpreter, and refuses a missing interpreter with

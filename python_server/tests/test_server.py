@@ -44,6 +44,25 @@ def test_hello_and_ping(client: Any) -> None:
     assert client({"op": "ping"})["ok"]
 
 
+@pytest.mark.parametrize("env_id,threshold,max_steps", [
+    ("CartPole-v1", 475.0, 500),
+    ("FrozenLake-v1", 0.7, 100),
+    ("Pendulum-v1", None, 200),
+    ("Copy-v0", 25.0, None),
+    ("DuplicatedInput-v0", 9.0, None),
+])
+def test_spec(client: Any, env_id: str, threshold: float | None, max_steps: int | None) -> None:
+    r = client({"op": "spec", "env_id": env_id})
+    assert r["ok"], r
+    assert r["result"] == {"id": env_id, "reward_threshold": threshold, "max_episode_steps": max_steps}
+
+
+@pytest.mark.parametrize("env_id,err", [("Nope-v0", "UnknownEnv"), ("python_server.testing_envs:CrashEnv", "ImportRefused")])
+def test_spec_errors(client: Any, env_id: str, err: str) -> None:
+    r = client({"op": "spec", "env_id": env_id})
+    assert not r["ok"] and r["error"]["type"] == err
+
+
 @pytest.mark.parametrize("payload,err", [
     (b"\xc1garbage", "DecodeError"),
     (msgpack.packb([1, 2]), "ProtocolError"),

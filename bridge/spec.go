@@ -1,0 +1,51 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Spec is an env id's registration in the server's Gymnasium (gymnasium.spec), read without making
+// the env. Nil fields are ones the id does not register.
+type Spec struct {
+	ID              string   `msgpack:"id"`
+	RewardThreshold *float64 `msgpack:"reward_threshold"`
+	MaxEpisodeSteps *int     `msgpack:"max_episode_steps"`
+}
+
+// LookupSpec asks an env server for id's registration: the first of endpoints when any are given,
+// else a server started with opts for the lookup and stopped after it. An id the server does not
+// know is a *RemoteError of Type "UnknownEnv". Without a deadline on ctx the lookup gives up after
+// 60 s.
+func LookupSpec(ctx context.Context, id string, opts ServerOptions, endpoints ...string) (spec Spec, err error) {
+	ctx, cancel := withDeadline(ctx, 60*time.Second)
+	defer cancel()
+	endpoint := ""
+	var srv *Server
+	if len(endpoints) > 0 {
+		endpoint = endpoints[0]
+	} else {
+		if srv, err = StartServer(ctx, opts); err != nil {
+			return Spec{}, err
+		}
+		defer func() { err = errors.Join(err, srv.Close()) }()
+		endpoint = srv.Endpoint
+	}
+	c, err := dialConn(ctx, endpoint, 1<<20, nil)
+	if err != nil {
+		return Spec{}, err
+	}
+	defer c.close()
+	if srv != nil {
+		c.dead, c.deadFn = srv.Exited(), srv.exitErr
+	}
+	if _, err := c.hello(ctx); err != nil {
+		return Spec{}, err
+	}
+	if err := c.call(ctx, "spec", map[string]any{"op": "spec", "env_id": id}, &spec); err != nil {
+		return Spec{}, fmt.Errorf("bridge: spec of %s on %s: %w", id, endpoint, err)
+	}
+	return spec, nil
+}

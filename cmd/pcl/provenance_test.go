@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// pcl eval and pcl report print the provenance a run recorded in run.json, and say so when a run
+// has none.
+func TestEvalAndReportPrintProvenance(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	var o, e bytes.Buffer
+	if code := runMain(context.Background(), trainArgs(run, "--iters", "1"), &o, &e); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, e.String())
+	}
+	line := regexp.MustCompile(`(?m)^provenance: commit (unknown|[0-9a-f]{12} \((dirty|clean)\)), go\S+ \S+/\S+, BLAS .+, host .+ \(\d+ cores\)$`)
+	o.Reset()
+	if code := runMain(context.Background(), []string{"eval", "--run", run, "--episodes", "2", "--per-length=false"}, &o, &e); code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, e.String())
+	}
+	if !line.MatchString(o.String()) {
+		t.Errorf("eval output lacks the provenance line:\n%s", o.String())
+	}
+	if err := os.Remove(filepath.Join(run, "run.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got := provenanceLine(run); !strings.Contains(got, "none recorded") {
+		t.Errorf("run without run.json: %q", got)
+	}
+	if got := provenanceSection([]string{run}); !strings.Contains(got, "## Provenance") || !strings.Contains(got, "`"+run+"`: none recorded") {
+		t.Errorf("report section %q", got)
+	}
+}

@@ -1,0 +1,218 @@
+// Package provenance records what produced a run: the source (git commit and whether the tree was
+// dirty), the Go toolchain, the BLAS backend, the host and its cores, and the versions of the env
+// server for remote envs. A run directory's run.json holds one Session per process that trained
+// it: the first, then one per resume, each with the iteration it started from.
+package provenance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+)
+
+// FileName is the provenance file in a run directory.
+const FileName = "run.json"
+
+// modulePath identifies a checkout of this project (the first line of its go.mod).
+const modulePath = "github.com/sparsepcl/sparsepcl"
+
+// Session is the provenance of one process's part of a run.
+type Session struct {
+	Started       time.Time `json:"started"`
+	FromIteration int       `json:"from_iteration"`
+	Command       []string  `json:"command,omitempty"`
+	// Commit is the source's git commit ("" when unknown); Dirty whether the tree had changes
+	// (nil when unknown); CommitSource where they were read: "build" (the binary's VCS stamp) or
+	// "git <dir>" (the checkout the program ran in, for binaries built without the stamp).
+	Commit       string `json:"commit"`
+	Dirty        *bool  `json:"dirty"`
+	CommitSource string `json:"commit_source,omitempty"`
+	GoVersion    string `json:"go_version"`
+	OS           string `json:"os"`
+	Arch         string `json:"arch"`
+	BLAS         string `json:"blas"`
+	Host         string `json:"host"`
+	Cores        int    `json:"cores"`      // runtime.NumCPU
+	GOMAXPROCS   int    `json:"gomaxprocs"` // the Go threads that run at once
+	// EnvServer holds the versions reported by the env server for remote envs (gymnasium, mujoco,
+	// numpy, python, server, protocol); nil for Go-native envs.
+	EnvServer map[string]string `json:"env_server,omitempty"`
+}
+
+// File is the content of run.json.
+type File struct {
+	Sessions []Session `json:"sessions"`
+}
+
+// Collect describes this process: blas names the BLAS backend in use, from the iteration the
+// process starts at. The git commit comes from the binary's VCS stamp when it has one, else from
+// the git checkout of this project that holds the working directory (when git is there).
+func Collect(ctx context.Context, blas string, from int) Session {
+	s := Session{Started: time.Now().UTC().Truncate(time.Second), FromIteration: from, Command: os.Args,
+		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, BLAS: blas,
+		Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	s.Host, _ = os.Hostname()
+	if info, ok := debug.ReadBuildInfo(); ok {
+		s.Commit, s.Dirty = buildVCS(info.Settings)
+		if s.Commit != "" {
+			s.CommitSource = "build"
+		}
+	}
+	if s.Commit == "" {
+		if wd, err := os.Getwd(); err == nil {
+			if dir, commit, dirty, err := gitCheckout(ctx, wd); err == nil {
+				s.Commit, s.Dirty, s.CommitSource = commit, &dirty, "git "+dir
+			}
+		}
+	}
+	return s
+}
+
+// buildVCS reads the commit and modified flag from a binary's build settings.
+func buildVCS(settings []debug.BuildSetting) (string, *bool) {
+	var commit string
+	var dirty *bool
+	for _, kv := range settings {
+		switch kv.Key {
+		case "vcs.revision":
+			commit = kv.Value
+		case "vcs.modified":
+			d := kv.Value == "true"
+			dirty = &d
+		}
+	}
+	return commit, dirty
+}
+
+// gitCheckout returns the top directory, HEAD commit and dirty flag (any change, untracked files
+// included, as Go's VCS stamp counts them) of the checkout of this project holding dir.
+func gitCheckout(ctx context.Context, dir string) (top, commit string, dirty bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	git := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		}
+		return strings.TrimSpace(out.String()), nil
+	}
+	if top, err = git("rev-parse", "--show-toplevel"); err != nil {
+		return "", "", false, err
+	}
+	mod, err := os.ReadFile(filepath.Join(top, "go.mod"))
+	if err != nil || !bytes.HasPrefix(mod, []byte("module "+modulePath+"\n")) {
+		return "", "", false, fmt.Errorf("provenance: %s is not a checkout of %s", top, modulePath)
+	}
+	if commit, err = git("rev-parse", "HEAD"); err != nil {
+		return "", "", false, err
+	}
+	status, err := git("status", "--porcelain")
+	if err != nil {
+		return "", "", false, err
+	}
+	return top, commit, status != "", nil
+}
+
+// Read returns the sessions of the run in dir (os.ErrNotExist when it has no run.json: runs
+// written before provenance was recorded).
+func Read(dir string) (File, error) {
+	var f File
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		return f, fmt.Errorf("provenance: %w", err)
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, fmt.Errorf("provenance: %s: %w", filepath.Join(dir, FileName), err)
+	}
+	return f, nil
+}
+
+// Append adds s to dir's run.json (created when missing), replacing the file atomically. Sessions
+// that started at or after s's iteration are dropped: their iterations are being recomputed.
+func Append(dir string, s Session) error {
+	f, err := Read(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f.Sessions = slices.DeleteFunc(f.Sessions, func(old Session) bool { return old.FromIteration >= s.FromIteration })
+	f.Sessions = append(f.Sessions, s)
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("provenance: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, FileName), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("provenance: %w", err)
+	}
+	return nil
+}
+
+// Summary is a one-line account of s: "commit 1a2b3c4d5e6f (dirty), go1.26.8 linux/amd64, BLAS
+// openblas, host h (8 cores); env server gymnasium 1.4.0, mujoco 4.0.0, numpy 2.4.6".
+func (s Session) Summary() string {
+	var b strings.Builder
+	switch {
+	case s.Commit == "":
+		b.WriteString("commit unknown")
+	default:
+		c := s.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		b.WriteString("commit " + c)
+		switch {
+		case s.Dirty == nil:
+		case *s.Dirty:
+			b.WriteString(" (dirty)")
+		default:
+			b.WriteString(" (clean)")
+		}
+	}
+	fmt.Fprintf(&b, ", %s %s/%s, BLAS %s, host %s (%d cores)", s.GoVersion, s.OS, s.Arch, s.BLAS, s.Host, s.Cores)
+	if len(s.EnvServer) > 0 {
+		var parts []string
+		for _, k := range []string{"gymnasium", "mujoco", "numpy"} {
+			if v := s.EnvServer[k]; v != "" {
+				parts = append(parts, k+" "+v)
+			}
+		}
+		b.WriteString("; env server " + strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+// Describe is the lines `pcl eval` and `pcl report` print for a run: its last session's Summary,
+// and how many sessions (resumes) made it when more than one, naming the commits when they differ.
+func (f File) Describe() string {
+	if len(f.Sessions) == 0 {
+		return "provenance: none recorded"
+	}
+	last := f.Sessions[len(f.Sessions)-1]
+	line := "provenance: " + last.Summary()
+	if n := len(f.Sessions); n > 1 {
+		commits := map[string]bool{}
+		for _, s := range f.Sessions {
+			commits[s.Commit] = true
+		}
+		line += fmt.Sprintf(" (last of %d sessions", n)
+		if len(commits) > 1 {
+			line += ", from different commits: see run.json"
+		}
+		line += ")"
+	}
+	return line
+}

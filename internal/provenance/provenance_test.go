@@ -1,0 +1,172 @@
+package provenance
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+func boolp(b bool) *bool { return &b }
+
+func TestBuildVCS(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings []debug.BuildSetting
+		commit   string
+		dirty    *bool
+	}{
+		{"stamped clean", []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}}, "abc", boolp(false)},
+		{"stamped dirty", []debug.BuildSetting{{Key: "vcs.revision", Value: "def"}, {Key: "vcs.modified", Value: "true"}}, "def", boolp(true)},
+		{"unstamped", []debug.BuildSetting{{Key: "-buildvcs", Value: "false"}}, "", nil},
+	} {
+		commit, dirty := buildVCS(tc.settings)
+		if commit != tc.commit || (dirty == nil) != (tc.dirty == nil) || (dirty != nil && *dirty != *tc.dirty) {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, commit, dirty, tc.commit, tc.dirty)
+		}
+	}
+}
+
+// needGit skips (or, under CI=true, fails) a test that needs the git command.
+func needGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("git is not installed: %v", err)
+		}
+		t.Skipf("git is not installed: %v", err)
+	}
+}
+
+func TestGitCheckout(t *testing.T) {
+	needGit(t)
+	ctx := context.Background()
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, tc := range []struct {
+		name   string
+		gomod  string
+		edit   bool
+		ok     bool
+		dirty  bool
+		subdir bool
+	}{
+		{"clean", "module " + modulePath + "\n\ngo 1.26\n", false, true, false, false},
+		{"dirty, from a subdirectory", "module " + modulePath + "\n", true, true, true, true},
+		{"another project", "module example.com/other\n", false, false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			git(dir, "init", "-q")
+			if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(tc.gomod), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			git(dir, "add", "go.mod")
+			git(dir, "commit", "-q", "-m", "x")
+			head := git(dir, "rev-parse", "HEAD")
+			if tc.edit {
+				if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(tc.gomod+"// edited\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			at := dir
+			if tc.subdir {
+				at = filepath.Join(dir, "sub")
+			}
+			top, commit, dirty, err := gitCheckout(ctx, at)
+			if !tc.ok {
+				if err == nil {
+					t.Fatalf("checkout of another module accepted: %s", commit)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if commit != head || dirty != tc.dirty || filepath.Base(top) != filepath.Base(dir) {
+				t.Errorf("%s %s %v, want %s %s %v", top, commit, dirty, dir, head, tc.dirty)
+			}
+		})
+	}
+}
+
+func TestCollectDescribesThisProcess(t *testing.T) {
+	s := Collect(context.Background(), "gonum (pure Go)", 3)
+	if s.GoVersion != runtime.Version() || s.Cores != runtime.NumCPU() || s.BLAS != "gonum (pure Go)" || s.FromIteration != 3 || s.Host == "" {
+		t.Errorf("session %+v", s)
+	}
+	// The tests run inside this project's checkout, so the commit is known when git is there.
+	if _, err := exec.LookPath("git"); err == nil && (len(s.Commit) != 40 || s.Dirty == nil) {
+		t.Errorf("commit %q dirty %v from %q", s.Commit, s.Dirty, s.CommitSource)
+	}
+}
+
+func TestAppendKeepsOneSessionPerProcess(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Read(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("empty dir: %v", err)
+	}
+	at := func(from int, commit string) Session {
+		return Session{Started: time.Unix(int64(from), 0).UTC(), FromIteration: from, Commit: commit, Dirty: boolp(false), GoVersion: "go1", BLAS: "b", Host: "h", Cores: 2}
+	}
+	for _, s := range []Session{at(0, "aaa"), at(10, "bbb"), at(20, "bbb"), at(15, "ccc")} { // the last resumed from a fallback
+		if err := Append(dir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var froms []int
+	for _, s := range f.Sessions {
+		froms = append(froms, s.FromIteration)
+	}
+	if len(froms) != 3 || froms[0] != 0 || froms[1] != 10 || froms[2] != 15 {
+		t.Errorf("sessions from %v, want [0 10 15]", froms)
+	}
+	if got := f.Describe(); !strings.Contains(got, "commit ccc (clean)") || !strings.Contains(got, "last of 3 sessions, from different commits") {
+		t.Errorf("Describe: %q", got)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	base := Session{GoVersion: "go1.26.8", OS: "linux", Arch: "amd64", BLAS: "openblas", Host: "h", Cores: 8}
+	for _, tc := range []struct {
+		name string
+		edit func(*Session)
+		want string
+	}{
+		{"unknown commit", func(*Session) {}, "commit unknown, go1.26.8 linux/amd64, BLAS openblas, host h (8 cores)"},
+		{"dirty remote", func(s *Session) {
+			s.Commit, s.Dirty = "0123456789abcdef0123", boolp(true)
+			s.EnvServer = map[string]string{"gymnasium": "1.4.0", "numpy": "2.4.6", "python": "3.11"}
+		}, "commit 0123456789ab (dirty), go1.26.8 linux/amd64, BLAS openblas, host h (8 cores); env server gymnasium 1.4.0, numpy 2.4.6"},
+	} {
+		s := base
+		tc.edit(&s)
+		if got := s.Summary(); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+	if got := (File{}).Describe(); got != "provenance: none recorded" {
+		t.Errorf("empty file: %q", got)
+	}
+}
