@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,7 +11,9 @@ import (
 
 // Grid is the command-line description of a sweep's cells, each field as typed.
 type Grid struct {
-	Preset  string // "figure1": the paper's tasks and sizes (Envs, Actions and Bases must be empty)
+	// Preset "figure1" is the paper's tasks and sizes, "figure1-largest" each task's largest size
+	// of them (Envs, Actions and Bases must be empty).
+	Preset  string
 	Envs    string // comma-separated env ids
 	Actions string // comma-separated |A| (the base is derived per task), or
 	Bases   string // comma-separated bases
@@ -93,14 +96,18 @@ func (g Grid) Cells() ([]Cell, error) {
 	var sizes []size
 	switch {
 	case g.Preset != "":
-		if g.Preset != "figure1" {
-			return nil, fmt.Errorf("sweep: unknown preset %q (known: figure1)", g.Preset)
+		if g.Preset != "figure1" && g.Preset != "figure1-largest" {
+			return nil, fmt.Errorf("sweep: unknown preset %q (known: figure1, figure1-largest)", g.Preset)
 		}
 		if g.Envs != "" || g.Actions != "" || g.Bases != "" {
 			return nil, fmt.Errorf("sweep: --preset gives the tasks and sizes; drop --envs, --actions and --bases")
 		}
 		for _, t := range Figure1 {
-			for _, a := range t.Actions {
+			actions := t.Actions
+			if g.Preset == "figure1-largest" {
+				actions = []int{slices.Max(t.Actions)}
+			}
+			for _, a := range actions {
 				b, err := BaseFor(t.Env, a)
 				if err != nil {
 					return nil, err

@@ -69,6 +69,17 @@ func TestGridCells(t *testing.T) {
 	if fmt.Sprint(bases) != fmt.Sprint(wantBases) {
 		t.Errorf("figure1 bases %v, want %v (algorithmic_tasks.md)", bases, wantBases)
 	}
+	largest, err := Grid{Preset: "figure1-largest", Algos: "sparse", SparseAlphas: "0.05"}.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, c := range largest {
+		got[c.Env] = c.Base
+	}
+	if want := map[string]int{"Copy-v0": 40, "DuplicatedInput-v0": 80, "RepeatCopy-v0": 40, "Reverse-v0": 32, "ReversedAddition-v0": 12}; fmt.Sprint(got) != fmt.Sprint(want) || len(largest) != 5 {
+		t.Errorf("figure1-largest: %d cells, bases %v, want %v", len(largest), got, want)
+	}
 	bad := []struct {
 		name, msg string
 		g         Grid

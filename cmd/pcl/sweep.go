@@ -62,7 +62,7 @@ func sweepPlan(args []string, stdout, stderr io.Writer) error {
 	name := fs.String("name", "", "sweep name shown in the report")
 	seeds := fs.Int("seeds", 1, "seeds per cell: --seed, --seed+1, ...")
 	var g sweep.Grid
-	fs.StringVar(&g.Preset, "preset", "", `"figure1": the paper's tasks and sizes`)
+	fs.StringVar(&g.Preset, "preset", "", `"figure1": the paper's tasks and sizes; "figure1-largest": each task's largest of them`)
 	fs.StringVar(&g.Envs, "envs", "", "comma-separated env ids")
 	fs.StringVar(&g.Actions, "actions", "", "comma-separated action-space sizes |A| (the base is derived per task)")
 	fs.StringVar(&g.Bases, "bases", "", "comma-separated bases (instead of --actions)")
