@@ -17,11 +17,12 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
-const sweepUsage = `usage: pcl sweep plan|run|report [flags]
+const sweepUsage = `usage: pcl sweep plan|run|report|k8s [flags]
 
   plan    write a grid of runs into <out>/manifest.json
   run     run one run of the manifest by index (Slurm/Kubernetes array), or every unfinished one locally with --jobs
   report  figures and report.md of the runs, finished or not
+  k8s     print the Kubernetes Indexed Job that runs the sweep (kubectl apply -f -)
 
 Run 'pcl sweep <subcommand> -h' for its flags.
 `
@@ -29,7 +30,7 @@ Run 'pcl sweep <subcommand> -h' for its flags.
 // runSweep dispatches `pcl sweep plan|run|report` (logic in agent/sweep).
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("sweep: give a subcommand: plan, run or report (run 'pcl sweep -h' for what they do)")}
+		return usageError{errors.New("sweep: give a subcommand: plan, run, report or k8s (run 'pcl sweep -h' for what they do)")}
 	}
 	switch args[0] {
 	case "plan":
@@ -38,11 +39,13 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sweepRun(ctx, args[1:], stdout, stderr)
 	case "report":
 		return sweepReport(args[1:], stdout, stderr)
+	case "k8s":
+		return sweepK8s(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, sweepUsage) // where the subcommands' -h writes
 		return flag.ErrHelp
 	}
-	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report)", args[0])}
+	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report, k8s)", args[0])}
 }
 
 // sweepPlanIgnores says why a config flag does not apply to sweep plan ("" when it does): the
@@ -197,4 +200,45 @@ func sweepReport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "sweep: %d runs are not finished; the report lists them\n", all-fin)
 	}
 	return nil
+}
+
+func sweepK8s(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep k8s", stderr)
+	dir := fs.String("dir", "", "sweep directory (its manifest gives the number of runs)")
+	var o sweep.JobOptions
+	fs.StringVar(&o.Image, "image", "", "container image with pcl on its PATH")
+	fs.StringVar(&o.Name, "name", "", "the Job's name (default pcl-<the sweep directory's name>)")
+	fs.StringVar(&o.Claim, "claim", "pcl-data", "PersistentVolumeClaim that holds the sweep directory")
+	fs.StringVar(&o.Mount, "mount", "/data", "where the claim is mounted in the pods")
+	fs.StringVar(&o.PodDir, "pod-dir", "", "the sweep directory in the pods (default <mount>/<dir> for a relative --dir, --dir itself for an absolute one under --mount)")
+	fs.IntVar(&o.Parallelism, "parallelism", 50, "pods at once (at most the number of runs)")
+	fs.IntVar(&o.BackoffPerIndex, "backoff-per-index", 3, "retries of a run whose pod fails; it resumes from its checkpoint")
+	fs.StringVar(&o.Memory, "memory", "1Gi", "memory request of each pod, a Kubernetes `quantity`")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return usageError{errors.New("sweep k8s: --dir is required")}
+	}
+	if o.Image == "" {
+		return usageError{errors.New("sweep k8s: --image is required (a container image with pcl on its PATH)")}
+	}
+	m, err := sweep.Load(*dir)
+	if err != nil {
+		return err
+	}
+	if o.Name == "" {
+		o.Name = sweep.JobName(*dir)
+	}
+	if o.PodDir == "" {
+		if o.PodDir, err = sweep.PodDir(*dir, o.Mount); err != nil {
+			return usageError{err}
+		}
+	}
+	job, err := sweep.IndexedJob(m, o)
+	if err != nil {
+		return usageError{err}
+	}
+	_, err = stdout.Write(job)
+	return err
 }
