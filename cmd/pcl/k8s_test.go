@@ -197,17 +197,11 @@ func TestSweepK8sJob(t *testing.T) {
 	}
 }
 
-// Every Job the README or docs/ show passes the same schema.
+// Every Job that README.md or docs/ show passes the same schema.
 func TestDocumentedK8sJobsValidate(t *testing.T) {
-	root := filepath.Join("..", "..")
-	files := []string{filepath.Join(root, "README.md")}
-	for _, g := range []string{"*.md", "*/*.md"} {
-		more, _ := filepath.Glob(filepath.Join(root, "docs", g))
-		files = append(files, more...)
-	}
 	var jobs bytes.Buffer
 	n := 0
-	for _, f := range files {
+	for _, f := range docFiles() {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue
@@ -220,7 +214,7 @@ func TestDocumentedK8sJobsValidate(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Skip("the README and docs/ show no Kubernetes Job")
+		t.Skip("README.md and docs/ show no Kubernetes Job")
 	}
 	if docs := validateK8s(t, k8sPython(t), jobs.Bytes()); len(docs) != n {
 		t.Errorf("%d documents, want %d", len(docs), n)

@@ -26,14 +26,15 @@ import (
 // slurmPackages are Debian's packages the Slurm test installs when a command it needs is missing.
 var slurmPackages = []string{"slurm-wlm", "munge", "jq"}
 
-// slurmCommands are the commands the Slurm test runs (jq: the README's sbatch line counts runs
-// with it).
+// slurmCommands are the commands the Slurm test runs (jq: the documented sbatch block counts
+// runs with it).
 var slurmCommands = []string{"munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol", "sinfo", "jq"}
 
 // TestSlurmSweep runs a tiny sweep as a real Slurm array: it starts munge, slurmctld and slurmd on
-// this machine in a temporary directory, submits the sweep with exactly the README's sbatch
-// command, cancels one array task after its first checkpoints, requeues it, checks that it resumed
-// from its checkpoint, waits for the array to finish and reports. Without Slurm (not root, no
+// this machine in a temporary directory, submits the sweep with exactly the sbatch block of the
+// docs (docs/sweeps.md, or wherever README.md or docs/ show it), cancels one array task after its
+// first checkpoints, requeues it, checks that it resumed from its checkpoint, waits for the array
+// to finish and reports. Without Slurm (not root, no
 // apt-get, daemons that do not start) it is skipped, and under CI=true it fails instead.
 func TestSlurmSweep(t *testing.T) {
 	if testing.Short() && os.Getenv("CI") != "true" {
@@ -42,7 +43,7 @@ func TestSlurmSweep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testBudget(t, 8*time.Minute))
 	defer cancel()
 
-	block, doc := readmeSbatchBlock(t)
+	block, doc := docSbatchBlock(t)
 	for _, want := range []string{"bin/pcl", "sweeps/fig1"} {
 		if !strings.Contains(block, want) {
 			t.Fatalf("%s's sbatch block no longer mentions %s; update the test's layout with it:\n%s", doc, want, block)
@@ -51,7 +52,7 @@ func TestSlurmSweep(t *testing.T) {
 
 	cl := startSlurm(ctx, t)
 
-	// The layout the README's commands assume, relative to the directory sbatch is run from (the
+	// The layout the documented commands assume, relative to the directory sbatch is run from (the
 	// array's tasks start there too): bin/pcl and sweeps/fig1.
 	start := time.Now()
 	pcl := filepath.Join(cl.root, "bin", "pcl")
@@ -69,7 +70,7 @@ func TestSlurmSweep(t *testing.T) {
 		t.Fatalf("manifest: %v, %d runs", err, len(m.Runs))
 	}
 
-	// Submit with the README's block, as a user would, from the sweep's parent directory.
+	// Submit with the documented block, as a user would, from the directory holding bin/ and sweeps/.
 	start = time.Now()
 	out, err := runCmd(ctx, cl.root, cl.env, "bash", "-euo", "pipefail", "-c", block)
 	if err != nil {
@@ -196,17 +197,23 @@ func testBudget(t *testing.T, d time.Duration) time.Duration {
 	return d
 }
 
-// readmeSbatchBlock returns the shell block of the README (or of a page under docs/, where the
-// README's sections may move) that submits a sweep with sbatch --array, and the file it is in.
-func readmeSbatchBlock(t *testing.T) (string, string) {
-	t.Helper()
+// docFiles are README.md and the Markdown pages under docs/.
+func docFiles() []string {
 	root := filepath.Join("..", "..")
 	files := []string{filepath.Join(root, "README.md")}
-	more, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	files = append(files, more...)
-	more, _ = filepath.Glob(filepath.Join(root, "docs", "*", "*.md"))
-	files = append(files, more...)
-	for _, f := range files {
+	for _, g := range []string{"*.md", "*/*.md"} {
+		more, _ := filepath.Glob(filepath.Join(root, "docs", g))
+		files = append(files, more...)
+	}
+	return files
+}
+
+// docSbatchBlock returns the shell block of README.md or docs/ that submits a sweep with
+// sbatch --array, and the file it is in.
+func docSbatchBlock(t *testing.T) (string, string) {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	for _, f := range docFiles() {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue
