@@ -32,8 +32,9 @@ type Model struct {
 	// sparseLogits makes Backward pass head 0 through the output layer sparsely: the sparse PCL
 	// gradient on the logits is non-zero only on the support and the taken action.
 	sparseLogits bool
-	sparseLimit  float64 // density above which the dense pass is taken (sparseDensityLimit)
-	dyRows       nn.SparseRows
+	sparseLimit  float64        // density above which the dense pass is taken (sparseDensityLimit)
+	dyRows       nn.SparseRows  // the logits' gradient in sparse rows (filled by pcl.Objective)
+	denseDy      *tensor.Matrix // dyRows written out, when the dense pass is taken
 }
 
 // NewModel builds the networks of cfg for observation vectors of dim and numActions actions.
@@ -120,6 +121,12 @@ func (m *Model) ValueParams() []*nn.Param {
 func (m *Model) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 	if x.Cols != m.Dim {
 		return nil, fmt.Errorf("control: model input %s, want ?x%d", x.Shape(), m.Dim)
+	}
+	// The objective writes the logits' gradient straight into sparse rows when the output layer
+	// takes it sparsely.
+	m.Heads.SparseGrad = nil
+	if m.sparseLogits {
+		m.Heads.SparseGrad = &m.dyRows
 	}
 	in := x
 	for i, l := range m.trunk {
@@ -227,8 +234,25 @@ const sparseDensityLimit = 0.02
 // backwardSparseLogits passes the logits' gradient through the output layer l using only its
 // non-zero entries (the support and the taken action of each row): O(support) per row instead of
 // O(|A|) for the weight gradient and the gradient to the trunk. While the supports are wide it
-// takes the dense pass.
+// takes the dense pass. The gradient comes as the sparse rows that pcl.Objective wrote into
+// m.dyRows (dy has 0 rows then) or, from the objective's reference path, as the dense dy.
 func (m *Model) backwardSparseLogits(l *nn.Linear, dy, dx *tensor.Matrix, accumulate bool) error {
+	if dy.Rows == 0 && dx.Rows > 0 {
+		if m.dyRows.Rows != dx.Rows || m.dyRows.Cols != dy.Cols {
+			return fmt.Errorf("control: sparse logit gradient is %dx%d, want %dx%d", m.dyRows.Rows, m.dyRows.Cols, dx.Rows, dy.Cols)
+		}
+		if float64(m.dyRows.NNZ()) > m.sparseLimit*float64(m.dyRows.Rows*m.dyRows.Cols) {
+			if m.denseDy == nil {
+				m.denseDy = tensor.New(0, dy.Cols)
+			}
+			m.denseDy.Reshape(m.dyRows.Rows, m.dyRows.Cols)
+			if err := m.dyRows.ToDense(m.denseDy); err != nil {
+				return err
+			}
+			return l.Backward(m.denseDy, dx, accumulate)
+		}
+		return l.BackwardSparse(&m.dyRows, dx, accumulate)
+	}
 	m.dyRows.Reset(dy.Cols)
 	for r := range dy.Rows {
 		if err := m.dyRows.AppendDenseRow(dy.Row(r)); err != nil {

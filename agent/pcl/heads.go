@@ -2,6 +2,7 @@ package pcl
 
 import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
@@ -25,6 +26,11 @@ type Heads struct {
 	Sizes []int
 	// VHead, LambdaHead and BigHead index the V head and the two multiplier heads (-1: absent).
 	VHead, LambdaHead, BigHead int
+	// SparseGrad, when not nil, receives the gradient of head 0 of sparse PCL in the separate form
+	// as sparse rows (the support and the taken action of each row, in row order) instead of
+	// dHeads[0], which Objective.Evaluate then leaves at 0 rows. A network whose output layer
+	// takes a sparse gradient sets it; every other algorithm and form ignores it.
+	SparseGrad *nn.SparseRows
 }
 
 // NewHeads returns the head layout of cfg's algorithm and form for numActions actions.

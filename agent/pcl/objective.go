@@ -28,12 +28,20 @@ type Steps struct {
 type Objective struct {
 	Heads *Heads
 	Cfg   config.Config
+	// Workers is the number of goroutines of the per-row passes (0: tensor.Workers(0)). The
+	// results do not depend on it.
+	Workers int
+	// Reference makes Evaluate take the straightforward path: one goroutine, the policy of every
+	// row written out in full, float64 softmax and dense gradients of head 0. It is the
+	// definition the fast path is tested against, and the old path of the speed benchmarks.
+	Reference bool
 
 	z, p  []float32
 	tau   []float64
 	dz    []float32
 	in    PathInputs
 	grads PathGrads
+	fast  fastState
 }
 
 // PolicyScale is the factor on the gradient that reaches the per-step terms.
@@ -47,10 +55,12 @@ func (o *Objective) PolicyScale() float64 {
 // Evaluate returns the loss of s given heads ((T+1)*B rows each). With dHeads non-nil (one matrix
 // per head, reshaped and overwritten here) it also writes the gradient of the training objective:
 // the exact gradient of the loss, except that the part through the per-step terms is multiplied by
-// the policy scale (1/alpha for "inverse-alpha") and the part through V by CriticWeight.
+// the policy scale (1/alpha for "inverse-alpha") and the part through V by CriticWeight. When
+// o.Heads.SparseGrad is set and the algorithm is sparse in the separate form, head 0's gradient
+// goes there instead and dHeads[0] is left at 0 rows.
 func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.Matrix) (float64, error) {
 	m := o.Heads
-	T, B, K := s.T, s.B, m.NumActions()
+	T, B := s.T, s.B
 	Tn := T + 1
 	if len(heads) != len(m.Sizes) {
 		return 0, fmt.Errorf("pcl: %d heads, the layout has %d", len(heads), len(m.Sizes))
@@ -64,6 +74,18 @@ func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.M
 		return 0, fmt.Errorf("pcl: steps have %d lengths, %d flags, %d actions, %d rewards for T=%d B=%d",
 			len(s.Lengths), len(s.Terminated), len(s.Actions), len(s.Rewards), T, B)
 	}
+	if o.Reference {
+		return o.evaluateReference(heads, s, dHeads)
+	}
+	return o.evaluateFast(heads, s, dHeads)
+}
+
+// evaluateReference is Evaluate on the straightforward path (see Reference); heads and s have
+// been checked.
+func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []*tensor.Matrix) (float64, error) {
+	m := o.Heads
+	T, B, K := s.T, s.B, m.NumActions()
+	Tn := T + 1
 	o.z = grow(o.z, Tn*B*K)
 	o.p = grow(o.p, Tn*B*K)
 	o.tau = grow(o.tau, Tn*B)
@@ -132,6 +154,13 @@ func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.M
 // Probs returns the policy of row computed by the last Evaluate (valid until the next one).
 func (o *Objective) Probs(row int) []float32 {
 	K := o.Heads.NumActions()
+	if h := o.fast.head0; h != nil {
+		// The fast path does not write the policy out: compute the row's.
+		o.fast.probs = grow(o.fast.probs, 2*K)
+		p, z := o.fast.probs[:K], o.fast.probs[K:]
+		o.Heads.Probs(p, z, h.Row(row))
+		return p
+	}
 	return o.p[row*K : (row+1)*K]
 }
 

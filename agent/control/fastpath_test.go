@@ -1,0 +1,86 @@
+package control
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+// fastSegments are n segments of lengths 1..5 over k actions, cycling through the kinds of end.
+func fastSegments(rng *rand.Rand, n, k int) []*Segment {
+	segs := make([]*Segment, n)
+	for i := range segs {
+		kind := segmentKinds[i%len(segmentKinds)]
+		L := 1 + rng.IntN(5)
+		s := &Segment{Terminated: kind.terminated, Truncated: kind.truncated}
+		for t := 0; t <= L; t++ {
+			for range testDim {
+				s.Obs = append(s.Obs, float32(rng.NormFloat64()))
+			}
+			if t < L {
+				s.Actions = append(s.Actions, int32(rng.IntN(k)))
+				s.Rewards = append(s.Rewards, rng.NormFloat64())
+			}
+		}
+		segs[i] = s
+	}
+	return segs
+}
+
+// The learner's fast path (float32 row passes over parallel workers, sparse PCL's logit gradient
+// as sparse rows into the sparse output-layer backward) gives the loss and the parameter
+// gradients of the reference path within 1e-5 relative (per parameter, in norm), for every algorithm and form at the
+// HalfCheetah grids' action counts, flat (untrained) and spread logits alike.
+func TestFastLearnerMatchesReference(t *testing.T) {
+	for _, k := range []int{729, 15625} {
+		for i, af := range algoForms {
+			for _, by := range []float32{1, 60} {
+				name := fmt.Sprintf("%s/%s/K=%d/sharpen=%v", af.algo, af.form, k, by)
+				cfg := testConfig(af.algo, af.form, int64(40+i))
+				cfg.Alpha = 0.1
+				learner := func(ref bool) *Learner {
+					l, err := NewLearner(cfg, testDim, k, tensor.GonumEngine())
+					if err != nil {
+						t.Fatal(err)
+					}
+					sharpen(l, by)
+					l.obj.Reference = ref
+					l.obj.Workers = 2
+					l.Model.sparseLimit = 1 // the sparse output-layer pass whatever the density
+					return l
+				}
+				fast, ref := learner(false), learner(true)
+				segs := fastSegments(rand.New(rand.NewPCG(uint64(k), uint64(i))), 4, k)
+				want, err := ref.Loss(segs, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := fast.Loss(segs, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(got.Loss-want.Loss) > 1e-5*math.Abs(want.Loss) {
+					t.Errorf("%s: loss %v, reference %v", name, got.Loss, want.Loss)
+				}
+				// Each parameter's gradient, relative in the Euclidean norm: the trunk's entries are
+				// sums over |A| logits whose gradient sums to zero (soft), so single entries carry
+				// the cancellation of float32 rounding in both paths alike.
+				for j, p := range fast.Params() {
+					q := ref.Params()[j]
+					var dd, nn float64
+					for e, v := range q.Grad.Data {
+						d := float64(p.Grad.Data[e] - v)
+						dd += d * d
+						nn += float64(v) * float64(v)
+					}
+					if math.Sqrt(dd) > 1e-5*math.Sqrt(nn) {
+						t.Errorf("%s: %s: relative difference %.3g (norm %.3g)", name, p.Name, math.Sqrt(dd/nn), math.Sqrt(nn))
+					}
+				}
+			}
+		}
+	}
+}

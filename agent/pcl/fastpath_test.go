@@ -1,0 +1,144 @@
+package pcl
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+// fastCase is a batch of random heads and steps at K actions: rows of flat logits (an untrained
+// network: the whole row is within 1 of its maximum), of spread ones (a few candidates) and of
+// sharp ones, in every combination of step and bootstrap row, padded sequences included.
+func fastCase(rng *rand.Rand, h *Heads, K int) ([]*tensor.Matrix, Steps) {
+	T, B := 4, 3
+	s := Steps{T: T, B: B, Lengths: []int{4, 1, 3}, Terminated: []bool{false, true, false},
+		Actions: make([]int32, T*B), Rewards: make([]float64, T*B)}
+	heads := make([]*tensor.Matrix, len(h.Sizes))
+	for i, n := range h.Sizes {
+		heads[i] = tensor.New((T+1)*B, n)
+	}
+	for r := range (T + 1) * B {
+		sd := []float64{0.05, 1, 8}[r%3]
+		if h.Form == config.FormUnified {
+			sd *= h.Alpha
+		}
+		row := heads[0].Row(r)
+		for j := range row {
+			row[j] = float32(sd * rng.NormFloat64())
+		}
+		for i := 1; i < len(heads); i++ {
+			heads[i].Data[r] = float32(rng.NormFloat64())
+		}
+	}
+	for i := range s.Actions {
+		s.Actions[i] = int32(rng.IntN(K))
+		if i%4 == 0 {
+			s.Actions[i] = int32(maxIndex(heads[0].Row(i))) // on the support
+		}
+		s.Rewards[i] = rng.NormFloat64()
+	}
+	return heads, s
+}
+
+func maxIndex(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// The fast path's loss and gradients equal the reference path's within 1e-5 relative, for every
+// algorithm and form at the long-episode grids' action counts, with any number of workers, and
+// with sparse PCL's gradient delivered as sparse rows.
+func TestFastPathMatchesReference(t *testing.T) {
+	type algoForm struct{ algo, form string }
+	var cases []algoForm
+	for _, a := range []string{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
+		for _, f := range []string{config.FormSeparate, config.FormUnified} {
+			cases = append(cases, algoForm{a, f})
+		}
+	}
+	for _, K := range []int{729, 15625} {
+		for ci, c := range cases {
+			for _, workers := range []int{1, 3} {
+				name := fmt.Sprintf("%s/%s/K=%d/workers=%d", c.algo, c.form, K, workers)
+				cfg := testConfig(c.algo, c.form)
+				cfg.Alpha = 0.1
+				h := NewHeads(cfg, K)
+				heads, s := fastCase(rand.New(rand.NewPCG(uint64(K), uint64(ci))), &h, K)
+				ref := Objective{Heads: &h, Cfg: cfg, Reference: true}
+				want := make([]*tensor.Matrix, len(heads))
+				for i := range want {
+					want[i] = tensor.New(0, 1)
+				}
+				wantLoss, err := ref.Evaluate(heads, s, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sink nn.SparseRows
+				if c.algo == config.AlgoSparse && c.form == config.FormSeparate {
+					h.SparseGrad = &sink
+				}
+				fast := Objective{Heads: &h, Cfg: cfg, Workers: workers}
+				got := make([]*tensor.Matrix, len(heads))
+				for i := range got {
+					got[i] = tensor.New(0, 1)
+				}
+				loss, err := fast.Evaluate(heads, s, got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.SparseGrad = nil
+				if math.Abs(loss-wantLoss) > 1e-5*math.Abs(wantLoss) {
+					t.Errorf("%s: loss %v, reference %v", name, loss, wantLoss)
+				}
+				if got[0].Rows == 0 {
+					if sink.Rows != heads[0].Rows {
+						t.Fatalf("%s: dHeads[0] left empty, sparse rows %dx%d", name, sink.Rows, sink.Cols)
+					}
+					got[0].Reshape(sink.Rows, sink.Cols)
+					if err := sink.ToDense(got[0]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i := range want {
+					compareRel(t, fmt.Sprintf("%s: dHeads[%d]", name, i), got[i], want[i], 1e-5)
+				}
+			}
+		}
+	}
+}
+
+// compareRel checks got against want entry by entry, relative to the entry and, for entries
+// far below the largest, to 1e-6 of the largest (float32 rounding of a sum that cancels).
+func compareRel(t *testing.T, name string, got, want *tensor.Matrix, tol float64) {
+	t.Helper()
+	if got.Rows != want.Rows || got.Cols != want.Cols {
+		t.Fatalf("%s: shape %s, want %s", name, got.Shape(), want.Shape())
+	}
+	var big float64
+	for _, v := range want.Data {
+		big = math.Max(big, math.Abs(float64(v)))
+	}
+	bad := 0
+	for k, v := range want.Data {
+		d := math.Abs(float64(got.Data[k]) - float64(v))
+		if d > tol*(math.Abs(float64(v))+1e-6*big) {
+			if bad < 3 {
+				t.Errorf("%s[%d,%d]: %v, reference %v", name, k/want.Cols, k%want.Cols, got.Data[k], v)
+			}
+			bad++
+		}
+	}
+	if bad > 3 {
+		t.Errorf("%s: %d entries differ", name, bad)
+	}
+}

@@ -1,0 +1,148 @@
+package policy
+
+import "math"
+
+// The functions below are the float32 row passes of the learner's hot path: each reads a row of
+// network outputs h and works on the logits z = scale*h (scale = 1, or 1/alpha when the row is
+// Q), computed in float32 exactly as the callers of Softmax and Sparsemax compute them, without
+// writing z out. They vectorise (C kernels when built with cgo on amd64) and use a float32 exp,
+// so they agree with Softmax, LogSumExp and Sparsemax up to float32 rounding. A row with a NaN
+// or infinite entry is refused (ok false): the callers then take the reference functions, which
+// define what such rows give.
+
+// SoftRow is what SoftRowStats keeps of a row: the maximum logit, the inverse of the sum of
+// exp(z - M), and the log-sum-exp of the row.
+type SoftRow struct {
+	M, Inv float32
+	LSE    float64
+}
+
+// SoftRowStats returns the softmax statistics of z = scale*h (scale > 0, h not empty), or ok
+// false when an entry of h is NaN or infinite.
+func SoftRowStats(h []float32, scale float32) (r SoftRow, ok bool) {
+	m, ok := kRowMax(h, scale)
+	if !ok {
+		return SoftRow{}, false
+	}
+	s := kRowSumExp(h, scale, m)
+	return SoftRow{M: m, Inv: float32(1 / s), LSE: float64(m) + math.Log(s)}, true
+}
+
+// SoftRowExp writes d_i = c * softmax(z)_i for the row r of SoftRowStats (c = 1: the policy).
+func SoftRowExp(d, h []float32, scale float32, r SoftRow, c float32) {
+	checkRow("SoftRowExp", len(h), len(d), nil)
+	if len(h) == 0 {
+		return
+	}
+	kRowExpScaled(d, h, scale, r.M, r.Inv, c)
+}
+
+// michelotStop is the candidate count below which SparsemaxSupport stops tightening its lower
+// bound and solves exactly.
+const michelotStop = 48
+
+// SparsemaxSupport finds the sparsemax threshold of z = scale*h (scale > 0, h not empty): it
+// returns the row maximum m, the threshold in shifted coordinates ts (G(z) = ts + m, the
+// probabilities are p_i = float32(relu((z_i - m) - ts)), as Sparsemax writes them) and the
+// support, the ascending indices with p_i > 0, in idx[:k] (idx needs len(h) entries; scratch
+// too). ok is false when an entry of h is NaN or infinite.
+//
+// The candidates are narrowed before the exact solve: entries at or below a lower bound of the
+// threshold have p = 0. The bound starts at m - 1 (the prefilter of Sparsemax) and is raised by
+// Michelot's step t = (sum over the entries above the bound of (z - m) - 1)/count, a lower bound
+// of ts for any such set, while that still removes candidates; each step is one vectorised
+// count-and-sum pass. This matters while the logits are still flat (an untrained network puts all
+// of a 15,625-action row within 1 of its maximum); once they spread, m - 1 alone leaves a few.
+func SparsemaxSupport(h []float32, scale float32, scratch []float32, idx []int32) (m, ts float64, support []int32, ok bool) {
+	mf, ok := kRowMax(h, scale)
+	if !ok {
+		return 0, 0, nil, false
+	}
+	m = float64(mf)
+	bound := below[float32](m-1, m)
+	n, s := kRowCountSumAbove(h, scale, bound, mf)
+	margin := 1e-4 * math.Max(1, math.Abs(m))
+	// Full-row passes while the candidates are a large share of the row.
+	for n > michelotStop && 128*n > len(h) {
+		nb := float32(m + (s-1)/float64(n) - margin)
+		if !(nb > bound) {
+			break
+		}
+		n2, s2 := kRowCountSumAbove(h, scale, nb, mf)
+		bound = nb
+		small := 10*n2 > 9*n
+		n, s = n2, s2
+		if small {
+			break
+		}
+	}
+	k := kRowGatherAbove(h, scale, bound, idx)
+	buf := scratch[:k]
+	for j, i := range idx[:k] {
+		buf[j] = h[i] * scale
+	}
+	// Then on the gathered candidates, compacting them (values and indices) at each step.
+	for k > michelotStop {
+		var sum float64
+		for _, v := range buf {
+			sum += float64(v) - m
+		}
+		nb := float32(m + (sum-1)/float64(k) - margin)
+		if !(nb > bound) {
+			break
+		}
+		w := 0
+		for j, v := range buf {
+			if v > nb {
+				buf[w], idx[w] = v, idx[j]
+				w++
+			}
+		}
+		bound = nb
+		small := 10*w > 9*k
+		k, buf = w, buf[:w]
+		if small {
+			break
+		}
+	}
+	ts, _ = thresholdAuto(buf, m)
+	w := 0
+	for _, i := range idx[:k] {
+		if float32(relu((float64(h[i]*scale)-m)-ts)) > 0 {
+			idx[w] = i
+			w++
+		}
+	}
+	return m, ts, idx[:w], true
+}
+
+// SparseStepOnSupport is SparseStep for a row given by its threshold tau = G(z), its support size
+// k and whether the taken action a is in the support (p_a > 0), instead of by its probabilities.
+// Its gradient w*dc/dz is returned as two coefficients: shared on every b in the support, plus
+// atA on a (added to shared when a is in the support).
+func SparseStepOnSupport(za, tau float64, inSupport bool, k int, alpha, headLambda, headBigLambda, w float64) (r SparseStepResult, shared, atA float64) {
+	r.Mu = math.Max(za-tau, 0)
+	scale := math.Exp(headLambda)
+	gap := tau - za
+	if gap > 0 {
+		r.Lambda = gap * scale
+	}
+	sig := sigmoid(headBigLambda)
+	r.BigLambda = -alpha / 2 * sig
+	r.Value = alpha/2 - alpha*r.Mu + r.Lambda - r.BigLambda
+	r.DHeadLambda = r.Lambda
+	r.DHeadBig = alpha / 2 * sig * (1 - sig)
+	if k == 0 || w == 0 {
+		return r, 0, 0
+	}
+	var cs, ca float64
+	if inSupport {
+		cs += alpha
+		ca -= alpha
+	}
+	if gap > 0 {
+		cs += scale
+		ca -= scale
+	}
+	return r, w * cs / float64(k), w * ca
+}

@@ -1,0 +1,68 @@
+package policy
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The float32 row kernels agree with the reference functions: SoftRowStats and SoftRowExp with
+// LogSumExp and Softmax, SparsemaxSupport with Sparsemax (threshold, support, probabilities),
+// on flat, spread and sharp rows, scaled (unified form) or not; non-finite rows are refused.
+func TestRowKernelsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, k := range []int{1, 7, 17, 729, 15625} {
+		for _, sd := range []float64{0.01, 0.05, 1, 10, 1e4} {
+			for _, scale := range []float32{1, 1 / float32(0.3)} {
+				h := make([]float32, k)
+				for i := range h {
+					h[i] = float32(sd*rng.NormFloat64() + 3)
+				}
+				z := make([]float32, k)
+				for i := range h {
+					z[i] = h[i] * scale
+				}
+				p := make([]float32, k)
+				lse := LogSumExp(z, nil)
+				Softmax(p, z, nil)
+				r, ok := SoftRowStats(h, scale)
+				if !ok || math.Abs(r.LSE-lse) > 1e-6*math.Max(1, math.Abs(lse)) {
+					t.Errorf("K=%d sd=%v: log-sum-exp %v (ok %v), reference %v", k, sd, r.LSE, ok, lse)
+				}
+				d := make([]float32, k)
+				SoftRowExp(d, h, scale, r, 1)
+				for i := range p {
+					if math.Abs(float64(d[i]-p[i])) > 1e-5*float64(p[i])+1e-30 {
+						t.Fatalf("K=%d sd=%v: softmax[%d] %v, reference %v", k, sd, i, d[i], p[i])
+					}
+				}
+				tau, support := Sparsemax(p, z, nil)
+				m, ts, sup, ok := SparsemaxSupport(h, scale, make([]float32, k), make([]int32, k))
+				if !ok || math.Abs(ts+m-tau) > 1e-9*math.Max(1, math.Abs(tau)) || len(sup) != support {
+					t.Fatalf("K=%d sd=%v: threshold %v support %d (ok %v), reference %v and %d", k, sd, ts+m, len(sup), ok, tau, support)
+				}
+				j := 0
+				for i, v := range p {
+					if v > 0 {
+						if sup[j] != int32(i) {
+							t.Fatalf("K=%d sd=%v: support[%d] = %d, reference %d", k, sd, j, sup[j], i)
+						}
+						if q := float32(relu((float64(z[i]) - m) - ts)); math.Abs(float64(q-v)) > 1e-6 {
+							t.Fatalf("K=%d sd=%v: p[%d] = %v, reference %v", k, sd, i, q, v)
+						}
+						j++
+					}
+				}
+			}
+		}
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		h := []float32{0, 1, bad, 2}
+		if _, ok := SoftRowStats(h, 1); ok {
+			t.Errorf("SoftRowStats accepted %v", bad)
+		}
+		if _, _, _, ok := SparsemaxSupport(h, 1, make([]float32, 4), make([]int32, 4)); ok {
+			t.Errorf("SparsemaxSupport accepted %v", bad)
+		}
+	}
+}

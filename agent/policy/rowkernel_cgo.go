@@ -1,0 +1,192 @@
+//go:build cgo && amd64
+
+package policy
+
+/*
+#cgo CFLAGS: -O3 -Wno-psabi
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+// Lets GCC if-convert the selects below so the loops vectorise (not allowed as a #cgo flag); it
+// changes no result, only assumes FP traps are off.
+#pragma GCC optimize("no-trapping-math")
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLONES
+#endif
+
+// The same float32 exp as nn's cell kernels (exp32 up to rounding): range reduction by
+// round-to-nearest, degree-6 Taylor polynomial, relative error below ~2e-7.
+static inline float k_exp(float x) {
+	x = x > 88.0f ? 88.0f : x;
+	x = x < -87.0f ? -87.0f : x;
+	const float magic = 12582912.0f;
+	float t = x * 1.44269504088896341f + magic;
+	float n = t - magic;
+	float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+	float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+	int32_t bits = ((int32_t)n + 127) << 23;
+	float s;
+	memcpy(&s, &bits, 4);
+	return p * s;
+}
+
+// Explicit 8-wide vectors (GCC vector extensions): GCC does not vectorise float reductions
+// without reassociation flags, and the flags that allow it would also fold the v - v test for
+// NaN and infinities away. Under the "default" clone each is two SSE registers.
+typedef float v8sf __attribute__((vector_size(32)));
+typedef int32_t v8si __attribute__((vector_size(32)));
+
+static inline __attribute__((always_inline)) v8sf load8(const float *p) { v8sf v; memcpy(&v, p, 32); return v; }
+static inline __attribute__((always_inline)) v8sf splat8(float x) { return (v8sf){x, x, x, x, x, x, x, x}; }
+static inline __attribute__((always_inline)) v8sf sel8(v8si mask, v8sf a, v8sf b) { return (v8sf)((mask & (v8si)a) | (~mask & (v8si)b)); }
+static inline __attribute__((always_inline)) float hsum8(v8sf v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
+
+// k_exp8 is k_exp on 8 lanes.
+static inline __attribute__((always_inline)) v8sf k_exp8(v8sf x) {
+	const v8sf hi = splat8(88.0f), lo = splat8(-87.0f), magic = splat8(12582912.0f);
+	x = sel8(x > hi, hi, x);
+	x = sel8(x < lo, lo, x);
+	v8sf n = (x * splat8(1.44269504088896341f) + magic) - magic;
+	v8sf r = x - n * splat8(0.693359375f) - n * splat8(-2.12194440e-4f);
+	v8sf p = splat8(1.0f / 720);
+	p = p * r + splat8(1.0f / 120);
+	p = p * r + splat8(1.0f / 24);
+	p = p * r + splat8(1.0f / 6);
+	p = p * r + splat8(0.5f);
+	p = p * r + splat8(1.0f);
+	p = p * r + splat8(1.0f);
+	v8si bits = (__builtin_convertvector(n, v8si) + 127) << 23;
+	return p * (v8sf)bits;
+}
+
+#define BLOCK 256
+
+// row_max returns max_i scale*h[i] in *out and 1, or 0 when an entry is NaN or infinite (then
+// *out is unspecified). scale > 0.
+CLONES int row_max(const float *h, int n, float scale, float *out) {
+	const v8sf sc = splat8(scale);
+	v8sf m0 = splat8(-INFINITY), m1 = m0, b0 = splat8(0), b1 = b0;
+	int i = 0;
+	for (; i + 16 <= n; i += 16) {
+		v8sf a = load8(h + i) * sc, b = load8(h + i + 8) * sc;
+		m0 = sel8(a > m0, a, m0);
+		m1 = sel8(b > m1, b, m1);
+		b0 += a - a;
+		b1 += b - b;
+	}
+	m0 = sel8(m1 > m0, m1, m0);
+	b0 += b1;
+	float m = m0[0], bad = hsum8(b0);
+	for (int l = 1; l < 8; l++) m = m0[l] > m ? m0[l] : m;
+	for (; i < n; i++) {
+		float v = h[i] * scale;
+		m = v > m ? v : m;
+		bad += v - v;
+	}
+	*out = m;
+	return bad == 0;
+}
+
+// row_sumexp returns sum_i exp(scale*h[i] - m), summed in float32 lanes over blocks of BLOCK
+// entries and in double across blocks.
+CLONES double row_sumexp(const float *h, int n, float scale, float m) {
+	const v8sf sc = splat8(scale), mm = splat8(m);
+	double total = 0;
+	int i = 0;
+	while (i + 16 <= n) {
+		int e = i + BLOCK <= n ? i + BLOCK : n;
+		v8sf a0 = splat8(0), a1 = a0;
+		for (; i + 16 <= e; i += 16) {
+			a0 += k_exp8(load8(h + i) * sc - mm);
+			a1 += k_exp8(load8(h + i + 8) * sc - mm);
+		}
+		total += (double)hsum8(a0 + a1);
+	}
+	float s = 0;
+	for (; i < n; i++) s += k_exp(h[i] * scale - m);
+	return total + (double)s;
+}
+
+// row_exp_scaled writes d[i] = c * (exp(scale*h[i] - m) * inv).
+CLONES void row_exp_scaled(float *restrict d, const float *restrict h, int n, float scale, float m, float inv, float c) {
+	for (int i = 0; i < n; i++) d[i] = c * (k_exp(h[i] * scale - m) * inv);
+}
+
+// row_count_sum_above counts the entries with scale*h[i] > t and sums scale*h[i] - m over them
+// (in float32 lanes over blocks of BLOCK entries, in double across blocks).
+CLONES void row_count_sum_above(const float *h, int n, float scale, float t, float m, int *cnt, double *sum) {
+	const v8sf sc = splat8(scale), tt = splat8(t), mm = splat8(m), zero = splat8(0);
+	v8si c0 = {0, 0, 0, 0, 0, 0, 0, 0};
+	double total = 0;
+	int i = 0;
+	while (i + 8 <= n) {
+		int e = i + BLOCK <= n ? i + BLOCK : n;
+		v8sf a0 = zero;
+		for (; i + 8 <= e; i += 8) {
+			v8sf v = load8(h + i) * sc;
+			v8si in = v > tt;
+			c0 -= in;
+			a0 += sel8(in, v - mm, zero);
+		}
+		total += (double)hsum8(a0);
+	}
+	int cc = 0;
+	for (int l = 0; l < 8; l++) cc += c0[l];
+	for (; i < n; i++) {
+		float v = h[i] * scale;
+		if (v > t) { cc++; total += (double)(v - m); }
+	}
+	*cnt = cc;
+	*sum = total;
+}
+
+// row_gather_above writes the ascending indices of the entries with scale*h[i] > t into idx and
+// returns their number.
+CLONES int row_gather_above(const float *h, int n, float scale, float t, int32_t *idx) {
+	const v8sf sc = splat8(scale), tt = splat8(t);
+	int k = 0, i = 0;
+	for (; i + 16 <= n; i += 16) {
+		v8si any = (load8(h + i) * sc > tt) | (load8(h + i + 8) * sc > tt);
+		if (!(any[0] | any[1] | any[2] | any[3] | any[4] | any[5] | any[6] | any[7])) continue;
+		for (int l = 0; l < 16; l++)
+			if (h[i + l] * scale > t) idx[k++] = i + l;
+	}
+	for (; i < n; i++)
+		if (h[i] * scale > t) idx[k++] = i;
+	return k;
+}
+*/
+import "C"
+
+import "unsafe"
+
+func fptr(s []float32) *C.float { return (*C.float)(unsafe.Pointer(&s[0])) }
+
+func kRowMax(h []float32, scale float32) (float32, bool) {
+	var m C.float
+	ok := C.row_max(fptr(h), C.int(len(h)), C.float(scale), &m)
+	return float32(m), ok != 0
+}
+
+func kRowSumExp(h []float32, scale, m float32) float64 {
+	return float64(C.row_sumexp(fptr(h), C.int(len(h)), C.float(scale), C.float(m)))
+}
+
+func kRowExpScaled(d, h []float32, scale, m, inv, c float32) {
+	C.row_exp_scaled(fptr(d), fptr(h), C.int(len(h)), C.float(scale), C.float(m), C.float(inv), C.float(c))
+}
+
+func kRowCountSumAbove(h []float32, scale, t, m float32) (int, float64) {
+	var n C.int
+	var s C.double
+	C.row_count_sum_above(fptr(h), C.int(len(h)), C.float(scale), C.float(t), C.float(m), &n, &s)
+	return int(n), float64(s)
+}
+
+func kRowGatherAbove(h []float32, scale, t float32, idx []int32) int {
+	return int(C.row_gather_above(fptr(h), C.int(len(h)), C.float(scale), C.float(t), (*C.int32_t)(unsafe.Pointer(&idx[0]))))
+}
