@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
@@ -75,6 +76,66 @@ func BenchmarkPolicyStep(b *testing.B) {
 					l.Model.Probs(p, z, heads[0].Row(0))
 					policy.Sample(p, rng)
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkTrainStepVsGemm times, alternately in the same run, a paper-sized training step
+// (25 x 101 rows) on the fast path, the same step on the reference path (Objective.Reference:
+// float64 row passes on one goroutine, the policy written out, the logits' gradient dense) and
+// the bare forward GEMM of the output layer (2525 x 64 times 64 x |A|), and reports the step's
+// time over the GEMM's (x-gemm), the reference step's (ref-x-gemm) and their ratio (speedup).
+// ns/op is the time of one round of the three.
+func BenchmarkTrainStepVsGemm(b *testing.B) {
+	for _, k := range []int{15625, 729} {
+		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
+				fast, ref := benchLearner(b, algo, k), benchLearner(b, algo, k)
+				ref.obj.Reference = true
+				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
+				eng, err := tensor.NewEngine()
+				if err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(3, 4))
+				x, w, y := tensor.New(25*101, 64), tensor.New(64, k), tensor.New(25*101, k)
+				for i := range x.Data {
+					x.Data[i] = float32(rng.NormFloat64())
+				}
+				for i := range w.Data {
+					w.Data[i] = float32(rng.NormFloat64())
+				}
+				var tGemm, tFast, tRef time.Duration
+				timed := func(d *time.Duration, f func() error) {
+					t0 := time.Now()
+					if err := f(); err != nil {
+						b.Fatal(err)
+					}
+					*d += time.Since(t0)
+				}
+				gemm := func() error { return eng.MatMul(y, x, false, w, false, 1, 0) }
+				step := func(l *Learner) func() error {
+					return func() error { _, err := l.TrainStep(segs); return err }
+				}
+				// One untimed round: buffers grow to size.
+				for _, f := range []func() error{gemm, step(fast), step(ref)} {
+					if err := f(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for b.Loop() {
+					timed(&tGemm, gemm)
+					timed(&tFast, step(fast))
+					timed(&tRef, step(ref))
+				}
+				b.ReportMetric(float64(tFast)/float64(tGemm), "x-gemm")
+				b.ReportMetric(float64(tRef)/float64(tGemm), "ref-x-gemm")
+				b.ReportMetric(float64(tRef)/float64(tFast), "speedup")
+				n := float64(b.N)
+				b.ReportMetric(float64(tGemm.Milliseconds())/n, "gemm-ms")
+				b.ReportMetric(float64(tFast.Milliseconds())/n, "step-ms")
+				b.ReportMetric(float64(tRef.Milliseconds())/n, "ref-step-ms")
 			})
 		}
 	}

@@ -197,12 +197,15 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 		dxd = dx.Data[:rows*in]
 	}
 	wv, wg := l.W.Value.Data[:in*out], l.W.Grad.Data[:in*out]
-	k := 0
-	for ; k+4 <= in; k += 4 {
-		sparseBackward4(dy, x, in, k, wv[k*out:(k+4)*out], wg[k*out:(k+4)*out], dxd, accumulate)
-	}
-	for ; k < in; k++ {
-		sparseBackward1(dy, x, in, k, wv[k*out:(k+1)*out], wg[k*out:(k+1)*out], dxd, accumulate)
+	// The blocks of four input units write disjoint rows of dW and columns of dx, each the same
+	// way whoever runs it: they run in parallel.
+	// Small products stay on the caller (a goroutine costs more than they do).
+	if n := in/4 + in%4; dy.NNZ()*in < sparseParallelMin {
+		sparseBlocks(dy, x, in, out, wv, wg, dxd, accumulate, 0, n)
+	} else {
+		tensor.ParallelRows(n, 1, tensor.Workers(l.Workers), func(_, lo, hi int) {
+			sparseBlocks(dy, x, in, out, wv, wg, dxd, accumulate, lo, hi)
+		})
 	}
 	if l.B != nil {
 		db := l.B.Grad.Data[:out]
@@ -212,6 +215,25 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 	}
 	return nil
 }
+
+// sparseBlocks runs the blocks [lo, hi) of BackwardSparse: block q < in/4 is input units
+// 4q..4q+3, the blocks after it the remaining units one by one.
+func sparseBlocks(dy *SparseRows, x []float32, in, out int, wv, wg, dxd []float32, accumulate bool, lo, hi int) {
+	quads := in / 4
+	for q := lo; q < hi; q++ {
+		if q < quads {
+			k := 4 * q
+			sparseBackward4(dy, x, in, k, wv[k*out:(k+4)*out], wg[k*out:(k+4)*out], dxd, accumulate)
+			continue
+		}
+		k := 4*quads + q - quads
+		sparseBackward1(dy, x, in, k, wv[k*out:(k+1)*out], wg[k*out:(k+1)*out], dxd, accumulate)
+	}
+}
+
+// sparseParallelMin is the work (non-zeros x input units) from which BackwardSparse splits the
+// input units over goroutines.
+const sparseParallelMin = 1 << 16
 
 // sparseBackward4 does rows k..k+3 of dW (w and g hold those rows of W and
 // dW) and, when dxd is not nil, columns k..k+3 of dx: the four rows share
