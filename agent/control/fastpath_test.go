@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
 )
 
 // fastSegments are n segments of lengths 1..5 over k actions, cycling through the kinds of end.
@@ -78,6 +80,61 @@ func TestFastLearnerMatchesReference(t *testing.T) {
 					}
 					if math.Sqrt(dd) > 1e-5*math.Sqrt(nn) {
 						t.Errorf("%s: %s: relative difference %.3g (norm %.3g)", name, p.Name, math.Sqrt(dd/nn), math.Sqrt(nn))
+					}
+				}
+			}
+		}
+	}
+}
+
+// The sampler's batched draw (the policy of every copy from the float32 row kernels, sparse
+// policies sampled over their support) picks the action that inverting the reference policy's
+// cumulative distribution picks, from the same uniform numbers in copy order, and records the
+// same statistics.
+func TestSamplerDrawMatchesReferencePolicy(t *testing.T) {
+	for _, k := range []int{729, 15625} {
+		for i, af := range algoForms {
+			for _, by := range []float32{1, 60} {
+				cfg := testConfig(af.algo, af.form, int64(60+i))
+				cfg.Alpha = 0.1
+				l, err := NewLearner(cfg, testDim, k, tensor.GonumEngine())
+				if err != nil {
+					t.Fatal(err)
+				}
+				sharpen(l, by)
+				const n = 8
+				rng := rand.New(rand.NewPCG(uint64(k), uint64(i)))
+				x := tensor.New(n, testDim)
+				for j := range x.Data {
+					x.Data[j] = float32(rng.NormFloat64())
+				}
+				s := &Sampler{learner: l, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
+					window: newStatWindow(1000)}
+				for round := range 20 {
+					heads, err := l.Model.Forward(x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					seed := uint64(1000*round + 7)
+					if err := s.draw(heads[0], rand.New(rand.NewPCG(seed, 1))); err != nil {
+						t.Fatal(err)
+					}
+					us := rand.New(rand.NewPCG(seed, 1))
+					p, z := make([]float32, k), make([]float32, k)
+					for c := range n {
+						l.Model.Probs(p, z, heads[0].Row(c))
+						want := policy.SampleWithUniform(p, us.Float64())
+						if got := int(s.actions.Ints[c]); got != want {
+							t.Errorf("%s/%s K=%d sharpen=%v round %d copy %d: action %d, reference %d", af.algo, af.form, k, by, round, c, got, want)
+						}
+						mp, sup := rowStats(p)
+						j := (s.window.next - n + c + len(s.window.maxProb)) % len(s.window.maxProb)
+						if math.Abs(float64(s.window.maxProb[j]-mp)) > 1e-5*float64(mp) || s.window.support[j] != sup {
+							t.Errorf("%s/%s K=%d: statistics %v %v, reference %v %v", af.algo, af.form, k, s.window.maxProb[j], s.window.support[j], mp, sup)
+						}
+					}
+					for j := range x.Data {
+						x.Data[j] = float32(rng.NormFloat64())
 					}
 				}
 			}

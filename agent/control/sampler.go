@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -31,6 +32,8 @@ type Sampler struct {
 	actions  envs.Array
 	x        *tensor.Matrix
 	p, z     []float32
+	draws    []copyDraw
+	work     []drawWork
 	fresh    []float32 // the encoded observations seen in the current Collect
 	window   statWindow
 	resetReq envs.ResetRequest
@@ -121,14 +124,8 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 		if err != nil {
 			return out, fmt.Errorf("control: sampling: %w", err)
 		}
-		for i := range s.n {
-			s.learner.Model.Probs(s.p, s.z, heads[0].Row(i))
-			a := policy.Sample(s.p, rng)
-			if a < 0 {
-				return out, fmt.Errorf("control: copy %d: the policy has no valid action (non-finite logits?)", i)
-			}
-			s.window.add(s.p)
-			s.actions.Ints[i] = int64(a)
+		if err := s.draw(heads[0], rng); err != nil {
+			return out, err
 		}
 		t1 := time.Now()
 		res, err := s.env.Step(ctx, s.actions)
@@ -209,6 +206,113 @@ func (s *Sampler) resetEnded(ctx context.Context, it, t int, out *Collected) err
 	return nil
 }
 
+// copyDraw is one copy's draw in a step: its uniform number in, its action and policy
+// statistics out.
+type copyDraw struct {
+	u                float64
+	action           int
+	maxProb, support float32
+	fallback         bool // the row needs the reference path (non-finite, or Tsallis)
+}
+
+// drawWork is one worker's scratch for draw.
+type drawWork struct {
+	scratch, pv []float32
+	idx         []int32
+}
+
+// draw picks every copy's action from the policy of its row of head0 (one row per copy), drawing
+// the copies' uniform numbers from rng in copy order, and records the policy statistics. The
+// copies' policies are computed in parallel by the float32 row kernels (the learner's fast
+// path); each copy's action is the inverse of its policy's cumulative distribution at its
+// number, exactly as policy.Sample does it, so the actions do not depend on the workers.
+func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
+	m := s.learner.Model
+	K := m.NumActions()
+	if cap(s.draws) < s.n {
+		s.draws = make([]copyDraw, s.n)
+	}
+	s.draws = s.draws[:s.n]
+	for i := range s.draws {
+		s.draws[i] = copyDraw{u: rng.Float64()}
+	}
+	scale := float32(1)
+	if m.Form == config.FormUnified {
+		scale = float32(1 / m.Alpha)
+	}
+	workers := min(tensor.Workers(0), s.n)
+	if len(s.work) < workers {
+		s.work = append(s.work, make([]drawWork, workers-len(s.work))...)
+	}
+	run := func(w, lo, hi int) {
+		wk := &s.work[w]
+		for i := lo; i < hi; i++ {
+			d := &s.draws[i]
+			h := head0.Row(i)
+			switch m.Algo {
+			case config.AlgoSoft:
+				wk.pv = grow(wk.pv, K)
+				r, ok := policy.SoftRowStats(h, scale)
+				if !ok {
+					d.fallback = true
+					continue
+				}
+				policy.SoftRowExp(wk.pv, h, scale, r, 1)
+				d.action = policy.SampleWithUniform(wk.pv, d.u)
+				d.maxProb, d.support = rowStats(wk.pv)
+			case config.AlgoSparse:
+				wk.scratch, wk.idx = grow(wk.scratch, K), grow(wk.idx, K)
+				mx, ts, sup, ok := policy.SparsemaxSupport(h, scale, wk.scratch, wk.idx)
+				if !ok {
+					d.fallback = true
+					continue
+				}
+				// The support is ascending and holds every positive probability: sampling over it
+				// is sampling over the whole row.
+				wk.pv = grow(wk.pv, len(sup))
+				for j, a := range sup {
+					wk.pv[j] = float32(max((float64(h[a]*scale)-mx)-ts, 0))
+				}
+				j := policy.SampleWithUniform(wk.pv, d.u)
+				d.action = -1
+				if j >= 0 {
+					d.action = int(sup[j])
+				}
+				d.maxProb, d.support = rowStats(wk.pv)
+			default:
+				d.fallback = true
+			}
+		}
+	}
+	if workers > 1 {
+		tensor.ParallelRows(s.n, 1, workers, run)
+	} else {
+		run(0, 0, s.n)
+	}
+	for i := range s.draws {
+		d := &s.draws[i]
+		if d.fallback {
+			m.Probs(s.p, s.z, head0.Row(i))
+			d.action = policy.SampleWithUniform(s.p, d.u)
+			d.maxProb, d.support = rowStats(s.p)
+		}
+		if d.action < 0 {
+			return fmt.Errorf("control: copy %d: the policy has no valid action (non-finite logits?)", i)
+		}
+		s.window.addStats(d.maxProb, d.support)
+		s.actions.Ints[i] = int64(d.action)
+	}
+	return nil
+}
+
+// rowStats is the probability of the most likely action and the support size of p, as
+// pcl.Stats counts them.
+func rowStats(p []float32) (maxProb, support float32) {
+	var st pcl.Stats
+	st.Add(p)
+	return float32(st.MaxProbSum), float32(st.SupportSum)
+}
+
 // Evaluate plays one greedy episode in every copy of env (autoreset disabled), from seeds
 // seedBase+i, for at most maxSteps steps, and returns the undiscounted returns.
 func Evaluate(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, seedBase int64, maxSteps int) ([]float64, error) {
@@ -283,10 +387,8 @@ func newStatWindow(size int) statWindow {
 	return statWindow{maxProb: make([]float32, size), support: make([]float32, size)}
 }
 
-func (w *statWindow) add(p []float32) {
-	var st pcl.Stats
-	st.Add(p)
-	w.maxProb[w.next], w.support[w.next] = float32(st.MaxProbSum), float32(st.SupportSum)
+func (w *statWindow) addStats(maxProb, support float32) {
+	w.maxProb[w.next], w.support[w.next] = maxProb, support
 	w.next = (w.next + 1) % len(w.maxProb)
 	w.filled = min(w.filled+1, len(w.maxProb))
 }

@@ -111,9 +111,18 @@ CLONES double row_sumexp(const float *h, int n, float scale, float m) {
 	return total + (double)s;
 }
 
-// row_exp_scaled writes d[i] = c * (exp(scale*h[i] - m) * inv).
+// row_exp_scaled writes d[i] = c * (exp(scale*h[i] - m) * inv). Below -80 the exponential is
+// taken at x + 64 and scaled by e^-64, so that it becomes a float32 subnormal and then 0 as the
+// float64 softmax's exponentials do (rounded to float32 before they are normalised), instead of
+// stopping at k_exp's clamp (e^-87).
 CLONES void row_exp_scaled(float *restrict d, const float *restrict h, int n, float scale, float m, float inv, float c) {
-	for (int i = 0; i < n; i++) d[i] = c * (k_exp(h[i] * scale - m) * inv);
+	for (int i = 0; i < n; i++) {
+		float x = h[i] * scale - m;
+		int tiny = x < -80.0f;
+		float e = k_exp(tiny ? x + 64.0f : x);
+		e = tiny ? e * 1.60381089054863785e-28f : e;
+		d[i] = c * (e * inv);
+	}
 }
 
 // row_count_sum_above counts the entries with scale*h[i] > t and sums scale*h[i] - m over them

@@ -36,7 +36,12 @@ func kRowSumExp(h []float32, scale, m float32) float64 {
 func kRowExpScaled(d, h []float32, scale, m, inv, c float32) {
 	d = d[:len(h)]
 	for i, x := range h {
-		d[i] = c * (exp32(x*scale-m) * inv)
+		// As the C kernel: tiny probabilities become subnormals, then 0.
+		if v := x*scale - m; v < -80 {
+			d[i] = c * ((exp32(v+64) * 1.60381089054863785e-28) * inv)
+		} else {
+			d[i] = c * (exp32(v) * inv)
+		}
 	}
 }
 
