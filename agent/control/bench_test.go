@@ -9,6 +9,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
 )
 
 // benchSegments are 25 sub-episodes of 100 steps of HalfCheetah-sized observations (17).
@@ -85,8 +86,9 @@ func BenchmarkPolicyStep(b *testing.B) {
 // (25 x 101 rows) on the fast path, the same step on the reference path (Objective.Reference:
 // float64 row passes on one goroutine, the policy written out, the logits' gradient dense) and
 // the bare forward GEMM of the output layer (2525 x 64 times 64 x |A|), and reports the step's
-// time over the GEMM's (x-gemm), the reference step's (ref-x-gemm) and their ratio (speedup).
-// ns/op is the time of one round of the three.
+// time over the GEMM's (x-gemm), the reference step's (ref-x-gemm) and their ratio (speedup);
+// cpu-x-gemm and cpu-speedup are the same ratios in process CPU time (every thread), which
+// other load on the machine disturbs less. ns/op is the time of one round of the three.
 func BenchmarkTrainStepVsGemm(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
@@ -106,13 +108,14 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				for i := range w.Data {
 					w.Data[i] = float32(rng.NormFloat64())
 				}
-				var tGemm, tFast, tRef time.Duration
-				timed := func(d *time.Duration, f func() error) {
-					t0 := time.Now()
+				var tGemm, tFast, tRef, cGemm, cFast, cRef time.Duration
+				timed := func(d, c *time.Duration, f func() error) {
+					c0, t0 := processCPU(), time.Now()
 					if err := f(); err != nil {
 						b.Fatal(err)
 					}
 					*d += time.Since(t0)
+					*c += processCPU() - c0
 				}
 				gemm := func() error { return eng.MatMul(y, x, false, w, false, 1, 0) }
 				step := func(l *Learner) func() error {
@@ -125,9 +128,9 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 					}
 				}
 				for b.Loop() {
-					timed(&tGemm, gemm)
-					timed(&tFast, step(fast))
-					timed(&tRef, step(ref))
+					timed(&tGemm, &cGemm, gemm)
+					timed(&tFast, &cFast, step(fast))
+					timed(&tRef, &cRef, step(ref))
 				}
 				b.ReportMetric(float64(tFast)/float64(tGemm), "x-gemm")
 				b.ReportMetric(float64(tRef)/float64(tGemm), "ref-x-gemm")
@@ -136,7 +139,68 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				b.ReportMetric(float64(tGemm.Milliseconds())/n, "gemm-ms")
 				b.ReportMetric(float64(tFast.Milliseconds())/n, "step-ms")
 				b.ReportMetric(float64(tRef.Milliseconds())/n, "ref-step-ms")
+				// The same in CPU time (all threads), which a loaded machine disturbs less.
+				b.ReportMetric(float64(cFast)/float64(cGemm), "cpu-x-gemm")
+				b.ReportMetric(float64(cRef)/float64(cFast), "cpu-speedup")
 			})
+		}
+	}
+}
+
+// BenchmarkSampleStep times, alternately in the same run, one sampling step of n copies on the
+// sampler's path (one forward GEMM for all copies, then the batched draw) and on the old path
+// (the same forward, then the reference policy and policy.Sample copy by copy), and reports each
+// per env step (us-per-env-step, ref-us-per-env-step) and their ratio (speedup).
+func BenchmarkSampleStep(b *testing.B) {
+	for _, k := range []int{15625, 729} {
+		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+			for _, n := range []int{1, 8} {
+				b.Run(fmt.Sprintf("%s/A=%d/copies=%d", algo, k, n), func(b *testing.B) {
+					l := benchLearner(b, algo, k)
+					rng := rand.New(rand.NewPCG(1, 2))
+					x := tensor.New(n, 17)
+					for i := range x.Data {
+						x.Data[i] = float32(rng.NormFloat64())
+					}
+					s := &Sampler{learner: l, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
+						window: newStatWindow(1000)}
+					fast := func() {
+						heads, err := l.Model.Forward(x)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := s.draw(heads[0], rng); err != nil {
+							b.Fatal(err)
+						}
+					}
+					old := func() {
+						heads, err := l.Model.Forward(x)
+						if err != nil {
+							b.Fatal(err)
+						}
+						for i := range n {
+							l.Model.Probs(s.p, s.z, heads[0].Row(i))
+							s.actions.Ints[i] = int64(policy.Sample(s.p, rng))
+							s.window.addStats(rowStats(s.p))
+						}
+					}
+					fast()
+					old()
+					var tFast, tOld time.Duration
+					for b.Loop() {
+						t0 := time.Now()
+						fast()
+						t1 := time.Now()
+						old()
+						tFast += t1.Sub(t0)
+						tOld += time.Since(t1)
+					}
+					steps := float64(b.N * n)
+					b.ReportMetric(float64(tFast.Microseconds())/steps, "us-per-env-step")
+					b.ReportMetric(float64(tOld.Microseconds())/steps, "ref-us-per-env-step")
+					b.ReportMetric(float64(tOld)/float64(tFast), "speedup")
+				})
+			}
 		}
 	}
 }

@@ -220,11 +220,7 @@ func (m *Model) Backward(dHeads []*tensor.Matrix) error {
 	return nil
 }
 
-func tanhInto(dst, src []float32) {
-	for i, v := range src {
-		dst[i] = nn.Tanh32(v)
-	}
-}
+func tanhInto(dst, src []float32) { nn.TanhInto(dst, src) }
 
 // sparseDensityLimit is the share of non-zero logit gradients above which the dense pass is
 // faster (measured at 64 x 15,625: the sparse pass stops paying near 4%; an untrained sparsemax

@@ -215,6 +215,10 @@ type copyDraw struct {
 	fallback         bool // the row needs the reference path (non-finite, or Tsallis)
 }
 
+// drawParallelMin is the number of logits per step (copies x |A|) from which draw splits the
+// copies over goroutines: below it a row pass costs about what handing it over does.
+const drawParallelMin = 1 << 16
+
 // drawWork is one worker's scratch for draw.
 type drawWork struct {
 	scratch, pv []float32
@@ -241,6 +245,9 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 		scale = float32(1 / m.Alpha)
 	}
 	workers := min(tensor.Workers(0), s.n)
+	if s.n*K < drawParallelMin {
+		workers = 1
+	}
 	if len(s.work) < workers {
 		s.work = append(s.work, make([]drawWork, workers-len(s.work))...)
 	}

@@ -38,3 +38,20 @@ func TestFastMathAccuracy(t *testing.T) {
 		t.Fatalf("sigmoid32(-1000) = %v", v)
 	}
 }
+
+// TanhInto (vectorised when built with cgo) is Tanh32 up to float32 rounding.
+func TestTanhIntoMatchesTanh32(t *testing.T) {
+	var src []float32
+	for x := float32(-12); x <= 12; x += 0.00731 {
+		src = append(src, x)
+	}
+	src = append(src, 0, 1e-8, -1e-8, 0.125, -0.125, 0.12499, 100, -100)
+	dst := make([]float32, len(src))
+	TanhInto(dst, src)
+	for i, x := range src {
+		want := tanh32(x)
+		if d := math.Abs(float64(dst[i] - want)); d > 2e-7*math.Max(1e-3, math.Abs(float64(want))) {
+			t.Errorf("tanh(%v): %v, tanh32 %v", x, dst[i], want)
+		}
+	}
+}

@@ -59,9 +59,7 @@ func (m *MLP) Forward(x *tensor.Matrix) (*tensor.Matrix, error) {
 		}
 		a := m.acts[i]
 		a.Reshape(y.Rows, y.Cols)
-		for k, v := range y.Data {
-			a.Data[k] = tanh32(v)
-		}
+		TanhInto(a.Data, y.Data)
 		h = a
 	}
 	panic("unreachable")

@@ -20,7 +20,7 @@ type SoftRow struct {
 // SoftRowStats returns the softmax statistics of z = scale*h (scale > 0, h not empty), or ok
 // false when an entry of h is NaN or infinite.
 func SoftRowStats(h []float32, scale float32) (r SoftRow, ok bool) {
-	m, ok := kRowMax(h, scale)
+	m, _, ok := kRowMax(h, scale)
 	if !ok {
 		return SoftRow{}, false
 	}
@@ -54,14 +54,19 @@ const michelotStop = 48
 // count-and-sum pass. This matters while the logits are still flat (an untrained network puts all
 // of a 15,625-action row within 1 of its maximum); once they spread, m - 1 alone leaves a few.
 func SparsemaxSupport(h []float32, scale float32, scratch []float32, idx []int32) (m, ts float64, support []int32, ok bool) {
-	mf, ok := kRowMax(h, scale)
+	mf, total, ok := kRowMax(h, scale)
 	if !ok {
 		return 0, 0, nil, false
 	}
 	m = float64(mf)
-	bound := below[float32](m-1, m)
-	n, s := kRowCountSumAbove(h, scale, bound, mf)
 	margin := 1e-4 * math.Max(1, math.Abs(m))
+	// The first bound: m - 1 (the prefilter of Sparsemax), or Michelot's step over the whole row
+	// when that is higher (flat rows).
+	bound := below[float32](m-1, m)
+	if nb := float32(m + (total-float64(len(h))*m-1)/float64(len(h)) - margin); nb > bound {
+		bound = nb
+	}
+	n, s := kRowCountSumAbove(h, scale, bound, mf)
 	// Full-row passes while the candidates are a large share of the row.
 	for n > michelotStop && 128*n > len(h) {
 		nb := float32(m + (s-1)/float64(n) - margin)

@@ -65,18 +65,27 @@ static inline __attribute__((always_inline)) v8sf k_exp8(v8sf x) {
 
 #define BLOCK 256
 
-// row_max returns max_i scale*h[i] in *out and 1, or 0 when an entry is NaN or infinite (then
-// *out is unspecified). scale > 0.
-CLONES int row_max(const float *h, int n, float scale, float *out) {
+// row_max returns max_i scale*h[i] in *out, sum_i scale*h[i] in *sum (float32 lanes over blocks
+// of BLOCK entries, double across blocks) and 1, or 0 when an entry is NaN or infinite (then
+// *out and *sum are unspecified). scale > 0.
+CLONES int row_max(const float *h, int n, float scale, float *out, double *sum) {
 	const v8sf sc = splat8(scale);
 	v8sf m0 = splat8(-INFINITY), m1 = m0, b0 = splat8(0), b1 = b0;
+	double total = 0;
 	int i = 0;
-	for (; i + 16 <= n; i += 16) {
-		v8sf a = load8(h + i) * sc, b = load8(h + i + 8) * sc;
-		m0 = sel8(a > m0, a, m0);
-		m1 = sel8(b > m1, b, m1);
-		b0 += a - a;
-		b1 += b - b;
+	while (i + 16 <= n) {
+		int e = i + BLOCK <= n ? i + BLOCK : n;
+		v8sf s0 = splat8(0), s1 = s0;
+		for (; i + 16 <= e; i += 16) {
+			v8sf a = load8(h + i) * sc, b = load8(h + i + 8) * sc;
+			m0 = sel8(a > m0, a, m0);
+			m1 = sel8(b > m1, b, m1);
+			b0 += a - a;
+			b1 += b - b;
+			s0 += a;
+			s1 += b;
+		}
+		total += (double)hsum8(s0 + s1);
 	}
 	m0 = sel8(m1 > m0, m1, m0);
 	b0 += b1;
@@ -86,8 +95,10 @@ CLONES int row_max(const float *h, int n, float scale, float *out) {
 		float v = h[i] * scale;
 		m = v > m ? v : m;
 		bad += v - v;
+		total += (double)v;
 	}
 	*out = m;
+	*sum = total;
 	return bad == 0;
 }
 
@@ -154,15 +165,20 @@ CLONES void row_count_sum_above(const float *h, int n, float scale, float t, flo
 }
 
 // row_gather_above writes the ascending indices of the entries with scale*h[i] > t into idx and
-// returns their number.
+// returns their number. A block of 16 with an entry above t is compacted without branches.
 CLONES int row_gather_above(const float *h, int n, float scale, float t, int32_t *idx) {
 	const v8sf sc = splat8(scale), tt = splat8(t);
 	int k = 0, i = 0;
 	for (; i + 16 <= n; i += 16) {
-		v8si any = (load8(h + i) * sc > tt) | (load8(h + i + 8) * sc > tt);
+		v8si a = load8(h + i) * sc > tt, b = load8(h + i + 8) * sc > tt;
+		v8si any = a | b;
 		if (!(any[0] | any[1] | any[2] | any[3] | any[4] | any[5] | any[6] | any[7])) continue;
-		for (int l = 0; l < 16; l++)
-			if (h[i + l] * scale > t) idx[k++] = i + l;
+		int32_t tmp[16];
+		int c = 0;
+		for (int l = 0; l < 8; l++) { tmp[c] = i + l; c -= a[l]; }
+		for (int l = 0; l < 8; l++) { tmp[c] = i + 8 + l; c -= b[l]; }
+		memcpy(idx + k, tmp, (size_t)c * 4);
+		k += c;
 	}
 	for (; i < n; i++)
 		if (h[i] * scale > t) idx[k++] = i;
@@ -175,10 +191,11 @@ import "unsafe"
 
 func fptr(s []float32) *C.float { return (*C.float)(unsafe.Pointer(&s[0])) }
 
-func kRowMax(h []float32, scale float32) (float32, bool) {
+func kRowMax(h []float32, scale float32) (float32, float64, bool) {
 	var m C.float
-	ok := C.row_max(fptr(h), C.int(len(h)), C.float(scale), &m)
-	return float32(m), ok != 0
+	var sum C.double
+	ok := C.row_max(fptr(h), C.int(len(h)), C.float(scale), &m, &sum)
+	return float32(m), float64(sum), ok != 0
 }
 
 func kRowSumExp(h []float32, scale, m float32) float64 {

@@ -7,17 +7,19 @@ import "math"
 // Pure-Go versions of the row kernels of rowkernel_cgo.go, with the same results up to the
 // order of the float32 sums.
 
-func kRowMax(h []float32, scale float32) (float32, bool) {
+func kRowMax(h []float32, scale float32) (float32, float64, bool) {
 	m := float32(math.Inf(-1))
 	var bad float32
+	var sum float64
 	for _, x := range h {
 		v := x * scale
 		if v > m {
 			m = v
 		}
 		bad += v - v
+		sum += float64(v)
 	}
-	return m, bad == 0
+	return m, sum, bad == 0
 }
 
 func kRowSumExp(h []float32, scale, m float32) float64 {
