@@ -142,3 +142,43 @@ func compareRel(t *testing.T, name string, got, want *tensor.Matrix, tol float64
 		t.Errorf("%s: %d entries differ", name, bad)
 	}
 }
+
+// The fast path's loss and gradients are bit for bit the same whatever the number of workers.
+func TestFastPathIndependentOfWorkers(t *testing.T) {
+	for ci, algo := range []string{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
+		for _, form := range []string{config.FormSeparate, config.FormUnified} {
+			cfg := testConfig(algo, form)
+			cfg.Alpha = 0.1
+			const K = 729
+			h := NewHeads(cfg, K)
+			heads, s := fastCase(rand.New(rand.NewPCG(7, uint64(ci))), &h, K)
+			var first []*tensor.Matrix
+			var firstLoss float64
+			for _, workers := range []int{1, 2, 5} {
+				o := Objective{Heads: &h, Cfg: cfg, Workers: workers}
+				d := make([]*tensor.Matrix, len(heads))
+				for i := range d {
+					d[i] = tensor.New(0, 1)
+				}
+				loss, err := o.Evaluate(heads, s, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first == nil {
+					first, firstLoss = d, loss
+					continue
+				}
+				if loss != firstLoss {
+					t.Errorf("%s/%s: loss %v with %d workers, %v with 1", algo, form, loss, workers, firstLoss)
+				}
+				for i := range d {
+					for k, v := range d[i].Data {
+						if v != first[i].Data[k] {
+							t.Fatalf("%s/%s: dHeads[%d][%d] = %v with %d workers, %v with 1", algo, form, i, k, v, workers, first[i].Data[k])
+						}
+					}
+				}
+			}
+		}
+	}
+}
