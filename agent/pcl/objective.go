@@ -151,7 +151,9 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 	return loss, nil
 }
 
-// Probs returns the policy of row computed by the last Evaluate (valid until the next one).
+// Probs returns the policy of row in the last Evaluate (valid until the next one; on the fast
+// path, which does not write the policy out, it is computed here from the heads given to that
+// Evaluate, which must not have changed since).
 func (o *Objective) Probs(row int) []float32 {
 	K := o.Heads.NumActions()
 	if h := o.fast.head0; h != nil {
