@@ -1,0 +1,84 @@
+package doclinks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckFindsBrokenLinks(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs", "results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"docs/a.md", "docs/results/fig.png"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readme := strings.Join([]string{
+		"[a](docs/a.md) and ![fig](docs/results/fig.png) and [dir](docs/results)",
+		"[gone](docs/b.md) [anchor](#results) [web](https://example.com/x) [frag](docs/a.md#part)",
+		"```", "[in code](nowhere.md)", "```",
+		`![titled](docs/missing.png "a title")`,
+	}, "\n")
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte(readme), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A page in docs/ links relative to itself.
+	if err := os.WriteFile(filepath.Join(root, "docs", "page.md"), []byte("[up](../README.md) [fig](results/fig.png) [bad](a.png)"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken, err := Check(root, "README.md", "docs/page.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range broken {
+		got = append(got, b.String())
+	}
+	want := []string{"README.md:2: docs/b.md does not exist", "README.md:6: docs/missing.png does not exist", "docs/page.md:1: a.png does not exist"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("broken links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := Check(root, "nope.md"); err == nil {
+		t.Error("a missing page: no error")
+	}
+}
+
+// The repository's own pages: every relative link of the README and of docs/*.md resolves, and the
+// README stays a front door of at most 250 lines.
+func TestRepositoryLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	pages := []string{"README.md"}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := filepath.Glob(filepath.Join(root, "docs", "results", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(docs, results...) {
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, filepath.ToSlash(rel))
+	}
+	broken, err := Check(root, pages...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Error(b)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n > 250 {
+		t.Errorf("README.md has %d lines, the front door's limit is 250: move detail into docs/", n)
+	}
+}
