@@ -356,7 +356,11 @@ func (f figure) panels(path, title string, variants []variant, byVariant map[var
 			continue
 		}
 		b.Name, b.Colour = f.name, colour[v]
-		p := plot.Panel{Title: fmt.Sprintf("%s, %s", v.label(rs[0].Cfg.TsallisQ), plot.SeedsLabel(len(rs), len(rs))), Bands: []plot.Band{b}}
+		seeds := "1 seed"
+		if len(rs) > 1 {
+			seeds = fmt.Sprintf("%d seeds", len(rs))
+		}
+		p := plot.Panel{Title: fmt.Sprintf("%s (%s)", v.label(rs[0].Cfg.TsallisQ), seeds), Bands: []plot.Band{b}}
 		c := colour[v]
 		for _, e := range f.extra {
 			c = lighter(c)
