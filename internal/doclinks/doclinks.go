@@ -21,7 +21,9 @@ type Broken struct {
 	Target string
 }
 
-func (b Broken) String() string { return fmt.Sprintf("%s:%d: %s does not exist", b.File, b.Line, b.Target) }
+func (b Broken) String() string {
+	return fmt.Sprintf("%s:%d: %s does not exist", b.File, b.Line, b.Target)
+}
 
 // Check returns the broken relative links of the Markdown files (paths relative to root). Links
 // inside fenced code blocks are ignored, and a target's #fragment is dropped.
