@@ -140,10 +140,15 @@ func groups(runs []Run) []group {
 	return gs
 }
 
-// runControl are the config fields that say how a run is driven, not what it learns: runs that
-// differ only in these are seeds of one variant.
-var runControl = map[string]bool{"seed": true, "iters": true, "eval_every": true, "eval_episodes": true, "checkpoint_every": true,
-	"max_loss": true, "stop_at_threshold": true, "reward_threshold": true}
+// runControl reports whether the config field k says how a run is driven, not what it learns:
+// runs that differ only in these are seeds of one variant.
+func runControl(k string) bool {
+	switch k {
+	case "seed", "iters", "eval_every", "eval_episodes", "checkpoint_every", "max_loss", "stop_at_threshold", "reward_threshold", "no_threshold":
+		return true
+	}
+	return false
+}
 
 // settings are the config fields other than the algorithm and its weight whose values differ
 // between runs (what, besides algo and alpha, tells one variant from another), each with its most
@@ -160,7 +165,7 @@ func settings(runs []Run) map[string]string {
 	}
 	out := map[string]string{}
 	for k, vs := range counts {
-		if len(vs) < 2 || runControl[k] || k == "algo" || k == "alpha" {
+		if len(vs) < 2 || runControl(k) || k == "algo" || k == "alpha" {
 			continue
 		}
 		mode, n := "", -1
