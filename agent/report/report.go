@@ -251,20 +251,23 @@ type series struct {
 	value func(config.Config, train.Row) float64
 }
 
-var figures = []figure{
-	{suffix: "return", what: "average return", y: "undiscounted return of completed episodes",
-		value: func(_ config.Config, r train.Row) float64 { return r.MeanReward }},
-	{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps",
-		value: func(_ config.Config, r train.Row) float64 { return r.MaxProb }},
-	{suffix: "value", what: "the critic V against its targets (means over the trained states of ended episodes)", y: "value", name: "V",
-		value: func(_ config.Config, r train.Row) float64 { return r.ValueMean },
-		extra: []series{
-			{"discounted return", func(_ config.Config, r train.Row) float64 { return r.ReturnDiscounted }},
-			// With a steady policy the regularised value adds the discounted per-step term.
-			{"return + term/(1-γ)", func(c config.Config, r train.Row) float64 { return r.ReturnDiscounted + r.RegTerm/(1-c.Gamma) }},
-		}},
-	{suffix: "clip", what: "factor the gradient clip applied (1: did not bind)", y: "clip factor, log10",
-		value: func(_ config.Config, r train.Row) float64 { return math.Log10(r.ClipScale) }},
+// figures are the report's figures, in order.
+func figures() []figure {
+	return []figure{
+		{suffix: "return", what: "average return", y: "undiscounted return of completed episodes",
+			value: func(_ config.Config, r train.Row) float64 { return r.MeanReward }},
+		{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps",
+			value: func(_ config.Config, r train.Row) float64 { return r.MaxProb }},
+		{suffix: "value", what: "the critic V against its targets (means over the trained states of ended episodes)", y: "value", name: "V",
+			value: func(_ config.Config, r train.Row) float64 { return r.ValueMean },
+			extra: []series{
+				{"discounted return", func(_ config.Config, r train.Row) float64 { return r.ReturnDiscounted }},
+				// With a steady policy the regularised value adds the discounted per-step term.
+				{"return + term/(1-γ)", func(c config.Config, r train.Row) float64 { return r.ReturnDiscounted + r.RegTerm/(1-c.Gamma) }},
+			}},
+		{suffix: "clip", what: "factor the gradient clip applied (1: did not bind)", y: "clip factor, log10",
+			value: func(_ config.Config, r train.Row) float64 { return math.Log10(r.ClipScale) }},
+	}
 }
 
 // Figures writes, per env and grid, <name>-return.png, <name>-maxprob.png and, where the runs
@@ -305,7 +308,7 @@ func Figures(out string, runs []Run) ([]string, error) {
 			seedsLo, seedsHi = min(seedsLo, len(byVariant[v])), max(seedsHi, len(byVariant[v]))
 		}
 		width := bucketWidth(g.runs)
-		for _, f := range figures {
+		for _, f := range figures() {
 			title := fmt.Sprintf("%s: %s\n%s, %s", strings.TrimSpace(g.env+" "+plot.SizeLabel(0, 0, g.grid)), plot.AlgosLabel(algos), f.what, plot.SeedsLabel(seedsLo, seedsHi))
 			file := fmt.Sprintf("%s-%s.png", g.name(), f.suffix)
 			var err error
