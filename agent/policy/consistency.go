@@ -69,6 +69,23 @@ type SparseStepResult struct {
 //
 //	dc/dz_b = -alpha [a in S] (delta_ab - 1[b in S]/|S|)
 //	          + [G > z_a] exp(headLambda) (1[b in S]/|S| - delta_ab).
+// sparseTerms is the value of the sparse consistency's per-step term for the taken action's logit
+// za and the threshold tau, with the head gradients, and exp(headLambda): what SparseStep and
+// SparseStepOnSupport share before their gradients with respect to the logits.
+func sparseTerms(za, tau, alpha, headLambda, headBigLambda float64) (r SparseStepResult, scale float64) {
+	r.Mu = math.Max(za-tau, 0)
+	scale = math.Exp(headLambda)
+	if gap := tau - za; gap > 0 {
+		r.Lambda = gap * scale
+	}
+	sig := sigmoid(headBigLambda)
+	r.BigLambda = -alpha / 2 * sig
+	r.Value = alpha/2 - alpha*r.Mu + r.Lambda - r.BigLambda
+	r.DHeadLambda = r.Lambda
+	r.DHeadBig = alpha / 2 * sig * (1 - sig)
+	return r, scale
+}
+
 func SparseStep[T Float](dz []T, row SparseRow[T], a int, alpha, headLambda, headBigLambda, w float64) SparseStepResult {
 	checkRow("SparseStep", len(row.Z), len(row.P), nil)
 	checkRow("SparseStep", len(row.Z), len(dz), nil)
@@ -79,19 +96,8 @@ func SparseStep[T Float](dz []T, row SparseRow[T], a int, alpha, headLambda, hea
 			k++
 		}
 	}
-	var r SparseStepResult
 	za := float64(row.Z[a])
-	r.Mu = math.Max(za-row.Tau, 0)
-	scale := math.Exp(headLambda)
-	gap := row.Tau - za
-	if gap > 0 {
-		r.Lambda = gap * scale
-	}
-	sig := sigmoid(headBigLambda)
-	r.BigLambda = -alpha / 2 * sig
-	r.Value = alpha/2 - alpha*r.Mu + r.Lambda - r.BigLambda
-	r.DHeadLambda = r.Lambda
-	r.DHeadBig = alpha / 2 * sig * (1 - sig)
+	r, scale := sparseTerms(za, row.Tau, alpha, headLambda, headBigLambda)
 	if k == 0 || w == 0 {
 		return r
 	}
@@ -101,7 +107,7 @@ func SparseStep[T Float](dz []T, row SparseRow[T], a int, alpha, headLambda, hea
 		cs += alpha
 		ca -= alpha
 	}
-	if gap > 0 {
+	if row.Tau > za {
 		cs += scale
 		ca -= scale
 	}

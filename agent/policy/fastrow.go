@@ -126,17 +126,7 @@ func SparsemaxSupport(h []float32, scale float32, scratch []float32, idx []int32
 // Its gradient w*dc/dz is returned as two coefficients: shared on every b in the support, plus
 // atA on a (added to shared when a is in the support).
 func SparseStepOnSupport(za, tau float64, inSupport bool, k int, alpha, headLambda, headBigLambda, w float64) (r SparseStepResult, shared, atA float64) {
-	r.Mu = math.Max(za-tau, 0)
-	scale := math.Exp(headLambda)
-	gap := tau - za
-	if gap > 0 {
-		r.Lambda = gap * scale
-	}
-	sig := sigmoid(headBigLambda)
-	r.BigLambda = -alpha / 2 * sig
-	r.Value = alpha/2 - alpha*r.Mu + r.Lambda - r.BigLambda
-	r.DHeadLambda = r.Lambda
-	r.DHeadBig = alpha / 2 * sig * (1 - sig)
+	r, scale := sparseTerms(za, tau, alpha, headLambda, headBigLambda)
 	if k == 0 || w == 0 {
 		return r, 0, 0
 	}
@@ -145,7 +135,7 @@ func SparseStepOnSupport(za, tau float64, inSupport bool, k int, alpha, headLamb
 		cs += alpha
 		ca -= alpha
 	}
-	if gap > 0 {
+	if tau > za {
 		cs += scale
 		ca -= scale
 	}
