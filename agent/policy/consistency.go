@@ -69,6 +69,7 @@ type SparseStepResult struct {
 //
 //	dc/dz_b = -alpha [a in S] (delta_ab - 1[b in S]/|S|)
 //	          + [G > z_a] exp(headLambda) (1[b in S]/|S| - delta_ab).
+//
 // sparseTerms is the value of the sparse consistency's per-step term for the taken action's logit
 // za and the threshold tau, with the head gradients, and exp(headLambda): what SparseStep and
 // SparseStepOnSupport share before their gradients with respect to the logits.
