@@ -214,3 +214,52 @@ func TestCellKernelsMatchGo(t *testing.T) {
 		})
 	}
 }
+
+// TestScatterIndependentOfWorkers: the input-projection gradient that the backward cell jobs
+// scatter into partial sums is the same, bit for bit, whatever the number of goroutines, so
+// training does not depend on the machine's core count (GOMAXPROCS).
+func TestScatterIndependentOfWorkers(t *testing.T) {
+	const B, H, F = 70, 128, 2 // B*H above parallelMinCells
+	rng := NewRand(4, 4)
+	randSlice := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64())
+		}
+		return s
+	}
+	in := &inputRows{proj: randSlice(6 * 4 * H), offs: []int32{0, 3}}
+	in.bias = in.proj[5*4*H:]
+	in.tokens = make([]int32, B*F)
+	for i := range in.tokens {
+		in.tokens[i] = int32(rng.IntN(2)) // few tokens: many rows add into the same gradient row
+	}
+	gates, cPrev, tc := randSlice(B*4*H), randSlice(B*H), randSlice(B*H)
+	dhExt, dhNext := randSlice(B*H), randSlice(B*H)
+	dProj := func(p *cellPool) []float32 {
+		var parts [][]float32
+		for range p.parts() {
+			parts = append(parts, make([]float32, len(in.proj)))
+		}
+		j := cellJob{backward: true, hidden: H, gates: gates, cPrev: cPrev, tc: tc, dhExt: dhExt,
+			dhNext: dhNext, dcNext: make([]float32, B*H), dGates: make([]float32, B*4*H),
+			in: in, tokens: in.tokens, dProjParts: parts}
+		p.run(j, B)
+		sum := make([]float32, len(in.proj))
+		for _, part := range parts {
+			for i, v := range part {
+				sum[i] += v
+			}
+		}
+		return sum
+	}
+	want := dProj(nil)
+	for _, n := range []int{2, 3, 8} {
+		got := dProj(newCellPoolOf(n))
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d goroutines: dProj[%d] = %v, one goroutine %v", n, i, got[i], want[i])
+			}
+		}
+	}
+}

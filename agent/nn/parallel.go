@@ -163,8 +163,10 @@ type poolCore struct {
 
 // newCellPool returns a pool using GOMAXPROCS goroutines in all, or nil
 // (run everything on the caller) when that is 1.
-func newCellPool() *cellPool {
-	n := runtime.GOMAXPROCS(0)
+func newCellPool() *cellPool { return newCellPoolOf(runtime.GOMAXPROCS(0)) }
+
+// newCellPoolOf returns a pool of n goroutines in all (the caller and n-1 workers), nil when n < 2.
+func newCellPoolOf(n int) *cellPool {
 	if n < 2 {
 		return nil
 	}
@@ -184,33 +186,56 @@ func (c *poolCore) work() {
 	}
 }
 
-// parts is the most row ranges run splits a job into (1 without a pool);
-// job.part is below it.
-func (p *cellPool) parts() int {
-	if p == nil {
-		return 1
-	}
-	return p.core.workers + 1
-}
+// scatterParts is the number of partial sums of the input-projection gradient that a backward
+// job with a scatter (cellJob.in set) splits its rows into, whatever the number of workers: rows
+// from different parts add into the same token's gradient, so a partition that followed
+// GOMAXPROCS would make the float32 sums, and with them training, depend on the machine. Two
+// parts keep the results that 2-core runs gave before the partition was fixed.
+const scatterParts = 2
+
+// parts is the number of partial-sum buffers a scatter job needs; job.part is below it.
+func (p *cellPool) parts() int { return scatterParts }
 
 // run executes j over rows [0, rows), in parallel when the pool exists and
-// the job is large enough.
+// the job is large enough. A job that scatters into partial sums is split
+// into scatterParts fixed row ranges, run in parallel when there is a pool.
 func (p *cellPool) run(j cellJob, rows int) {
-	if p == nil || rows < 2 || rows*j.hidden < parallelMinCells {
+	small := rows < 2 || rows*j.hidden < parallelMinCells
+	if j.dProjParts != nil && !small {
+		p.runParts(j, rows, min(scatterParts, rows))
+		return
+	}
+	if p == nil || small {
 		j.run(0, rows)
+		return
+	}
+	p.runParts(j, rows, min(p.core.workers+1, rows))
+}
+
+// runParts runs j over rows [0, rows) cut into parts ranges of equal size (the last shorter),
+// range k as part k: on the caller and the pool's workers, or all on the caller without a pool.
+func (p *cellPool) runParts(j cellJob, rows, parts int) {
+	chunk := (rows + parts - 1) / parts
+	part := func(k int) cellJob {
+		w := j
+		w.lo, w.hi, w.part = k*chunk, min((k+1)*chunk, rows), k
+		return w
+	}
+	if p == nil {
+		for k := range parts {
+			w := part(k)
+			w.run(w.lo, w.hi)
+		}
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.core
-	parts := min(c.workers+1, rows)
-	chunk := (rows + parts - 1) / parts
 	c.wg.Add(parts - 1)
 	for k := 1; k < parts; k++ {
-		w := j
-		w.lo, w.hi, w.part = k*chunk, min((k+1)*chunk, rows), k
-		c.jobs <- w
+		c.jobs <- part(k)
 	}
-	j.run(0, min(chunk, rows))
+	w := part(0)
+	w.run(w.lo, w.hi)
 	c.wg.Wait()
 }
