@@ -1,0 +1,193 @@
+package weight
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestDecayValues(t *testing.T) {
+	d, err := NewDecay(0.1, 0.1, 0.001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		it   int
+		want float64
+	}{
+		{0, 0.1}, {50, 0.1 * math.Sqrt(0.1)}, {100, 0.01}, {200, 0.001}, {250, 0.001}, {10000, 0.001},
+	} {
+		if got := d.Alpha(tc.it, Stats{}); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("iteration %d: alpha %v, want %v", tc.it, got, tc.want)
+		}
+	}
+	for _, bad := range []struct{ start, rate, floor float64 }{
+		{0.01, 0.5, 0.1}, {0.1, 0, 0.01}, {0.1, 1.5, 0.01}, {0.1, 0.5, 0}, {math.NaN(), 0.5, 0.1},
+	} {
+		if _, err := NewDecay(bad.start, bad.rate, bad.floor); err == nil {
+			t.Errorf("NewDecay(%v, %v, %v): no error", bad.start, bad.rate, bad.floor)
+		}
+	}
+	if got := Fixed(0.3).Alpha(123, Stats{MaxProb: 1}); got != 0.3 {
+		t.Errorf("Fixed: %v", got)
+	}
+}
+
+func TestAutoMovesTowardTarget(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		maxProb float64
+		up      bool
+	}{
+		{"more deterministic than the target: alpha rises", 0.99, true},
+		{"more spread than the target: alpha falls", 0.05, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := NewAuto(DefaultAuto(0.1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := a.Current()
+			for it := range 50 {
+				got := a.Alpha(it, Stats{MaxProb: tc.maxProb})
+				if (got > prev) != tc.up || got == prev {
+					t.Fatalf("iteration %d: alpha %v after %v with max-prob %v (target %v)", it, got, prev, tc.maxProb, a.Target(it))
+				}
+				prev = got
+			}
+		})
+	}
+	a, _ := NewAuto(DefaultAuto(0.1))
+	if got := a.Alpha(0, Stats{MaxProb: a.Target(0)}); math.Abs(got-0.1) > 1e-12 {
+		t.Errorf("on target: alpha moved to %v", got)
+	}
+	if got := a.Alpha(1, Stats{MaxProb: math.NaN()}); math.Abs(got-0.1) > 1e-12 {
+		t.Errorf("unmeasured batch: alpha moved to %v", got)
+	}
+}
+
+func TestAutoBoundsAndTarget(t *testing.T) {
+	o := DefaultAuto(0.1)
+	o.Rate = 5
+	a, err := NewAuto(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for it := range 20 {
+		a.Alpha(it, Stats{MaxProb: 1})
+	}
+	if got := a.Current(); math.Abs(got-o.Max) > 1e-9 {
+		t.Errorf("alpha after pushing up: %v, want the bound %v", got, o.Max)
+	}
+	for it := range 40 {
+		a.Alpha(it, Stats{MaxProb: 0})
+	}
+	if got := a.Current(); math.Abs(got-o.Min) > 1e-12 {
+		t.Errorf("alpha after pushing down: %v, want the bound %v", got, o.Min)
+	}
+	// The target rises from TargetStart toward TargetEnd, the gap shrinking by TargetRate per 100.
+	if got := a.Target(0); got != o.TargetStart {
+		t.Errorf("target at 0: %v", got)
+	}
+	if got, want := a.Target(100), o.TargetEnd-(o.TargetEnd-o.TargetStart)*o.TargetRate; math.Abs(got-want) > 1e-15 {
+		t.Errorf("target at 100: %v, want %v", got, want)
+	}
+	if got := a.Target(1_000_000); math.Abs(got-o.TargetEnd) > 1e-12 {
+		t.Errorf("target late: %v, want %v", got, o.TargetEnd)
+	}
+	for _, bad := range []func(*AutoOptions){
+		func(o *AutoOptions) { o.Start = 20 }, func(o *AutoOptions) { o.TargetEnd = 1 },
+		func(o *AutoOptions) { o.TargetRate = 0 }, func(o *AutoOptions) { o.Rate = math.Inf(1) },
+		func(o *AutoOptions) { o.Min = 0 },
+	} {
+		o := DefaultAuto(0.1)
+		bad(&o)
+		if _, err := NewAuto(o); err == nil {
+			t.Errorf("NewAuto(%+v): no error", o)
+		}
+	}
+	if err := a.Restore(0.02); err != nil || math.Abs(a.Current()-0.02) > 1e-15 {
+		t.Errorf("Restore: %v, alpha %v", err, a.Current())
+	}
+}
+
+// The step uses dJ/dlog α; central differences of J agree with it.
+func TestAutoGradientFiniteDifference(t *testing.T) {
+	a, _ := NewAuto(DefaultAuto(0.1))
+	for _, s := range []Stats{{MaxProb: 0.2}, {MaxProb: 0.7}, {MaxProb: 1}} {
+		for _, it := range []int{0, 150, 2000} {
+			x, h := math.Log(0.05), 1e-6
+			fd := (a.Objective(x+h, it, s) - a.Objective(x-h, it, s)) / (2 * h)
+			if g := a.Gradient(it, s); math.Abs(fd-g) > 1e-8 {
+				t.Errorf("max-prob %v, iteration %d: gradient %v, finite difference %v", s.MaxProb, it, g, fd)
+			}
+		}
+	}
+}
+
+func TestCollapseCheck(t *testing.T) {
+	const budget, window = 1000, 100
+	collapsedFrom := func(onset int, ret func(it int) float64) func(it int) Point {
+		return func(it int) Point {
+			p := Point{Iteration: it, Support: 12, MaxProb: 0.3, Return: ret(it)}
+			if it >= onset {
+				p.Support, p.MaxProb = 1, 1
+			}
+			if it%3 == 1 {
+				p.Return = math.NaN() // rows without a finished episode
+			}
+			return p
+		}
+	}
+	flat := func(it int) float64 { return 35 + 0.001*float64(it%7) }
+	for _, tc := range []struct {
+		name   string
+		point  func(it int) Point
+		thresh float64
+		fires  int // iteration at which the warning comes, -1: never
+	}{
+		{"collapsed early, flat return", collapsedFrom(80, flat), math.NaN(), 179},
+		{"healthy: spread policy", collapsedFrom(budget, flat), math.NaN(), -1},
+		{"collapsed, still improving", collapsedFrom(80, func(it int) float64 { return float64(it) }), math.NaN(), -1},
+		{"collapsed late, after learning", collapsedFrom(600, flat), math.NaN(), -1},
+		{"collapsed at a solved level", collapsedFrom(80, flat), 30, -1},
+		{"one-action stretches broken by spread rows", func(it int) Point {
+			p := collapsedFrom(0, flat)(it)
+			if it%50 == 0 {
+				p.Support = 3
+			}
+			return p
+		}, math.NaN(), -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewCollapseCheck(window, budget, tc.thresh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, n := -1, 0
+			var w Collapse
+			for it := range budget {
+				if cw, ok := c.Observe(tc.point(it)); ok {
+					n++
+					if got < 0 {
+						got, w = it, cw
+					}
+				}
+			}
+			if got != tc.fires || n > 1 {
+				t.Fatalf("warned %d times, first at %d; want once at %d", n, got, tc.fires)
+			}
+			if got >= 0 {
+				msg := w.String()
+				for _, want := range []string{"iteration 80", "100 iterations", "support 1.00", "max-prob 1.000", "35"} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("warning %q lacks %q", msg, want)
+					}
+				}
+			}
+		})
+	}
+	if _, err := NewCollapseCheck(2, 10, math.NaN()); err == nil {
+		t.Error("window 2 accepted")
+	}
+}
