@@ -3,40 +3,19 @@
 package nn
 
 /*
-#cgo CFLAGS: -O3
+#cgo CFLAGS: -O3 -I${SRCDIR}/../internal/f32
 #include <stdint.h>
 #include <string.h>
 
 // Lets GCC if-convert the clamps so the cell loop vectorises (not allowed
 // as a #cgo flag); it changes no result, only assumes FP traps are off.
 #pragma GCC optimize("no-trapping-math")
+#include "f32.h"
 
-// Branch-free float32 math written so GCC vectorises the loop below; the
-// same formulas as exp32, sigmoid32 and tanh32 in fastmath.go up to
-// rounding (round-to-nearest instead of floor(x+0.5) in the reduction, and
-// no small-|x| series for tanh, whose absolute error stays ~1e-7).
-static inline float k_exp(float x) {
-	x = x > 88.0f ? 88.0f : x;
-	x = x < -87.0f ? -87.0f : x;
-	const float magic = 12582912.0f; // 1.5*2^23: adding it rounds to an integer
-	float t = x * 1.44269504088896341f + magic;
-	float n = t - magic;
-	float r = x - n * 0.693359375f - n * -2.12194440e-4f;
-	float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
-	int32_t bits = ((int32_t)n + 127) << 23;
-	float s;
-	memcpy(&s, &bits, 4);
-	return p * s;
-}
-
-static inline float k_sigmoid(float x) { return 1.0f / (1.0f + k_exp(-x)); }
-static inline float k_tanh(float x) { return 2.0f / (1.0f + k_exp(-2.0f * x)) - 1.0f; }
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CLONES
-#endif
+// The gate functions of fastmath.go (sigmoid32, tanh32) on f32_exp, branch-free so GCC
+// vectorises the loop below; tanh has no small-|x| series here (absolute error ~1e-7).
+static inline float k_sigmoid(float x) { return 1.0f / (1.0f + f32_exp(-x)); }
+static inline float k_tanh(float x) { return 2.0f / (1.0f + f32_exp(-2.0f * x)) - 1.0f; }
 
 // cell_row runs H cells of one row; store_tc is a constant at each call
 // so the branch folds away and the loop vectorises.

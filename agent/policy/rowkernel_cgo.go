@@ -3,7 +3,7 @@
 package policy
 
 /*
-#cgo CFLAGS: -O3 -Wno-psabi
+#cgo CFLAGS: -O3 -I${SRCDIR}/../internal/f32 -Wno-psabi
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -11,28 +11,7 @@ package policy
 // Lets GCC if-convert the selects below so the loops vectorise (not allowed as a #cgo flag); it
 // changes no result, only assumes FP traps are off.
 #pragma GCC optimize("no-trapping-math")
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CLONES
-#endif
-
-// The same float32 exp as nn's cell kernels (exp32 up to rounding): range reduction by
-// round-to-nearest, degree-6 Taylor polynomial, relative error below ~2e-7.
-static inline float k_exp(float x) {
-	x = x > 88.0f ? 88.0f : x;
-	x = x < -87.0f ? -87.0f : x;
-	const float magic = 12582912.0f;
-	float t = x * 1.44269504088896341f + magic;
-	float n = t - magic;
-	float r = x - n * 0.693359375f - n * -2.12194440e-4f;
-	float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
-	int32_t bits = ((int32_t)n + 127) << 23;
-	float s;
-	memcpy(&s, &bits, 4);
-	return p * s;
-}
+#include "f32.h"
 
 // Explicit 8-wide vectors (GCC vector extensions): GCC does not vectorise float reductions
 // without reassociation flags, and the flags that allow it would also fold the v - v test for
@@ -45,7 +24,7 @@ static inline __attribute__((always_inline)) v8sf splat8(float x) { return (v8sf
 static inline __attribute__((always_inline)) v8sf sel8(v8si mask, v8sf a, v8sf b) { return (v8sf)((mask & (v8si)a) | (~mask & (v8si)b)); }
 static inline __attribute__((always_inline)) float hsum8(v8sf v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
 
-// k_exp8 is k_exp on 8 lanes.
+// k_exp8 is f32_exp on 8 lanes.
 static inline __attribute__((always_inline)) v8sf k_exp8(v8sf x) {
 	const v8sf hi = splat8(88.0f), lo = splat8(-87.0f), magic = splat8(12582912.0f);
 	x = sel8(x > hi, hi, x);
@@ -118,19 +97,19 @@ CLONES double row_sumexp(const float *h, int n, float scale, float m) {
 		total += (double)hsum8(a0 + a1);
 	}
 	float s = 0;
-	for (; i < n; i++) s += k_exp(h[i] * scale - m);
+	for (; i < n; i++) s += f32_exp(h[i] * scale - m);
 	return total + (double)s;
 }
 
 // row_exp_scaled writes d[i] = c * (exp(scale*h[i] - m) * inv). Below -80 the exponential is
 // taken at x + 64 and scaled by e^-64, so that it becomes a float32 subnormal and then 0 as the
 // float64 softmax's exponentials do (rounded to float32 before they are normalised), instead of
-// stopping at k_exp's clamp (e^-87).
+// stopping at f32_exp's clamp (e^-87).
 CLONES void row_exp_scaled(float *restrict d, const float *restrict h, int n, float scale, float m, float inv, float c) {
 	for (int i = 0; i < n; i++) {
 		float x = h[i] * scale - m;
 		int tiny = x < -80.0f;
-		float e = k_exp(tiny ? x + 64.0f : x);
+		float e = f32_exp(tiny ? x + 64.0f : x);
 		e = tiny ? e * 1.60381089054863785e-28f : e;
 		d[i] = c * (e * inv);
 	}

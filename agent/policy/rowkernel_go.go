@@ -2,7 +2,11 @@
 
 package policy
 
-import "math"
+import (
+	"math"
+
+	"github.com/sparsepcl/sparsepcl/agent/internal/f32"
+)
 
 // Pure-Go versions of the row kernels of rowkernel_cgo.go, with the same results up to the
 // order of the float32 sums.
@@ -28,7 +32,7 @@ func kRowSumExp(h []float32, scale, m float32) float64 {
 	for b := 0; b < len(h); b += block {
 		var s float32
 		for _, x := range h[b:min(b+block, len(h))] {
-			s += exp32(x*scale - m)
+			s += f32.Exp(x*scale - m)
 		}
 		total += float64(s)
 	}
@@ -40,9 +44,9 @@ func kRowExpScaled(d, h []float32, scale, m, inv, c float32) {
 	for i, x := range h {
 		// As the C kernel: tiny probabilities become subnormals, then 0.
 		if v := x*scale - m; v < -80 {
-			d[i] = c * ((exp32(v+64) * 1.60381089054863785e-28) * inv)
+			d[i] = c * ((f32.Exp(v+64) * 1.60381089054863785e-28) * inv)
 		} else {
-			d[i] = c * (exp32(v) * inv)
+			d[i] = c * (f32.Exp(v) * inv)
 		}
 	}
 }
@@ -68,22 +72,4 @@ func kRowGatherAbove(h []float32, scale, t float32, idx []int32) int {
 		}
 	}
 	return k
-}
-
-// exp32 returns e^x for float32 x with relative error below ~2e-7 (nn's exp32).
-func exp32(x float32) float32 {
-	if x > 88 {
-		x = 88
-	} else if x < -87 {
-		x = -87
-	}
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693359375
-		ln2lo = -2.12194440e-4
-	)
-	n := float32(math.Floor(float64(x*log2e + 0.5)))
-	r := x - n*ln2hi - n*ln2lo
-	p := 1 + r*(1+r*(0.5+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720))))))
-	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
