@@ -8,11 +8,12 @@ import (
 	"math"
 	"slices"
 
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/success"
-	"github.com/sparsepcl/sparsepcl/agent/sweep"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
+	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // recordSteps writes one greedy episode of a long-episode run as a GIF and checks that the replay
@@ -40,7 +41,7 @@ func evalSteps(ctx context.Context, dir string, maker *envmaker.Maker, n int, se
 		return err
 	}
 	c := meta.Config
-	m, sd := meanStd(returns)
+	m, sd := experiment.MeanStd(returns)
 	size := ""
 	if c.Grid > 0 {
 		size = fmt.Sprintf(" grid %d", c.Grid)
@@ -74,7 +75,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, provenanceLine(*dir))
+	fmt.Fprintln(stdout, provenance.Line(*dir))
 	if steps {
 		if given["per-length"] {
 			return usageError{fmt.Errorf("--per-length is for the algorithmic tasks' curriculum; %s is a long-episode run", *dir)}
@@ -129,7 +130,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func printTrained(w io.Writer, dir string, meta train.Meta, r train.LengthResult) {
 	c := meta.Config
 	size := fmt.Sprintf("base %d", c.Base)
-	if a, err := sweep.NumActions(c.Env, c.Base); err == nil {
+	if a, err := experiment.NumActions(c.Env, c.Base); err == nil {
 		size = fmt.Sprintf("|A| = %d (base %d)", a, c.Base)
 	}
 	fmt.Fprintf(w, "run %s: %s %s, %s α = %g, after %d iterations\n", dir, c.Env, size, c.Algo, c.Alpha, meta.Iteration)

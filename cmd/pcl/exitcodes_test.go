@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/sweep"
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -86,7 +87,9 @@ func TestCompareInterruptedResumes(t *testing.T) {
 				return []string{"compare", "--out", out, "--bases", "2", "--seeds", "1", "--batch", "4", "--hidden", "8",
 					"--eval-every", "0", "--checkpoint-every", "1", "--replay-capacity", "50", "--jobs", jobs, "--iters", strconv.Itoa(iters)}
 			}
-			sparse := filepath.Join(out, "base2", "sparse-seed1")
+			c := config.Default()
+			c.Env, c.Base, c.Algo, c.Alpha, c.Seed = "Copy-v0", 2, config.AlgoSparse, config.DefaultAlpha(config.AlgoSparse, 2), 1
+			sparse := filepath.Join(out, experiment.RunsDir, experiment.ID(c))
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			go func() {
@@ -97,7 +100,8 @@ func TestCompareInterruptedResumes(t *testing.T) {
 				cancel()
 			}()
 			var o, e bytes.Buffer
-			code := runMain(ctx, args(1_000_000), &o, &e)
+			const iters = 30 // more than the iterations before the signal; a budget cannot shrink on resume
+			code := runMain(ctx, args(iters), &o, &e)
 			if code != exitInterrupted || !strings.Contains(e.String(), "pcl compare: interrupted: the runs saved their checkpoints") {
 				t.Fatalf("exit %d, stderr %q; want %d and the interruption", code, e.String(), exitInterrupted)
 			}
@@ -105,19 +109,19 @@ func TestCompareInterruptedResumes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no checkpoint after the interruption: %v", err)
 			}
-			if meta.Iteration < 1 {
-				t.Fatalf("checkpoint at iteration %d, want >= 1", meta.Iteration)
+			if meta.Iteration < 1 || meta.Iteration >= iters {
+				t.Fatalf("checkpoint at iteration %d, want 1..%d", meta.Iteration, iters-1)
 			}
 			o.Reset()
 			e.Reset()
-			iters := meta.Iteration + 2
 			if code := runMain(context.Background(), args(iters), &o, &e); code != exitOK {
 				t.Fatalf("resume: exit %d; stderr %s", code, e.String())
 			}
 			if want := "resume from iteration " + strconv.Itoa(meta.Iteration); !strings.Contains(o.String(), want) {
 				t.Errorf("resume output lacks %q:\n%s", want, o.String())
 			}
-			for _, run := range []string{sparse, filepath.Join(out, "base2", "soft-seed1")} {
+			c.Algo, c.Alpha = config.AlgoSoft, config.DefaultAlpha(config.AlgoSoft, 2)
+			for _, run := range []string{sparse, filepath.Join(out, experiment.RunsDir, experiment.ID(c))} {
 				rows, err := train.ReadMetrics(filepath.Join(run, train.MetricsFile))
 				if err != nil {
 					t.Fatal(err)
@@ -132,8 +136,8 @@ func TestCompareInterruptedResumes(t *testing.T) {
 					}
 				}
 			}
-			if _, err := os.Stat(filepath.Join(out, "summary.md")); err != nil {
-				t.Errorf("the resumed compare wrote no summary: %v", err)
+			if _, err := os.Stat(filepath.Join(out, experiment.ReportFile)); err != nil {
+				t.Errorf("the resumed compare wrote no report: %v", err)
 			}
 		})
 	}
@@ -144,7 +148,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 func TestInterruptedCommands(t *testing.T) {
 	t.Setenv(asPCLEnv, "1") // sweep run --jobs runs `pcl sweep run` subprocesses of this binary
 	t.Setenv("SPARSEPCL_BLAS", "gonum")
-	for _, k := range sweep.IndexEnv {
+	for _, k := range experiment.IndexEnv() {
 		t.Setenv(k, "")
 	}
 	tiny := []string{"--base", "2", "--batch", "4", "--hidden", "8"}
@@ -156,18 +160,18 @@ func TestInterruptedCommands(t *testing.T) {
 		return dir
 	}
 	runDir := func(t *testing.T, dir string) string {
-		m, err := sweep.Load(dir)
+		m, err := experiment.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return sweep.RunDir(dir, m.Runs[0])
+		return experiment.RunDir(dir, m.Runs[0])
 	}
 	partial := func(t *testing.T, dir string) {
-		m, err := sweep.Load(dir)
+		m, err := experiment.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err := sweep.Inspect(dir, m.Runs[0]); err != nil || st.State != sweep.Partial || st.Iteration < 1 {
+		if st, err := experiment.Inspect(dir, m.Runs[0]); err != nil || st.State != experiment.Partial || st.Iteration < 1 {
 			t.Errorf("run 0 after the interruption: %+v, %v; want a partial run to resume", st, err)
 		}
 	}

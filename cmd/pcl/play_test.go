@@ -60,7 +60,7 @@ func TestPlay(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var out, errOut bytes.Buffer
-		err := play(context.Background(), tc.args, strings.NewReader(tc.stdin), &out, &errOut)
+		err := playCmd(context.Background(), tc.args, strings.NewReader(tc.stdin), &out, &errOut)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/watch"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/play"
 )
 
 // watchOptions are pcl play's flags for replaying a trained run.
@@ -32,7 +32,7 @@ func watchRun(ctx context.Context, o watchOptions, stdin io.Reader, stdout io.Wr
 	defer pl.Close()
 	var input any
 	if o.input != "" {
-		if input, err = parseInput(o.input, pl.Grid()); err != nil {
+		if input, err = play.ParseInput(o.input, pl.Grid()); err != nil {
 			return usageError{fmt.Errorf("--input: %w", err)}
 		}
 	}
@@ -48,32 +48,7 @@ func watchRun(ctx context.Context, o watchOptions, stdin io.Reader, stdout io.Wr
 	} else {
 		fmt.Fprint(stdout, "Enter: next step, q: quit\n\n")
 	}
-	lines := readLines(ctx, stdin)
-	interactive := o.delay == 0
-	// wait returns false when the viewer quits.
-	wait := func() (bool, error) {
-		if o.delay > 0 {
-			select {
-			case <-ctx.Done():
-				return false, ctx.Err()
-			case <-time.After(o.delay):
-				return true, nil
-			}
-		}
-		if !interactive {
-			return true, ctx.Err()
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case l, ok := <-lines:
-			if !ok {
-				interactive = false // stdin ended: play on without pausing
-				return true, nil
-			}
-			return strings.TrimSpace(l) != "q", nil
-		}
-	}
+	pace := play.NewPacer(ctx, stdin, o.delay)
 	for ep := range o.episodes {
 		var seed *int64
 		if o.seed != 0 {
@@ -85,7 +60,7 @@ func watchRun(ctx context.Context, o watchOptions, stdin io.Reader, stdout io.Wr
 		}
 		fmt.Fprint(stdout, pl.Render())
 		for done := false; !done; {
-			more, err := wait()
+			more, err := pace.Wait(ctx)
 			if err != nil {
 				return fmt.Errorf("%w: %v", errInterrupted, err)
 			}

@@ -40,7 +40,7 @@ func TestPlayRun(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			err := play(context.Background(), tc.args, strings.NewReader(tc.stdin), &out, &errb)
+			err := playCmd(context.Background(), tc.args, strings.NewReader(tc.stdin), &out, &errb)
 			code := 0
 			switch {
 			case err == nil:

@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // pcl eval and pcl report print the provenance a run recorded in run.json, and say so when a run
@@ -30,10 +33,10 @@ func TestEvalAndReportPrintProvenance(t *testing.T) {
 	if err := os.Remove(filepath.Join(run, "run.json")); err != nil {
 		t.Fatal(err)
 	}
-	if got := provenanceLine(run); !strings.Contains(got, "none recorded") {
+	if got := provenance.Line(run); !strings.Contains(got, "none recorded") {
 		t.Errorf("run without run.json: %q", got)
 	}
-	if got := provenanceSection([]string{run}); !strings.Contains(got, "## Provenance") || !strings.Contains(got, "`"+run+"`: none recorded") {
+	if got := experiment.ProvenanceSection([]string{run}); !strings.Contains(got, "## Provenance") || !strings.Contains(got, "`"+run+"`: none recorded") {
 		t.Errorf("report section %q", got)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sparsepcl/sparsepcl/agent/report"
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
@@ -29,21 +29,21 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if *steps < 0 {
 		return usageError{fmt.Errorf("--steps %d: want >= 0", *steps)}
 	}
-	runs, err := report.Load(fs.Args())
+	runs, err := experiment.LoadRecords(fs.Args())
 	if err != nil {
 		return err
 	}
 	if *steps > 0 {
-		runs = report.Until(runs, *steps)
+		runs = experiment.Until(runs, *steps)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	files, err := report.Figures(*out, runs)
+	files, err := experiment.CurveFigures(*out, runs)
 	if err != nil {
 		return err
 	}
-	md := report.Table(runs) + provenanceSection(fs.Args())
+	md := experiment.CurveTable(runs) + experiment.ProvenanceSection(fs.Args())
 	if err := atomicfile.WriteFile(filepath.Join(*out, "report.md"), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

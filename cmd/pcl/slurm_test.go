@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/sweep"
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -65,7 +65,7 @@ func TestSlurmSweep(t *testing.T) {
 	if out, err := runPCL(t, append([]string{"sweep", "plan", "--out", dir, "--iters", strconv.Itoa(iters)}, tinySweep...)...); err != nil {
 		t.Fatalf("plan: %s", out)
 	}
-	m, err := sweep.Load(dir)
+	m, err := experiment.Load(dir)
 	if err != nil || len(m.Runs) != 2 {
 		t.Fatalf("manifest: %v, %d runs", err, len(m.Runs))
 	}
@@ -87,7 +87,7 @@ func TestSlurmSweep(t *testing.T) {
 	// Cancel task 1 once it has checkpointed a few iterations, as a preemption would.
 	victim := m.Runs[1]
 	task := job + "_1"
-	rd := sweep.RunDir(dir, victim)
+	rd := experiment.RunDir(dir, victim)
 	if err := poll(ctx, 50*time.Millisecond, func() (bool, error) {
 		meta, err := train.ReadMeta(rd)
 		return err == nil && meta.Iteration >= 3, nil
@@ -168,7 +168,7 @@ func TestSlurmSweep(t *testing.T) {
 		t.Errorf("scontrol show job %s: want Restarts=1: %v\n%s", task, err, out)
 	}
 	for _, r := range m.Runs {
-		rows, err := train.ReadMetrics(filepath.Join(sweep.RunDir(dir, r), train.MetricsFile))
+		rows, err := train.ReadMetrics(filepath.Join(experiment.RunDir(dir, r), train.MetricsFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/sweep"
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -34,11 +34,11 @@ func TestSweepKillResume(t *testing.T) {
 	if out, err := runPCL(t, append([]string{"sweep", "plan", "--out", dir, "--iters", "12"}, tinySweep...)...); err != nil {
 		t.Fatalf("plan: %s", out)
 	}
-	m, err := sweep.Load(dir)
+	m, err := experiment.Load(dir)
 	if err != nil || len(m.Runs) != 2 {
 		t.Fatalf("manifest: %v, %d runs", err, len(m.Runs))
 	}
-	rd := sweep.RunDir(dir, m.Runs[0])
+	rd := experiment.RunDir(dir, m.Runs[0])
 	cmd := exec.Command(os.Args[0], "sweep", "run", "--dir", dir)
 	cmd.Env = append(os.Environ(), asPCLEnv+"=1", "SLURM_ARRAY_TASK_ID=0", "GOMAXPROCS=1", "OPENBLAS_NUM_THREADS=1")
 	if err := cmd.Start(); err != nil {
@@ -56,11 +56,11 @@ func TestSweepKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	st, err := sweep.Inspect(dir, m.Runs[0])
+	st, err := experiment.Inspect(dir, m.Runs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State != sweep.Partial {
+	if st.State != experiment.Partial {
 		t.Skipf("the run reached %v (iteration %d) before the kill; nothing to resume", st.State, st.Iteration)
 	}
 	out, err := runPCL(t, "sweep", "run", "--dir", dir, "--index", "0")
@@ -91,7 +91,7 @@ func TestSweepKillResume(t *testing.T) {
 }
 
 func TestSweepUsageErrors(t *testing.T) {
-	for _, k := range sweep.IndexEnv { // as if not under a scheduler
+	for _, k := range experiment.IndexEnv() { // as if not under a scheduler
 		t.Setenv(k, "")
 	}
 	dir := t.TempDir()
@@ -106,7 +106,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"sweep", "plot"}, "unknown subcommand"},
 		{[]string{"sweep", "plan", "--out", dir, "--envs", "Copy-v0", "--bases", "2", "--alpha", "0.1"}, "--alpha does not apply"},
 		{[]string{"sweep", "plan", "--envs", "Copy-v0", "--bases", "2"}, "--out is required"},
-		{append([]string{"sweep", "plan", "--out", dir, "--iters", "3"}, tinySweep...), "already plans another sweep"},
+		{append([]string{"sweep", "plan", "--out", dir, "--iters", "1"}, tinySweep...), "already plans another sweep"}, // budgets only grow
 		{[]string{"sweep", "run", "--dir", dir, "--index", "2"}, "run index 2 (from --index) is out of range: the manifest has 2 runs"},
 		{[]string{"sweep", "run", "--dir", dir}, "no run index"},
 		{[]string{"sweep", "run", "--dir", dir, "--index", "0", "--jobs", "2"}, "not both"},

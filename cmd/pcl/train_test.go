@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -75,15 +77,17 @@ func TestTrainEvalBadInput(t *testing.T) {
 	}
 }
 
-// compare reuses complete runs, resumes incomplete ones, refuses runs of another config, and never
-// deletes anything in --out.
+// compare reuses complete runs, resumes incomplete ones and grows budgets, refuses a smaller budget
+// or another config, and never deletes anything in --out.
 func TestCompareResumesAndNeverDeletes(t *testing.T) {
 	out := t.TempDir()
 	args := func(extra ...string) []string {
 		return append([]string{"compare", "--out", out, "--bases", "2", "--seeds", "1", "--batch", "4", "--hidden", "8",
 			"--eval-episodes", "4", "--eval-every", "1"}, extra...)
 	}
-	run := filepath.Join(out, "base2", "sparse-seed1")
+	c := config.Default()
+	c.Env, c.Base, c.Algo, c.Alpha, c.Seed = "Copy-v0", 2, config.AlgoSparse, config.DefaultAlpha(config.AlgoSparse, 2), 1
+	run := filepath.Join(out, experiment.RunsDir, experiment.ID(c))
 	notes := filepath.Join(run, "notes.txt")
 	steps := []struct {
 		name   string
@@ -93,10 +97,10 @@ func TestCompareResumesAndNeverDeletes(t *testing.T) {
 		stderr string
 		rows   int // metrics rows of the sparse run afterwards
 	}{
-		{"first", args("--iters", "2"), 0, []string{"| 2 | 8 | sparse |", "| 2 | 8 | soft |"}, "", 2},
-		{"again: reused", args("--iters", "2"), 0, []string{"is complete (2 iterations): reused"}, "", 2},
+		{"first", args("--iters", "2"), 0, []string{"| Copy | 8 | sparse |", "| Copy | 8 | soft |"}, "", 2},
+		{"again: reused", args("--iters", "2"), 0, []string{"is finished: left alone"}, "", 2},
 		{"more iterations: resumed", args("--iters", "3"), 0, []string{"resume from iteration 2"}, "", 3},
-		{"fewer iterations: reused", args("--iters", "2"), 0, []string{"is complete (3 iterations): reused"}, "", 3},
+		{"fewer iterations: refused", args("--iters", "2"), 1, nil, "iters: 3 -> 2", 3},
 		{"another config: refused", args("--iters", "3", "--lr", "0.02"), 1, nil, "learning_rate: 0.005 -> 0.02", 3},
 	}
 	for i, st := range steps {

@@ -195,6 +195,19 @@ func (s Session) Summary() string {
 	return b.String()
 }
 
+// Line is the one-line provenance of the run in dir, from its run.json; a run without one, or
+// with an unreadable one, says so.
+func Line(dir string) string {
+	f, err := Read(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "provenance: none recorded (the run has no run.json: it predates provenance)"
+	case err != nil:
+		return fmt.Sprintf("provenance: unreadable: %v", err)
+	}
+	return f.Describe()
+}
+
 // Describe is the lines `pcl eval` and `pcl report` print for a run: its last session's Summary,
 // and how many sessions (resumes) made it when more than one, naming the commits when they differ.
 func (f File) Describe() string {

@@ -1,4 +1,4 @@
-package sweep
+package experiment
 
 import (
 	"bytes"
@@ -439,5 +439,31 @@ func TestChooseWeights(t *testing.T) {
 	cells, err := Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse,soft", SparseAlphas: "Copy-v0:0.01", SoftAlphas: "Copy-v0:0.001"}.Cells()
 	if err != nil || len(cells) != 2 {
 		t.Fatalf("the flags do not plan back: %v %v", cells, err)
+	}
+}
+
+// A manifest may be planned again with larger budgets (its runs resume to them), never smaller.
+func TestWriteGrowsBudgets(t *testing.T) {
+	dir := t.TempDir()
+	plan := func(iters int) Manifest {
+		c := tiny()
+		c.Iters = iters
+		m, err := Plan(Spec{Base: c, Cells: []Cell{{Env: "Copy-v0", Base: 2, Algo: config.AlgoSparse, Alpha: 0.05}}, Seeds: 2, FirstSeed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if err := Write(dir, plan(4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, plan(8)); err != nil {
+		t.Errorf("a larger budget: %v", err)
+	}
+	if err := Write(dir, plan(4)); err == nil || !strings.Contains(err.Error(), "iters: 8 -> 4") {
+		t.Errorf("a smaller budget: %v, want a refusal naming iters", err)
+	}
+	if m, err := Load(dir); err != nil || m.Runs[0].Config.Iters != 8 {
+		t.Errorf("the manifest after: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package experiment
 
 import (
 	"math"
@@ -63,7 +63,7 @@ func TestReportFiguresAndTable(t *testing.T) {
 	writeRun(t, filepath.Join(root, "a"), config.AlgoSparse, 1, 40, ramp)
 	writeRun(t, filepath.Join(root, "b"), config.AlgoSparse, 2, 40, func(i int) float64 { return ramp(i) + 2 })
 	writeRun(t, filepath.Join(root, "c"), config.AlgoSoft, 1, 20, ramp) // unfinished: fewer rows
-	runs, err := Load([]string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")})
+	runs, err := LoadRecords([]string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestReportFiguresAndTable(t *testing.T) {
 	if s.FinalReturn != 37.5 || s.LastGreedy != 35 || s.BestGreedy != 35 || s.EnvSteps != 4000 || s.FinalMaxProb != 0.5 {
 		t.Errorf("summary %+v", s)
 	}
-	files, err := Figures(root, runs)
+	files, err := CurveFigures(root, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +84,14 @@ func TestReportFiguresAndTable(t *testing.T) {
 			t.Errorf("figure %s: %v", f, err)
 		}
 	}
-	md := Table(runs)
+	md := CurveTable(runs)
 	// Sparse: final (last 4 rows) 37.5 and 39.5, last 20% (rows 32..39) 35.5 and 37.5; soft (20 rows): 18.5, and 17.5 over rows 16..19.
 	for _, want := range []string{"| HalfCheetah-v5 | 3 | sparse | 0.05 | - | 2 | 38.50 ± 1.00 | 36.50 ± 1.00 |", "| HalfCheetah-v5 | 3 | soft | 0.05 | - | 1 | 18.50 ± 0.00 | 17.50 ± 0.00 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}
 	}
-	if _, err := Load([]string{filepath.Join(root, "missing")}); err == nil {
+	if _, err := LoadRecords([]string{filepath.Join(root, "missing")}); err == nil {
 		t.Error("a missing run: no error")
 	}
 }
@@ -109,14 +109,14 @@ func TestReportVariantsAndDiagnostics(t *testing.T) {
 	writeRunWith(t, filepath.Join(root, "a"), config.AlgoSparse, 1, 20, ret, nil, diag)
 	writeRunWith(t, filepath.Join(root, "b"), config.AlgoSparse, 2, 20, ret, nil, diag)
 	writeRunWith(t, filepath.Join(root, "c"), config.AlgoSparse, 1, 20, ret, scaled, diag)
-	runs, err := Load([]string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")})
+	runs, err := LoadRecords([]string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := settings(runs); len(got) != 1 || got["value_scale"] != "1" {
 		t.Errorf("settings %v, want value_scale with its mode 1", got)
 	}
-	files, err := Figures(root, runs)
+	files, err := CurveFigures(root, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestReportVariantsAndDiagnostics(t *testing.T) {
 	if !slices.Equal(files, want) {
 		t.Errorf("figures %v, want %v", files, want)
 	}
-	md := Table(runs)
+	md := CurveTable(runs)
 	for _, row := range []string{"| sparse | 0.05 | - | 2 |", "| sparse | 0.05 | value-scale 10 | 1 |"} {
 		if !strings.Contains(md, row) {
 			t.Errorf("table lacks the variant row %q:\n%s", row, md)
@@ -134,15 +134,15 @@ func TestReportVariantsAndDiagnostics(t *testing.T) {
 
 // A band averages each run over buckets of iterations, then takes the mean and range over runs.
 func TestBandBuckets(t *testing.T) {
-	mk := func(vals ...float64) Run {
+	mk := func(vals ...float64) Record {
 		var rows []train.Row
 		for i, v := range vals {
 			rows = append(rows, train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: v})
 		}
-		return Run{Rows: rows}
+		return Record{Rows: rows}
 	}
-	b := band([]Run{mk(1, 3, 5, math.NaN()), mk(3, 5, 7, 9)}, func(_ config.Config, r train.Row) float64 { return r.MeanReward }, 2)
-	// Run 1: buckets (1+3)/2 = 2 and 5; run 2: 4 and 8. Means 3 and 6.5, ranges [2,4] and [5,8].
+	b := curveBand([]Record{mk(1, 3, 5, math.NaN()), mk(3, 5, 7, 9)}, func(_ config.Config, r train.Row) float64 { return r.MeanReward }, 2)
+	// Record 1: buckets (1+3)/2 = 2 and 5; run 2: 4 and 8. Means 3 and 6.5, ranges [2,4] and [5,8].
 	if !slices.Equal(b.Mean, []float64{3, 6.5}) || !slices.Equal(b.Lo, []float64{2, 5}) || !slices.Equal(b.Hi, []float64{4, 8}) ||
 		!slices.Equal(b.X, []float64{200, 400}) {
 		t.Errorf("band %+v", b)
@@ -150,12 +150,12 @@ func TestBandBuckets(t *testing.T) {
 }
 
 func TestUntil(t *testing.T) {
-	r := Run{Rows: []train.Row{{EnvSteps: 100}, {EnvSteps: 200}, {EnvSteps: 300}}}
+	r := Record{Rows: []train.Row{{EnvSteps: 100}, {EnvSteps: 200}, {EnvSteps: 300}}}
 	for _, tc := range []struct {
 		steps int64
 		want  int
 	}{{50, 0}, {200, 2}, {1000, 3}} {
-		if got := Until([]Run{r}, tc.steps)[0].Rows; len(got) != tc.want {
+		if got := Until([]Record{r}, tc.steps)[0].Rows; len(got) != tc.want {
 			t.Errorf("until %d: %d rows, want %d", tc.steps, len(got), tc.want)
 		}
 	}

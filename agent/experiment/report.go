@@ -1,13 +1,11 @@
-package sweep
+package experiment
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -162,40 +160,11 @@ func Groups(results []RunResult) []*Group {
 				walls = append(walls, r.Reach.WallSeconds)
 			}
 		}
-		g.FinalMean, g.FinalStd = meanStd(finals)
-		g.FracMean, _ = meanStd(fracs)
-		g.MedianIt, g.MedianWall = median(its), median(walls)
+		g.FinalMean, g.FinalStd = MeanStd(finals)
+		g.FracMean, _ = MeanStd(fracs)
+		g.MedianIt, g.MedianWall = Median(its), Median(walls)
 	}
 	return out
-}
-
-func meanStd(x []float64) (float64, float64) {
-	if len(x) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	m := s / float64(len(x))
-	v := 0.0
-	for _, y := range x {
-		v += (y - m) * (y - m)
-	}
-	return m, math.Sqrt(v / float64(len(x)))
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	y := slices.Clone(x)
-	sort.Float64s(y)
-	n := len(y)
-	if n%2 == 1 {
-		return y[n/2]
-	}
-	return (y[n/2-1] + y[n/2]) / 2
 }
 
 // Report gathers the sweep in dir and writes report.md and one reward figure per (task, size)
@@ -287,6 +256,15 @@ func Report(dir, out string) ([]*Group, error) {
 	return groups, nil
 }
 
+// Count is the number of finished runs in groups, and of all runs.
+func Count(groups []*Group) (finished, all int) {
+	for _, g := range groups {
+		finished += g.Finished
+		all += len(g.Runs)
+	}
+	return finished, all
+}
+
 func bestWeights(groups []*Group) map[*Group]bool {
 	best := map[string]*Group{}
 	for _, g := range groups {
@@ -327,12 +305,6 @@ func num(x float64, prec int) string {
 	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
-var algoColours = map[string][]color.NRGBA{
-	config.AlgoSparse:  {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255}},
-	config.AlgoSoft:    {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255}},
-	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255}},
-}
-
 // figures draws one reward figure per (task, size): a band per group over its runs with rows.
 func figures(out, name string, groups []*Group) ([]string, error) {
 	type panel struct {
@@ -359,16 +331,14 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 	for _, p := range panels {
 		var bands []plot.Band
 		var algos []string
-		used := map[string]int{}
+		colours := palette{}
 		seeds := make([]int, 0, len(p.groups))
 		for _, g := range p.groups {
 			band, n := bandOf(g)
 			if n == 0 {
 				continue
 			}
-			cs := algoColours[g.Algo]
-			band.Colour = cs[used[g.Algo]%len(cs)]
-			used[g.Algo]++
+			band.Colour = colours.next(g.Algo)
 			band.Name = plot.AlgoLabel(g.Algo, g.Alpha, g.Q)
 			bands, algos, seeds = append(bands, band), append(algos, g.Algo), append(seeds, n)
 		}
@@ -417,41 +387,18 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 	return files, nil
 }
 
-// bandOf averages the sampled reward of g's runs per iteration over the runs that reached it.
+// bandOf is the band of g's sampled reward per iteration over its runs with rows, and their count.
 func bandOf(g *Group) (plot.Band, int) {
-	type acc struct {
-		s, lo, hi float64
-		n         int
-	}
-	at := map[int]*acc{}
-	runs := 0
+	var seeds [][]point
 	for _, r := range g.Runs {
 		if len(r.Rows) == 0 || r.Err != nil {
 			continue
 		}
-		runs++
-		for _, x := range r.Rows {
-			a := at[x.Iteration]
-			if a == nil {
-				a = &acc{lo: math.Inf(1), hi: math.Inf(-1)}
-				at[x.Iteration] = a
-			}
-			a.s += x.MeanReward
-			a.lo, a.hi = math.Min(a.lo, x.MeanReward), math.Max(a.hi, x.MeanReward)
-			a.n++
+		pts := make([]point, len(r.Rows))
+		for i, x := range r.Rows {
+			pts[i] = point{it: x.Iteration, x: float64(x.Iteration), v: x.MeanReward}
 		}
+		seeds = append(seeds, pts)
 	}
-	its := make([]int, 0, len(at))
-	for it := range at {
-		its = append(its, it)
-	}
-	sort.Ints(its)
-	var b plot.Band
-	for _, it := range its {
-		a := at[it]
-		b.X = append(b.X, float64(it))
-		b.Mean = append(b.Mean, a.s/float64(a.n))
-		b.Lo, b.Hi = append(b.Lo, a.lo), append(b.Hi, a.hi)
-	}
-	return b, runs
+	return band(seeds, 1), len(seeds)
 }

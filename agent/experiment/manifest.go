@@ -1,13 +1,19 @@
-// Package sweep plans many training runs into a manifest of independent runs, runs one of them by
-// its index (so that a Slurm array, a Kubernetes Indexed Job or the local N-at-a-time runner can
-// execute a sweep), resumes a run where it stopped, and reports whatever subset has finished.
+// Package experiment is everything about many training runs at once, as opposed to one run
+// (agent/train): planning a grid of runs into a manifest, running one of them by its index (so
+// that a Slurm array, a Kubernetes Indexed Job or the local N-at-a-time runner, in this process or
+// in single-threaded subprocesses, can execute it), resuming a run where it stopped, and reporting
+// whatever subset has finished: the statistics over seeds, the tables and the figures, drawn in
+// one palette. `pcl sweep`, its preset `pcl compare` and `pcl report` are its commands.
 //
-// A sweep directory holds manifest.json and runs/<id>/, one agent/train run directory per run. The
-// manifest is written once; planning again into the same directory is accepted only when it
-// plans the same runs, so a manifest under which runs exist never changes. A run directory whose
-// config differs from its manifest entry (apart from a larger iteration budget) is refused, and a
-// finished run is never trained again: nothing that finished is overwritten.
-package sweep
+// A sweep directory holds manifest.json and runs/<id>/, one agent/train run directory per run,
+// named by ID (the one naming scheme). The manifest is written once; planning again into the same
+// directory is accepted only when it plans the same runs, or the same runs with larger budgets,
+// so a manifest under which runs exist never loses one. A run directory whose config differs from
+// its manifest entry (apart from a larger iteration budget) is refused, and a finished run is
+// never trained again: nothing that finished is overwritten. Reports read each run's config.json,
+// never its name, so run directories named by earlier schemes (compare's base<b>/<algo>-seed<s>,
+// the scripts' <algo>-a<alpha>-s<seed>) report alike.
+package experiment
 
 import (
 	"bytes"
@@ -69,18 +75,22 @@ type Spec struct {
 	TaskThresholds bool
 }
 
-// ID names a run's directory: env, |A| (not the base, so that sizes read as in the paper),
-// algorithm, weight, q, seed.
-func ID(c config.Config) (string, error) {
-	a, err := NumActions(c.Env, c.Base)
-	if err != nil {
-		return "", err
+// ID names a run's directory, the one naming scheme of every run this package plans: env (less
+// "-v0"), its size (|A| for the algorithmic tasks, so that sizes read as in the paper; the action
+// grid for a discretised Box), algorithm, weight, q for Tsallis, seed. For example
+// Copy-A20-sparse-a0.05-s1, HalfCheetah-v5-grid3-soft-a0.01-s2, CartPole-v1-sparse-a0.1-s1.
+func ID(c config.Config) string {
+	id := strings.TrimSuffix(c.Env, "-v0")
+	if a, err := NumActions(c.Env, c.Base); err == nil {
+		id += fmt.Sprintf("-A%d", a)
+	} else if c.Grid > 0 {
+		id += fmt.Sprintf("-grid%d", c.Grid)
 	}
-	id := fmt.Sprintf("%s-A%d-%s-a%s", strings.TrimSuffix(c.Env, "-v0"), a, c.Algo, strconv.FormatFloat(c.Alpha, 'g', -1, 64))
+	id += fmt.Sprintf("-%s-a%s", c.Algo, strconv.FormatFloat(c.Alpha, 'g', -1, 64))
 	if c.Algo == config.AlgoTsallis {
 		id += "-q" + strconv.FormatFloat(c.TsallisQ, 'g', -1, 64)
 	}
-	return id + fmt.Sprintf("-s%d", c.Seed), nil
+	return id + fmt.Sprintf("-s%d", c.Seed)
 }
 
 // NumActions is |A| of an algorithmic task at base: moves * 2 * base.
@@ -105,16 +115,21 @@ func BaseFor(env string, actions int) (int, error) {
 	return actions / per, nil
 }
 
-// Figure1 is the grid of the paper's Figure 1 (and its appendix's ReversedAddition): |A| per task.
-var Figure1 = []struct {
+// Task is one algorithmic task of a preset and its sizes |A|.
+type Task struct {
 	Env     string
 	Actions []int
-}{
-	{"Copy-v0", []int{20, 40, 80, 160}},
-	{"DuplicatedInput-v0", []int{20, 80, 160, 320}},
-	{"RepeatCopy-v0", []int{20, 40, 80, 160}},
-	{"Reverse-v0", []int{16, 32, 64, 128}},
-	{"ReversedAddition-v0", []int{40, 64, 96}},
+}
+
+// Figure1 is the grid of the paper's Figure 1 (and its appendix's ReversedAddition): |A| per task.
+func Figure1() []Task {
+	return []Task{
+		{"Copy-v0", []int{20, 40, 80, 160}},
+		{"DuplicatedInput-v0", []int{20, 80, 160, 320}},
+		{"RepeatCopy-v0", []int{20, 40, 80, 160}},
+		{"Reverse-v0", []int{16, 32, 64, 128}},
+		{"ReversedAddition-v0", []int{40, 64, 96}},
+	}
 }
 
 // Plan expands a spec into a manifest: cells in order, seeds FirstSeed.. within each cell.
@@ -143,10 +158,7 @@ func Plan(s Spec) (Manifest, error) {
 			if err := c.Validate(); err != nil {
 				return Manifest{}, fmt.Errorf("sweep: cell %+v: %w", cell, err)
 			}
-			id, err := ID(c)
-			if err != nil {
-				return Manifest{}, err
-			}
+			id := ID(c)
 			if seen[id] {
 				return Manifest{}, fmt.Errorf("sweep: run %s is planned twice", id)
 			}
@@ -158,7 +170,8 @@ func Plan(s Spec) (Manifest, error) {
 }
 
 // Write saves m as dir/manifest.json. When a manifest is already there, the call succeeds only if
-// it plans the same runs (then nothing is written): runs may exist under it.
+// it plans the same runs (then nothing is written), or the same runs with larger budgets (then m
+// replaces it): runs may exist under it.
 func Write(dir string, m Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -174,8 +187,10 @@ func Write(dir string, m Manifest) error {
 		if perr != nil {
 			return fmt.Errorf("sweep: %s exists and is unreadable (%v); plan into another directory", path, perr)
 		}
-		return fmt.Errorf("sweep: %s already plans another sweep (%s); plan into another directory, or move it away yourself",
-			path, describeChange(prev, m))
+		if !grows(prev, m) {
+			return fmt.Errorf("sweep: %s already plans another sweep (%s); plan into another directory, or move it away yourself",
+				path, describeChange(prev, m))
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("sweep: %w", err)
 	}
@@ -186,6 +201,25 @@ func Write(dir string, m Manifest) error {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	return nil
+}
+
+// grows reports whether b plans the runs of a, under the same name, with budgets at least as
+// large and nothing else changed: the runs under a stay valid (they resume to the new budget).
+func grows(a, b Manifest) bool {
+	if a.Name != b.Name || len(a.Runs) != len(b.Runs) {
+		return false
+	}
+	for i, r := range a.Runs {
+		c := b.Runs[i].Config
+		if r.ID != b.Runs[i].ID || c.Iters < r.Config.Iters {
+			return false
+		}
+		c.Iters = r.Config.Iters
+		if config.Diff(r.Config, c) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func describeChange(a, b Manifest) string {
@@ -242,7 +276,7 @@ func RunDir(dir string, r Run) string { return filepath.Join(dir, RunsDir, r.ID)
 
 // IndexEnv are the environment variables an index is taken from, in order: a Slurm array task's,
 // then a Kubernetes Indexed Job's.
-var IndexEnv = []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"}
+func IndexEnv() []string { return []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"} }
 
 // ResolveIndex returns the run index: flag when it is >= 0, else the first of IndexEnv that is
 // set (looked up with getenv), else an error. offset is added to an index from the environment
@@ -252,7 +286,7 @@ func ResolveIndex(flag, offset, n int, getenv func(string) string) (int, error) 
 	i, from := flag, "--index"
 	if i < 0 {
 		from = ""
-		for _, name := range IndexEnv {
+		for _, name := range IndexEnv() {
 			if v := getenv(name); v != "" {
 				x, err := strconv.Atoi(strings.TrimSpace(v))
 				if err != nil {
@@ -266,7 +300,7 @@ func ResolveIndex(flag, offset, n int, getenv func(string) string) (int, error) 
 			}
 		}
 		if from == "" {
-			return 0, fmt.Errorf("sweep: no run index: give --index, or run under a Slurm array (%s) or a Kubernetes Indexed Job (%s)", IndexEnv[0], IndexEnv[1])
+			return 0, fmt.Errorf("sweep: no run index: give --index, or run under a Slurm array (%s) or a Kubernetes Indexed Job (%s)", IndexEnv()[0], IndexEnv()[1])
 		}
 	}
 	if i < 0 || i >= n {

@@ -1,6 +1,7 @@
-package sweep
+package experiment
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -24,6 +25,21 @@ type Grid struct {
 	TsallisQs                               string // comma-separated q for the tsallis algorithm
 	// ItersPerEnv overrides the budget per task: "Copy-v0:2000,Reverse-v0:3000".
 	ItersPerEnv string
+}
+
+// RegisterFlags registers the grid's fields as the flags of pcl sweep plan, the way
+// config.Config.RegisterFlags registers a run's.
+func (g *Grid) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&g.Preset, "preset", "", `"figure1": the paper's tasks and sizes; "figure1-largest": each task's largest of them`)
+	fs.StringVar(&g.Envs, "envs", "", "comma-separated env ids")
+	fs.StringVar(&g.Actions, "actions", "", "comma-separated action-space sizes |A| (the base is derived per task)")
+	fs.StringVar(&g.Bases, "bases", "", "comma-separated bases (instead of --actions)")
+	fs.StringVar(&g.Algos, "algos", "sparse,soft", "comma-separated algorithms")
+	fs.StringVar(&g.SparseAlphas, "sparse-alphas", "", "comma-separated alphas of sparse PCL, each for every task or env:alpha for one")
+	fs.StringVar(&g.SoftAlphas, "soft-alphas", "", "comma-separated taus of soft PCL, each for every task or env:tau for one")
+	fs.StringVar(&g.TsallisAlphas, "tsallis-alphas", "", "comma-separated alphas of Tsallis PCL, each for every task or env:alpha for one")
+	fs.StringVar(&g.TsallisQs, "tsallis-qs", "", "comma-separated q of Tsallis PCL")
+	fs.StringVar(&g.ItersPerEnv, "iters-per-env", "", "budget per task, env:iterations,... (default --iters)")
 }
 
 func splitList(s string) []string {
@@ -102,7 +118,7 @@ func (g Grid) Cells() ([]Cell, error) {
 		if g.Envs != "" || g.Actions != "" || g.Bases != "" {
 			return nil, fmt.Errorf("sweep: --preset gives the tasks and sizes; drop --envs, --actions and --bases")
 		}
-		for _, t := range Figure1 {
+		for _, t := range Figure1() {
 			actions := t.Actions
 			if g.Preset == "figure1-largest" {
 				actions = []int{slices.Max(t.Actions)}

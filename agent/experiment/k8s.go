@@ -1,7 +1,8 @@
-package sweep
+package experiment
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -20,6 +21,33 @@ type JobOptions struct {
 	Parallelism     int    // pods at once
 	BackoffPerIndex int    // retries of a run whose pod fails (it resumes from its checkpoint)
 	Memory          string // memory request of each pod (a Kubernetes quantity: 1Gi)
+}
+
+// RegisterFlags registers the options as the flags of pcl sweep k8s, with their defaults.
+func (o *JobOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Image, "image", "", "container image with pcl on its PATH")
+	fs.StringVar(&o.Name, "name", "", "the Job's name (default pcl-<the sweep directory's name>)")
+	fs.StringVar(&o.Claim, "claim", "pcl-data", "PersistentVolumeClaim that holds the sweep directory")
+	fs.StringVar(&o.Mount, "mount", "/data", "where the claim is mounted in the pods")
+	fs.StringVar(&o.PodDir, "pod-dir", "", "the sweep directory in the pods (default <mount>/<dir> for a relative --dir, --dir itself for an absolute one under --mount)")
+	fs.IntVar(&o.Parallelism, "parallelism", 50, "pods at once (at most the number of runs)")
+	fs.IntVar(&o.BackoffPerIndex, "backoff-per-index", 3, "retries of a run whose pod fails; it resumes from its checkpoint")
+	fs.StringVar(&o.Memory, "memory", "1Gi", "memory request of each pod, a Kubernetes `quantity`")
+}
+
+// Defaults fills in what was left empty for the sweep in dir: the name (JobName) and the
+// directory in the pods (PodDir under the mount).
+func (o *JobOptions) Defaults(dir string) error {
+	if o.Name == "" {
+		o.Name = JobName(dir)
+	}
+	if o.PodDir == "" {
+		var err error
+		if o.PodDir, err = PodDir(dir, o.Mount); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var (

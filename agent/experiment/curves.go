@@ -1,10 +1,11 @@
-// Package report gathers long-episode runs (HalfCheetah and other Gymnasium envs) into the
-// paper's continuous-control figures and a table: per env and action grid, the mean return of
-// completed episodes and the mean probability of the most likely action against env steps, sparse
-// and soft PCL on one figure (the mean over seeds over a min-max band), and per run its final
-// return, greedy return, max-probability, env steps and wall time. Whatever subset of the runs has
-// finished can be reported; unfinished runs report where they stand.
-package report
+// Long-episode runs (HalfCheetah and other Gymnasium envs) gathered into the paper's
+// continuous-control figures and a table: per env and action grid, the mean return of completed
+// episodes and the mean probability of the most likely action against env steps, one band per
+// variant over its seeds, and per run its final return, greedy return, max-probability, env steps
+// and wall time. Whatever subset of the runs has finished can be reported; unfinished runs report
+// where they stand. Run directories are read by their config.json, whatever their names.
+
+package experiment
 
 import (
 	"cmp"
@@ -21,35 +22,36 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
-// Run is one run directory's config and metrics.
-type Run struct {
+// Record is one run directory's config and metrics.
+type Record struct {
 	Dir  string
 	Cfg  config.Config
 	Rows []train.Row
 }
 
-// Load reads the config and metrics of each run directory.
-func Load(dirs []string) ([]Run, error) {
-	var runs []Run
+// LoadRecords reads the config and metrics of each run directory.
+func LoadRecords(dirs []string) ([]Record, error) {
+	var runs []Record
 	for _, d := range dirs {
 		cfg, err := config.ReadFile(filepath.Join(d, train.ConfigFile))
 		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
+			return nil, fmt.Errorf("experiment: %w", err)
 		}
 		rows, err := train.ReadMetrics(filepath.Join(d, train.MetricsFile))
 		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
+			return nil, fmt.Errorf("experiment: %w", err)
 		}
-		runs = append(runs, Run{Dir: d, Cfg: cfg, Rows: rows})
+		runs = append(runs, Record{Dir: d, Cfg: cfg, Rows: rows})
 	}
 	return runs, nil
 }
 
 // Until returns runs with the rows after envSteps env steps left out: each run as it stood then.
-func Until(runs []Run, envSteps int64) []Run {
-	out := make([]Run, len(runs))
+func Until(runs []Record, envSteps int64) []Record {
+	out := make([]Record, len(runs))
 	for i, r := range runs {
 		n := 0
 		for n < len(r.Rows) && r.Rows[n].EnvSteps <= envSteps {
@@ -64,7 +66,7 @@ func Until(runs []Run, envSteps int64) []Run {
 // Summary is one run's final figures: final values are means over the last tenth of its rows,
 // and Last20Return the mean return over the last fifth (the weight searches' selection rule).
 type Summary struct {
-	Run
+	Record
 	FinalReturn, FinalMaxProb, FinalSupport float64
 	Last20Return                            float64
 	LastGreedy, BestGreedy                  float64
@@ -73,8 +75,8 @@ type Summary struct {
 }
 
 // Summarise computes r's final figures.
-func Summarise(r Run) Summary {
-	s := Summary{Run: r, FinalReturn: math.NaN(), FinalMaxProb: math.NaN(), FinalSupport: math.NaN(), Last20Return: math.NaN(),
+func Summarise(r Record) Summary {
+	s := Summary{Record: r, FinalReturn: math.NaN(), FinalMaxProb: math.NaN(), FinalSupport: math.NaN(), Last20Return: math.NaN(),
 		LastGreedy: math.NaN(), BestGreedy: math.NaN()}
 	if len(r.Rows) == 0 {
 		return s
@@ -112,31 +114,31 @@ func meanOf(rows []train.Row, f func(train.Row) float64) float64 {
 	return sum / float64(n)
 }
 
-// group is the runs of one env and grid.
-type group struct {
+// curveGroup is the runs of one env and grid.
+type curveGroup struct {
 	env  string
 	grid int
-	runs []Run
+	runs []Record
 }
 
-func (g group) name() string {
+func (g curveGroup) name() string {
 	if g.grid > 0 {
 		return fmt.Sprintf("%s-grid%d", g.env, g.grid)
 	}
 	return g.env
 }
 
-func groups(runs []Run) []group {
-	var gs []group
+func curveGroups(runs []Record) []curveGroup {
+	var gs []curveGroup
 	for _, r := range runs {
-		i := slices.IndexFunc(gs, func(g group) bool { return g.env == r.Cfg.Env && g.grid == r.Cfg.Grid })
+		i := slices.IndexFunc(gs, func(g curveGroup) bool { return g.env == r.Cfg.Env && g.grid == r.Cfg.Grid })
 		if i < 0 {
-			gs = append(gs, group{env: r.Cfg.Env, grid: r.Cfg.Grid})
+			gs = append(gs, curveGroup{env: r.Cfg.Env, grid: r.Cfg.Grid})
 			i = len(gs) - 1
 		}
 		gs[i].runs = append(gs[i].runs, r)
 	}
-	slices.SortFunc(gs, func(a, b group) int { return cmp.Or(cmp.Compare(a.env, b.env), cmp.Compare(a.grid, b.grid)) })
+	slices.SortFunc(gs, func(a, b curveGroup) int { return cmp.Or(cmp.Compare(a.env, b.env), cmp.Compare(a.grid, b.grid)) })
 	return gs
 }
 
@@ -153,7 +155,7 @@ func runControl(k string) bool {
 // settings are the config fields other than the algorithm and its weight whose values differ
 // between runs (what, besides algo and alpha, tells one variant from another), each with its most
 // common value among the runs: a variant is named by where it departs from those.
-func settings(runs []Run) map[string]string {
+func settings(runs []Record) map[string]string {
 	counts := map[string]map[string]int{}
 	for _, r := range runs {
 		for k, v := range configFields(r.Cfg) {
@@ -225,20 +227,9 @@ func (v variant) label(q float64) string {
 	return l
 }
 
-// variantColours: sparse runs in blues, soft in reds and oranges, Tsallis in greens; several shades
-// each, so that a one-seed search over several weights or settings has no two bands alike.
-var variantColours = map[string][]color.NRGBA{
-	config.AlgoSparse: {{R: 0x1f, G: 0x77, B: 0xb4, A: 255}, {R: 0x17, G: 0xbe, B: 0xcf, A: 255}, {R: 0x94, G: 0x67, B: 0xbd, A: 255},
-		{R: 0x39, G: 0x3b, B: 0x79, A: 255}, {R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0x7f, G: 0x7f, B: 0x7f, A: 255},
-		{R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x00, G: 0x00, B: 0x00, A: 255}},
-	config.AlgoSoft: {{R: 0xd6, G: 0x27, B: 0x28, A: 255}, {R: 0xff, G: 0x7f, B: 0x0e, A: 255}, {R: 0x8c, G: 0x56, B: 0x4b, A: 255},
-		{R: 0xe3, G: 0x77, B: 0xc2, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x52, G: 0x1b, B: 0x1b, A: 255}},
-	config.AlgoTsallis: {{R: 0x2c, G: 0xa0, B: 0x2c, A: 255}, {R: 0xbc, G: 0xbd, B: 0x22, A: 255}, {R: 0x00, G: 0x6d, B: 0x2c, A: 255}},
-}
-
-// figure is one of the report's figures: a band per variant of value, and with extra, lighter
+// curveFigure is one of the report's figures: a band per variant of value, and with extra, lighter
 // bands of each extra value beside it, each named by its series name.
-type figure struct {
+type curveFigure struct {
 	suffix, what, y string
 	name            string
 	value           func(config.Config, train.Row) float64
@@ -251,9 +242,9 @@ type series struct {
 	value func(config.Config, train.Row) float64
 }
 
-// figures are the report's figures, in order.
-func figures() []figure {
-	return []figure{
+// curveFigures are the report's figures, in order.
+func curveFigures() []curveFigure {
+	return []curveFigure{
 		{suffix: "return", what: "average return", y: "undiscounted return of completed episodes",
 			value: func(_ config.Config, r train.Row) float64 { return r.MeanReward }},
 		{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps",
@@ -270,15 +261,15 @@ func figures() []figure {
 	}
 }
 
-// Figures writes, per env and grid, <name>-return.png, <name>-maxprob.png and, where the runs
+// CurveFigures writes, per env and grid, <name>-return.png, <name>-maxprob.png and, where the runs
 // recorded the diagnostics, <name>-value.png (V against the discounted return) and <name>-clip.png
 // into out, and returns their file names. Each variant (algorithm, weight and the settings that
 // differ between the runs) is one band over its seeds.
-func Figures(out string, runs []Run) ([]string, error) {
+func CurveFigures(out string, runs []Record) ([]string, error) {
 	var files []string
-	for _, g := range groups(runs) {
+	for _, g := range curveGroups(runs) {
 		fields := settings(g.runs)
-		byVariant := map[variant][]Run{}
+		byVariant := map[variant][]Record{}
 		var variants []variant
 		for _, r := range g.runs {
 			v := variantOf(r.Cfg, fields)
@@ -291,14 +282,9 @@ func Figures(out string, runs []Run) ([]string, error) {
 			return cmp.Or(-cmp.Compare(a.algo, b.algo), cmp.Compare(a.alpha, b.alpha), cmp.Compare(a.settings, b.settings))
 		})
 		colour := map[variant]color.NRGBA{}
-		used := map[string]int{}
+		colours := palette{}
 		for _, v := range variants {
-			pal := variantColours[v.algo]
-			if len(pal) == 0 {
-				pal = variantColours[config.AlgoTsallis]
-			}
-			colour[v] = pal[used[v.algo]%len(pal)]
-			used[v.algo]++
+			colour[v] = colours.next(v.algo)
 		}
 		// Legends name what differs between bands; the title says what they share.
 		var algos []string
@@ -308,7 +294,7 @@ func Figures(out string, runs []Run) ([]string, error) {
 			seedsLo, seedsHi = min(seedsLo, len(byVariant[v])), max(seedsHi, len(byVariant[v]))
 		}
 		width := bucketWidth(g.runs)
-		for _, f := range figures() {
+		for _, f := range curveFigures() {
 			title := fmt.Sprintf("%s: %s\n%s, %s", strings.TrimSpace(g.env+" "+plot.SizeLabel(0, 0, g.grid)), plot.AlgosLabel(algos), f.what, plot.SeedsLabel(seedsLo, seedsHi))
 			file := fmt.Sprintf("%s-%s.png", g.name(), f.suffix)
 			var err error
@@ -321,7 +307,7 @@ func Figures(out string, runs []Run) ([]string, error) {
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("report: %w", err)
+				return nil, fmt.Errorf("experiment: %w", err)
 			}
 			files = append(files, file)
 		}
@@ -329,15 +315,15 @@ func Figures(out string, runs []Run) ([]string, error) {
 	return files, nil
 }
 
-// errNoData says a figure had nothing to draw: no run recorded its value.
+// errNoData says a curveFigure had nothing to draw: no run recorded its value.
 var errNoData = errors.New("no data")
 
 // bands draws f as one band per variant over its seeds into path.
-func (f figure) bands(path, title string, variants []variant, byVariant map[variant][]Run, colour map[variant]color.NRGBA, width int, countSeeds bool) error {
+func (f curveFigure) bands(path, title string, variants []variant, byVariant map[variant][]Record, colour map[variant]color.NRGBA, width int, countSeeds bool) error {
 	var bands []plot.Band
 	for _, v := range variants {
 		rs := byVariant[v]
-		b := band(rs, f.value, width)
+		b := curveBand(rs, f.value, width)
 		if len(b.X) == 0 {
 			continue
 		}
@@ -355,11 +341,11 @@ func (f figure) bands(path, title string, variants []variant, byVariant map[vari
 
 // panels draws f as a grid of panels, one per variant, each with the band of f's value and of
 // each extra value (in lighter shades), three panels to a row.
-func (f figure) panels(path, title string, variants []variant, byVariant map[variant][]Run, colour map[variant]color.NRGBA, width int) error {
+func (f curveFigure) panels(path, title string, variants []variant, byVariant map[variant][]Record, colour map[variant]color.NRGBA, width int) error {
 	var rows [][]plot.Panel
 	for _, v := range variants {
 		rs := byVariant[v]
-		b := band(rs, f.value, width)
+		b := curveBand(rs, f.value, width)
 		if len(b.X) == 0 {
 			continue
 		}
@@ -372,7 +358,7 @@ func (f figure) panels(path, title string, variants []variant, byVariant map[var
 		c := colour[v]
 		for _, e := range f.extra {
 			c = lighter(c)
-			eb := band(rs, e.value, width)
+			eb := curveBand(rs, e.value, width)
 			eb.Name, eb.Colour = e.name, c
 			p.Bands = append(p.Bands, eb)
 		}
@@ -393,9 +379,9 @@ func lighter(c color.NRGBA) color.NRGBA {
 	return color.NRGBA{R: l(c.R), G: l(c.G), B: l(c.B), A: c.A}
 }
 
-// bucketWidth is the number of iterations a figure averages into one point: about 250 points over
-// the longest run, so that per-iteration noise does not fill the figure.
-func bucketWidth(runs []Run) int {
+// bucketWidth is the number of iterations a curveFigure averages into one point: about 250 points over
+// the longest run, so that per-iteration noise does not fill the curveFigure.
+func bucketWidth(runs []Record) int {
 	n := 0
 	for _, r := range runs {
 		n = max(n, len(r.Rows))
@@ -403,55 +389,23 @@ func bucketWidth(runs []Run) int {
 	return max(1, n/250)
 }
 
-// band is, for each bucket of width iterations, the mean over runs of each run's mean of value in
-// that bucket (finite values only), with the min-max over runs, placed at the bucket's last env
-// steps.
-func band(runs []Run, value func(config.Config, train.Row) float64, width int) plot.Band {
-	type acc struct{ sum, lo, hi, n, x float64 }
-	byBucket := map[int]*acc{}
-	for _, r := range runs {
-		type run struct{ sum, n, x float64 }
-		own := map[int]*run{}
-		for _, row := range r.Rows {
-			v := value(r.Cfg, row)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				continue
-			}
-			k := row.Iteration / width
-			if own[k] == nil {
-				own[k] = &run{}
-			}
-			own[k].sum, own[k].n, own[k].x = own[k].sum+v, own[k].n+1, math.Max(own[k].x, float64(row.EnvSteps))
-		}
-		for k, o := range own {
-			v := o.sum / o.n
-			a := byBucket[k]
-			if a == nil {
-				a = &acc{lo: v, hi: v}
-				byBucket[k] = a
-			}
-			a.sum, a.n, a.lo, a.hi, a.x = a.sum+v, a.n+1, math.Min(a.lo, v), math.Max(a.hi, v), math.Max(a.x, o.x)
+// curveBand is the band of value over runs in buckets of width iterations, placed at env steps.
+func curveBand(runs []Record, value func(config.Config, train.Row) float64, width int) plot.Band {
+	seeds := make([][]point, len(runs))
+	for i, r := range runs {
+		seeds[i] = make([]point, len(r.Rows))
+		for j, row := range r.Rows {
+			seeds[i][j] = point{it: row.Iteration, x: float64(row.EnvSteps), v: value(r.Cfg, row)}
 		}
 	}
-	keys := make([]int, 0, len(byBucket))
-	for k := range byBucket {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b plot.Band
-	for _, k := range keys {
-		a := byBucket[k]
-		b.X, b.Mean = append(b.X, a.x), append(b.Mean, a.sum/a.n)
-		b.Lo, b.Hi = append(b.Lo, a.lo), append(b.Hi, a.hi)
-	}
-	return b
+	return band(seeds, width)
 }
 
-// Table is a markdown table of every run's final figures, then one line per env, grid and variant
+// CurveTable is a markdown table of every run's final figures, then one line per env, grid and variant
 // (algorithm, weight and the settings that differ between the runs of the env and grid) with the
 // mean ± std over its seeds. "final" is the mean over the last tenth of the iterations, "last 20%"
 // over the last fifth.
-func Table(runs []Run) string {
+func CurveTable(runs []Record) string {
 	var b strings.Builder
 	b.WriteString("| env | grid | algo | alpha | settings | seed | iterations | env steps | wall s | final return | return, last 20% | last greedy | best greedy | final max-prob | final support |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -462,7 +416,7 @@ func Table(runs []Run) string {
 	}
 	agg := map[key][]Summary{}
 	var keys []key
-	for _, g := range groups(runs) {
+	for _, g := range curveGroups(runs) {
 		fields := settings(g.runs)
 		for _, r := range g.runs {
 			s := Summarise(r)
@@ -470,8 +424,8 @@ func Table(runs []Run) string {
 			v := variantOf(c, fields)
 			fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %d | %d | %.0f | %s | %s | %s | %s | %s | %s |\n",
 				c.Env, c.Grid, c.Algo, c.Alpha, orDash(v.settings), c.Seed, len(r.Rows), s.EnvSteps, s.WallSeconds,
-				num("%.1f", s.FinalReturn), num("%.1f", s.Last20Return), num("%.1f", s.LastGreedy), num("%.1f", s.BestGreedy),
-				num("%.3f", s.FinalMaxProb), num("%.1f", s.FinalSupport))
+				numf("%.1f", s.FinalReturn), numf("%.1f", s.Last20Return), numf("%.1f", s.LastGreedy), numf("%.1f", s.BestGreedy),
+				numf("%.3f", s.FinalMaxProb), numf("%.1f", s.FinalSupport))
 			k := key{c.Env, c.Grid, v}
 			if _, ok := agg[k]; !ok {
 				keys = append(keys, k)
@@ -493,8 +447,8 @@ func Table(runs []Run) string {
 					xs = append(xs, v)
 				}
 			}
-			m, sd := meanStd(xs)
-			return num("%.2f", m) + " ± " + num("%.2f", sd)
+			m, sd := MeanStd(xs)
+			return numf("%.2f", m) + " ± " + numf("%.2f", sd)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %s | %s | %s | %s | %s |\n", k.env, k.grid, k.v.algo, k.v.alpha, orDash(k.v.settings), len(ss),
 			col(func(s Summary) float64 { return s.FinalReturn }), col(func(s Summary) float64 { return s.Last20Return }),
@@ -511,25 +465,20 @@ func orDash(s string) string {
 	return s
 }
 
-func meanStd(xs []float64) (float64, float64) {
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	m := 0.0
-	for _, x := range xs {
-		m += x
-	}
-	m /= float64(len(xs))
-	v := 0.0
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	return m, math.Sqrt(v / float64(len(xs)))
-}
-
-func num(format string, x float64) string {
+// numf formats x, or "-" for NaN.
+func numf(format string, x float64) string {
 	if math.IsNaN(x) {
 		return "-"
 	}
 	return fmt.Sprintf(format, x)
+}
+
+// ProvenanceSection is the report's section listing each run's provenance (its run.json).
+func ProvenanceSection(dirs []string) string {
+	var b strings.Builder
+	b.WriteString("\n## Provenance\n\n")
+	for _, d := range dirs {
+		fmt.Fprintf(&b, "- `%s`: %s\n", d, strings.TrimPrefix(provenance.Line(d), "provenance: "))
+	}
+	return b.String()
 }

@@ -1,4 +1,4 @@
-package main
+package envbench
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/bridge"
 )
 
-// TestEnvBenchSmoke runs `pcl envbench` at a tiny size against the real server and checks every section
+// TestEnvBenchSmoke runs the benchmark at a tiny size against the real server and checks every section
 // of the table is there.
 func TestEnvBenchSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -24,9 +24,14 @@ func TestEnvBenchSmoke(t *testing.T) {
 	} else {
 		s.Close()
 	}
-	var out, errb bytes.Buffer
-	if err := runEnvBench(ctx, []string{"-env", "Copy-v0", "-n", "4", "-steps", "20", "-rounds", "2"}, &out, &errb); err != nil {
-		t.Fatalf("envbench: %v\n%s", err, errb.String())
+	root, err := bridge.FindRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o := Options{Env: "Copy-v0", N: 4, Steps: 20, Rounds: 2, Python: bridge.FindPython(root), Root: root}
+	if err := Run(ctx, o, &out); err != nil {
+		t.Fatalf("envbench: %v", err)
 	}
 	for _, want := range []string{"SyncVectorEnv (anchor)", "bare env.step loop", "2 processes at once", "2 servers, pipelined", "ping round trip (floor)", "N=16, pipelined", "Go-native", "Python via bridge", "load average"} {
 		if !strings.Contains(out.String(), want) {
