@@ -38,7 +38,7 @@ func NewLearner(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Le
 	if err != nil {
 		return nil, fmt.Errorf("control: optimiser: %w", err)
 	}
-	l := &Learner{Cfg: cfg, Model: m, Opt: opt, obj: pcl.Objective{Heads: &m.Heads, Cfg: cfg}, x: tensor.New(0, dim)}
+	l := &Learner{Cfg: cfg, Model: m, Opt: opt, obj: pcl.NewObjective(cfg, &m.Heads), x: tensor.New(0, dim)}
 	if cfg.NormObs {
 		l.Norm = NewNormalizer(dim)
 	}
@@ -48,6 +48,13 @@ func NewLearner(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Le
 	}
 	return l, nil
 }
+
+// SetAlpha changes the regularisation weight of the live learner (see pcl.Heads.SetAlpha, which
+// holds it).
+func (l *Learner) SetAlpha(alpha float64) error { return l.Model.Heads.SetAlpha(alpha) }
+
+// Alpha is the current regularisation weight (Cfg.Alpha is the one the learner was built with).
+func (l *Learner) Alpha() float64 { return l.Model.Heads.Alpha }
 
 // Params are the trainable parameters.
 func (l *Learner) Params() []*nn.Param { return l.Model.Params() }

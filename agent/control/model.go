@@ -45,11 +45,13 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 	if eng == nil {
 		return nil, fmt.Errorf("control: model needs a tensor engine")
 	}
-	h := pcl.NewHeads(cfg, numActions)
+	h, err := pcl.NewHeads(cfg, numActions)
+	if err != nil {
+		return nil, err
+	}
 	m := &Model{Heads: h, Dim: dim, heads: make([]*tensor.Matrix, len(h.Sizes))}
 	H := cfg.MLPHidden
 	rng := nn.NewRand(cfg.Seed, 11)
-	var err error
 	if m.trunk[0], err = nn.NewLinear(eng, "policy.l0", dim, H, true, rng); err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 		}
 	}
 	m.valueScale, m.vOut, m.dvScal = float32(cfg.ValueScale), tensor.New(0, 1), tensor.New(0, 1)
-	m.sparseLogits = cfg.Algo == config.AlgoSparse && cfg.Form == config.FormSeparate
+	m.sparseLogits = h.TakesSparseGrad()
 	m.sparseLimit = sparseDensityLimit
 	return m, nil
 }

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -33,7 +32,7 @@ type Sampler struct {
 	x        *tensor.Matrix
 	p, z     []float32
 	draws    []copyDraw
-	work     []drawWork
+	work     []pcl.RowScratch
 	fresh    []float32 // the encoded observations seen in the current Collect
 	window   statWindow
 	resetReq envs.ResetRequest
@@ -219,12 +218,6 @@ type copyDraw struct {
 // copies over goroutines: below it a row pass costs about what handing it over does.
 const drawParallelMin = 1 << 16
 
-// drawWork is one worker's scratch for draw.
-type drawWork struct {
-	scratch, pv []float32
-	idx         []int32
-}
-
 // draw picks every copy's action from the policy of its row of head0 (one row per copy), drawing
 // the copies' uniform numbers from rng in copy order, and records the policy statistics. The
 // copies' policies are computed in parallel by the float32 row kernels (the learner's fast
@@ -240,55 +233,19 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 	for i := range s.draws {
 		s.draws[i] = copyDraw{u: rng.Float64()}
 	}
-	scale := float32(1)
-	if m.Form == config.FormUnified {
-		scale = float32(1 / m.Alpha)
-	}
 	workers := min(tensor.Workers(0), s.n)
 	if s.n*K < drawParallelMin {
 		workers = 1
 	}
 	if len(s.work) < workers {
-		s.work = append(s.work, make([]drawWork, workers-len(s.work))...)
+		s.work = append(s.work, make([]pcl.RowScratch, workers-len(s.work))...)
 	}
 	run := func(w, lo, hi int) {
-		wk := &s.work[w]
 		for i := lo; i < hi; i++ {
 			d := &s.draws[i]
-			h := head0.Row(i)
-			switch m.Algo {
-			case config.AlgoSoft:
-				wk.pv = grow(wk.pv, K)
-				r, ok := policy.SoftRowStats(h, scale)
-				if !ok {
-					d.fallback = true
-					continue
-				}
-				policy.SoftRowExp(wk.pv, h, scale, r, 1)
-				d.action = policy.SampleWithUniform(wk.pv, d.u)
-				d.maxProb, d.support = rowStats(wk.pv)
-			case config.AlgoSparse:
-				wk.scratch, wk.idx = grow(wk.scratch, K), grow(wk.idx, K)
-				mx, ts, sup, ok := policy.SparsemaxSupport(h, scale, wk.scratch, wk.idx)
-				if !ok {
-					d.fallback = true
-					continue
-				}
-				// The support is ascending and holds every positive probability: sampling over it
-				// is sampling over the whole row.
-				wk.pv = grow(wk.pv, len(sup))
-				for j, a := range sup {
-					wk.pv[j] = float32(max((float64(h[a]*scale)-mx)-ts, 0))
-				}
-				j := policy.SampleWithUniform(wk.pv, d.u)
-				d.action = -1
-				if j >= 0 {
-					d.action = int(sup[j])
-				}
-				d.maxProb, d.support = rowStats(wk.pv)
-			default:
-				d.fallback = true
-			}
+			var ok bool
+			d.action, d.maxProb, d.support, ok = m.SampleRow(&s.work[w], head0.Row(i), d.u)
+			d.fallback = !ok
 		}
 	}
 	if workers > 1 {

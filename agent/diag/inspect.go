@@ -133,7 +133,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 			if m.VHead >= 0 {
 				in.Values[row] = float64(heads[m.VHead].Data[row])
 			} else {
-				in.Values[row] = m.Alpha * policy.EntmaxConjugateFromProbs(z, p, nil, m.Q)
+				in.Values[row] = m.Alpha * policy.EntmaxConjugateFromProbs(z, p, nil, m.Algo.Q())
 			}
 			if t == L {
 				continue
@@ -143,11 +143,11 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 			steps++
 			s.Reward += e.Rewards[t]
 			var c float64
-			switch cfg.Algo {
-			case config.AlgoSoft:
+			switch m.Algo.(type) {
+			case pcl.Soft:
 				c = -m.Alpha * (float64(z[a]) - tau)
 				s.TermPolicy += c
-			case config.AlgoSparse:
+			case pcl.Sparse:
 				hl, hb := float64(heads[m.LambdaHead].Data[row]), float64(heads[m.BigHead].Data[row])
 				r := policy.SparseStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Alpha, hl, hb, 0)
 				c = r.Value
@@ -156,7 +156,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 				s.TermBigLambda += -r.BigLambda
 				s.LambdaScale += math.Exp(hl)
 			default:
-				r := policy.TsallisStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Q, m.Alpha, float64(heads[m.LambdaHead].Data[row]), 0)
+				r := policy.TsallisStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Algo.Q(), m.Alpha, float64(heads[m.LambdaHead].Data[row]), 0)
 				c = r.Value
 				s.TermPolicy += r.Value - r.Multiplier
 				s.TermLambda += r.Multiplier

@@ -50,7 +50,7 @@ func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*Learner, err
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}
-	return &Learner{Cfg: cfg, Model: m, Opt: opt, obj: Objective{Heads: &m.Heads, Cfg: cfg}}, nil
+	return &Learner{Cfg: cfg, Model: m, Opt: opt, obj: NewObjective(cfg, &m.Heads)}, nil
 }
 
 // Params are the trainable parameters.

@@ -76,7 +76,10 @@ func NewModel(cfg config.Config, spec Spec, eng *tensor.Engine) (*Model, error) 
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	h := NewHeads(cfg, spec.NumActions())
+	h, err := NewHeads(cfg, spec.NumActions())
+	if err != nil {
+		return nil, err
+	}
 	// V reads [c, h] like the reference value head.
 	state := make([]bool, len(h.Sizes))
 	if h.VHead >= 0 {

@@ -26,8 +26,16 @@ type Steps struct {
 // it, and the loss gradient with respect to those heads. It is the part of the learner that every
 // network family shares: the families differ only in how their inputs become heads and back.
 type Objective struct {
+	// Heads is the layout and the algebra of the heads, and holds the weight alpha.
 	Heads *Heads
-	Cfg   config.Config
+	// Gamma is the discount γ and Rollout the path length d of the consistencies.
+	Gamma   float64
+	Rollout int
+	// CriticWeight multiplies the gradient that reaches V.
+	CriticWeight float64
+	// InverseAlpha multiplies the gradient that reaches the per-step terms by 1/alpha (pg_scale
+	// "inverse-alpha", the released code's policy loss).
+	InverseAlpha bool
 	// Workers is the number of goroutines of the per-row passes (0: tensor.Workers(0)). The
 	// results do not depend on it.
 	Workers int
@@ -44,10 +52,16 @@ type Objective struct {
 	fast  fastState
 }
 
+// NewObjective returns the objective of cfg (gamma, rollout, critic weight, pg_scale) over heads h.
+func NewObjective(cfg config.Config, h *Heads) Objective {
+	return Objective{Heads: h, Gamma: cfg.Gamma, Rollout: cfg.Rollout, CriticWeight: cfg.CriticWeight,
+		InverseAlpha: cfg.PGScale == config.PGScaleInverseAlpha}
+}
+
 // PolicyScale is the factor on the gradient that reaches the per-step terms.
 func (o *Objective) PolicyScale() float64 {
-	if o.Cfg.PGScale == config.PGScaleInverseAlpha {
-		return 1 / o.Cfg.Alpha
+	if o.InverseAlpha {
+		return 1 / o.Heads.Alpha
 	}
 	return 1
 }
@@ -121,7 +135,7 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 	if dHeads != nil {
 		g = &o.grads
 	}
-	loss, err := PathLoss(*in, o.Cfg.Gamma, o.Cfg.Rollout, g)
+	loss, err := PathLoss(*in, o.Gamma, o.Rollout, g)
 	if err != nil || dHeads == nil {
 		return loss, err
 	}
@@ -132,7 +146,7 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 		dHeads[i].Reshape(h.Rows, h.Cols)
 		dHeads[i].Zero()
 	}
-	ps, cw := o.PolicyScale(), o.Cfg.CriticWeight
+	ps, cw := o.PolicyScale(), o.CriticWeight
 	for b := range B {
 		L := s.Lengths[b]
 		for t := 0; t <= L; t++ {
