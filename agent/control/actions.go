@@ -103,7 +103,7 @@ func Record(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, seed 
 				return ep, err
 			}
 		}
-		l.Input(x, obs)
+		l.Model.Input(x, obs)
 		heads, err := l.Model.Forward(x)
 		if err != nil {
 			return ep, fmt.Errorf("control: record: %w", err)

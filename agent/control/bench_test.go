@@ -94,7 +94,7 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				fast, ref := benchLearner(b, algo, k), benchLearner(b, algo, k)
-				ref.obj.Reference = true
+				ref.Objective().Reference = true
 				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
 				eng, err := tensor.NewEngine()
 				if err != nil {

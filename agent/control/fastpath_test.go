@@ -49,8 +49,8 @@ func TestFastLearnerMatchesReference(t *testing.T) {
 						t.Fatal(err)
 					}
 					sharpen(l, by)
-					l.obj.Reference = ref
-					l.obj.Workers = 2
+					l.Objective().Reference = ref
+					l.Objective().Workers = 2
 					l.Model.sparseLimit = 1 // the sparse output-layer pass whatever the density
 					return l
 				}

@@ -16,6 +16,8 @@ import (
 type Model struct {
 	pcl.Heads
 	Dim int
+	// Norm normalises observations (nil: raw observations).
+	Norm *Normalizer
 
 	trunk   [2]*nn.Linear
 	acts    [2]*tensor.Matrix // tanh outputs of the trunk
@@ -35,6 +37,10 @@ type Model struct {
 	sparseLimit  float64        // density above which the dense pass is taken (sparseDensityLimit)
 	dyRows       nn.SparseRows  // the logits' gradient in sparse rows (filled by pcl.Objective)
 	denseDy      *tensor.Matrix // dyRows written out, when the dense pass is taken
+
+	// scratch of ForwardBatch
+	x     *tensor.Matrix
+	steps pcl.Steps
 }
 
 // NewModel builds the networks of cfg for observation vectors of dim and numActions actions.
@@ -93,6 +99,29 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 // network's, then the value network's.
 func (m *Model) Params() []*nn.Param {
 	return append(m.PolicyParams(), m.ValueParams()...)
+}
+
+// StateParams are the normaliser's statistics (none without a normaliser), which a checkpoint
+// keeps after the optimiser's state.
+func (m *Model) StateParams() []*nn.Param {
+	if m.Norm != nil {
+		return []*nn.Param{m.Norm.Stats}
+	}
+	return nil
+}
+
+// Layout is the model's heads (pcl.Network).
+func (m *Model) Layout() *pcl.Heads { return &m.Heads }
+
+// Input writes the network input of the encoded observations obs (rows x Dim) into x, normalised
+// when the model normalises.
+func (m *Model) Input(x *tensor.Matrix, obs []float32) {
+	x.Reshape(len(obs)/m.Dim, m.Dim)
+	if m.Norm != nil {
+		m.Norm.Apply(x.Data, obs)
+		return
+	}
+	copy(x.Data, obs)
 }
 
 // PolicyParams are the policy network's parameters: its trunk and every head on it (the logits

@@ -21,6 +21,7 @@ type Sampler struct {
 	enc     Encoder
 	learner *Learner
 	seed    int64
+	gamma   float64 // the discount of the returns to go
 	n, dim  int
 
 	cur      []*Segment   // the segment each copy is in (nil: the copy must be reset)
@@ -68,7 +69,7 @@ func NewSampler(env envs.VecEnv, enc Encoder, l *Learner, seed int64) (*Sampler,
 		return nil, fmt.Errorf("control: observations encode to %d values, the model reads %d", enc.Dim(), l.Model.Dim)
 	}
 	n, d, K := env.NumEnvs(), enc.Dim(), l.Model.NumActions()
-	s := &Sampler{env: env, enc: enc, learner: l, seed: seed, n: n, dim: d,
+	s := &Sampler{env: env, enc: enc, learner: l, seed: seed, gamma: l.Config().Gamma, n: n, dim: d,
 		cur: make([]*Segment, n), episode: make([][]*Segment, n), obs: make([]float32, n*d), epReturn: make([]float64, n), epLen: make([]int, n),
 		actions: envs.NewArray(envs.Int64, n), x: tensor.New(0, d), p: make([]float32, K), z: make([]float32, K),
 		window: newStatWindow(1000)}
@@ -118,7 +119,7 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 			return out, err
 		}
 		t0 := time.Now()
-		s.learner.Input(s.x, s.obs)
+		s.learner.Model.Input(s.x, s.obs)
 		heads, err := s.learner.Model.Forward(s.x)
 		if err != nil {
 			return out, fmt.Errorf("control: sampling: %w", err)
@@ -151,7 +152,7 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 				out.Segments = append(out.Segments, seg)
 				out.Returns = append(out.Returns, s.epReturn[i])
 				out.Lengths = append(out.Lengths, s.epLen[i])
-				fillReturnsToGo(s.episode[i], s.learner.Cfg.Gamma)
+				fillReturnsToGo(s.episode[i], s.gamma)
 				s.cur[i], s.episode[i] = nil, nil
 			}
 		}
@@ -302,7 +303,7 @@ func Evaluate(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, see
 	done := make([]bool, n)
 	live := n
 	for t := 0; live > 0 && t < maxSteps; t++ {
-		l.Input(x, obs)
+		l.Model.Input(x, obs)
 		heads, err := l.Model.Forward(x)
 		if err != nil {
 			return nil, fmt.Errorf("control: evaluation: %w", err)
