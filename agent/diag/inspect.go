@@ -114,6 +114,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	in := pcl.PathInputs{T: T, B: B, Lengths: make([]int, B), Terminated: make([]bool, B),
 		Values: make([]float64, Tn*B), Rewards: make([]float64, T*B), Terms: make([]float64, T*B)}
 	p, z, dz := make([]float32, K), make([]float32, K), make([]float32, K)
+	_, soft := m.Algo.(pcl.Soft) // soft PCL has no multipliers and no threshold gap
 	var s Batch
 	s.Episodes = B
 	s.V = math.NaN()
@@ -195,7 +196,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 					symIn[due]++
 				}
 			}
-			if !inSup && due >= 0 && cfg.Algo != config.AlgoSoft {
+			if !inSup && due >= 0 && !soft {
 				s.CorrectGap += tau - zc
 				gapN++
 			}
@@ -286,7 +287,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	if s.States > 0 {
 		s.V = vSum / float64(s.States)
 	}
-	if cfg.Algo == config.AlgoSoft {
+	if soft {
 		s.TermLambda, s.TermBigLambda, s.LambdaScale = math.NaN(), math.NaN(), math.NaN()
 	}
 	return s, nil
