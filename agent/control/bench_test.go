@@ -162,7 +162,7 @@ func BenchmarkSampleStep(b *testing.B) {
 					for i := range x.Data {
 						x.Data[i] = float32(rng.NormFloat64())
 					}
-					s := &Sampler{learner: l, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
+					s := &Sampler{pol: l.Model, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
 						window: newStatWindow(1000)}
 					fast := func() {
 						heads, err := l.Model.Forward(x)

@@ -108,7 +108,7 @@ func TestSamplerDrawMatchesReferencePolicy(t *testing.T) {
 				for j := range x.Data {
 					x.Data[j] = float32(rng.NormFloat64())
 				}
-				s := &Sampler{learner: l, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
+				s := &Sampler{pol: l.Model, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
 					window: newStatWindow(1000)}
 				for round := range 20 {
 					heads, err := l.Model.Forward(x)

@@ -110,7 +110,10 @@ func (m *Model) StateParams() []*nn.Param {
 	return nil
 }
 
-// Layout is the model's heads (pcl.Network).
+// InputDim is the length of an encoded observation (Policy).
+func (m *Model) InputDim() int { return m.Dim }
+
+// Layout is the model's heads (pcl.Network, Policy).
 func (m *Model) Layout() *pcl.Heads { return &m.Heads }
 
 // Input writes the network input of the encoded observations obs (rows x Dim) into x, normalised

@@ -424,10 +424,8 @@ func memorySubject(cfg config.Config, numActions int) string {
 	switch {
 	case cfg.Grid > 0:
 		return fmt.Sprintf("%s at --grid %d (%d actions)", cfg.Env, cfg.Grid, numActions)
-	case cfg.Net != config.NetMLP:
-		if _, err := algorithmic.TaskByID(cfg.Env); err == nil {
-			return fmt.Sprintf("%s at --base %d (%d actions)", cfg.Env, cfg.Base, numActions)
-		}
+	case isAlgorithmic(cfg.Env):
+		return fmt.Sprintf("%s at --base %d (%d actions)", cfg.Env, cfg.Base, numActions)
 	}
 	return fmt.Sprintf("%s (%d actions)", cfg.Env, numActions)
 }
@@ -440,4 +438,10 @@ func headLayout(cfg config.Config, numActions int) pcl.Heads {
 		return pcl.Heads{Sizes: []int{numActions}, VHead: -1, LambdaHead: -1, BigHead: -1}
 	}
 	return h
+}
+
+// isAlgorithmic reports whether env is one of the algorithmic tasks, whose |A| --base sets.
+func isAlgorithmic(env string) bool {
+	_, err := algorithmic.TaskByID(env)
+	return err == nil
 }

@@ -68,7 +68,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner, cfg.Seed); err != nil {
+	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner.Model, cfg.Gamma, cfg.Seed); err != nil {
 		return nil, err
 	}
 	if r.replay, err = control.NewReplay(cfg.ReplaySteps); err != nil {
@@ -156,7 +156,7 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta Meta, withRepla
 
 // evaluate plays one greedy episode on every evaluation copy and returns the mean return.
 func (r *stepsRun) evaluate(ctx context.Context, seed int64) (float64, error) {
-	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner, seed, evalStepCap)
+	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
 	if err != nil {
 		return math.NaN(), err
 	}
