@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -181,7 +182,7 @@ func BenchmarkSampleStep(b *testing.B) {
 						for i := range n {
 							l.Model.Probs(s.p, s.z, heads[0].Row(i))
 							s.actions.Ints[i] = int64(policy.Sample(s.p, rng))
-							s.window.addStats(rowStats(s.p))
+							s.window.addStats(pcl.RowStats(s.p))
 						}
 					}
 					fast()

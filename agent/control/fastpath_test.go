@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -127,7 +128,7 @@ func TestSamplerDrawMatchesReferencePolicy(t *testing.T) {
 						if got := int(s.actions.Ints[c]); got != want {
 							t.Errorf("%s/%s K=%d sharpen=%v round %d copy %d: action %d, reference %d", af.algo, af.form, k, by, round, c, got, want)
 						}
-						mp, sup := rowStats(p)
+						mp, sup := pcl.RowStats(p)
 						j := (s.window.next - n + c + len(s.window.maxProb)) % len(s.window.maxProb)
 						if math.Abs(float64(s.window.maxProb[j]-mp)) > 1e-5*float64(mp) || s.window.support[j] != sup {
 							t.Errorf("%s/%s K=%d: statistics %v %v, reference %v %v", af.algo, af.form, k, s.window.maxProb[j], s.window.support[j], mp, sup)

@@ -274,7 +274,7 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 		if d.fallback {
 			m.Probs(s.p, s.z, head0.Row(i))
 			d.action = policy.SampleWithUniform(s.p, d.u)
-			d.maxProb, d.support = rowStats(s.p)
+			d.maxProb, d.support = pcl.RowStats(s.p)
 		}
 		if d.action < 0 {
 			return fmt.Errorf("control: copy %d: the policy has no valid action (non-finite logits?)", i)
@@ -283,14 +283,6 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 		s.actions.Ints[i] = int64(d.action)
 	}
 	return nil
-}
-
-// rowStats is the probability of the most likely action and the support size of p, as
-// pcl.Stats counts them.
-func rowStats(p []float32) (maxProb, support float32) {
-	var st pcl.Stats
-	st.Add(p)
-	return float32(st.MaxProbSum), float32(st.SupportSum)
 }
 
 // Evaluate plays one greedy episode in every copy of env (autoreset disabled), from seeds

@@ -73,9 +73,9 @@ type RowScratch struct {
 	idx         []int32
 }
 
-// rowStats is the probability of the most likely action and the support size of p, as Stats
+// RowStats is the probability of the most likely action and the support size of p, as Stats
 // counts them.
-func rowStats(p []float32) (maxProb, support float32) {
+func RowStats(p []float32) (maxProb, support float32) {
 	var st Stats
 	st.Add(p)
 	return float32(st.MaxProbSum), float32(st.SupportSum)

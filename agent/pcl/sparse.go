@@ -165,7 +165,7 @@ func (Sparse) sampleRow(sc *RowScratch, h []float32, scale float32, u float64) (
 	if j >= 0 {
 		action = int(sup[j])
 	}
-	mp, n := rowStats(sc.pv)
+	mp, n := RowStats(sc.pv)
 	return action, mp, n, true
 }
 

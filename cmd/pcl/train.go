@@ -17,6 +17,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 )
@@ -27,9 +28,10 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// defaultRunDir names a run's directory after its env, size, algorithm and seed.
+// defaultRunDir names a run's directory after its env, size (the base of an algorithmic task, the
+// action grid of another env), algorithm and seed.
 func defaultRunDir(cfg config.Config) string {
-	if cfg.Net == config.NetMLP {
+	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
 		size := ""
 		if cfg.Grid > 0 {
 			size = fmt.Sprintf("-grid%d", cfg.Grid)
