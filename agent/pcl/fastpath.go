@@ -16,8 +16,9 @@ import (
 //     exps, sparse's only on the support and the taken action (as sparse rows when
 //     Heads.SparseGrad is set).
 //
-// Tsallis PCL (any other entropic index) keeps the reference's per-row functions, run in
-// parallel. Every row is computed the same way whatever goroutine runs it, and nothing is summed
+// The per-row work of each pass is a method of the algorithm (Algorithm.fastValue and fastGrad,
+// in soft.go, sparse.go and tsallis.go); this file is the driver. Tsallis PCL (any other entropic
+// index) keeps the reference's per-row functions, run in parallel. Every row is computed the same way whatever goroutine runs it, and nothing is summed
 // across rows here, so the result does not depend on the number of workers.
 
 // rowBlock is the number of rows a worker takes at a time.
@@ -85,18 +86,7 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 		o.p = grow(o.p, Tn*B*K)
 		o.tau = grow(o.tau, Tn*B)
 	}
-	in := &o.in
-	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
-		Values: grow(in.Values, Tn*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
-	clear(in.Values)
-	clear(in.Rewards)
-	clear(in.Terms)
-	for b := range B {
-		in.Lengths[b], in.Terminated[b] = s.Lengths[b], s.Terminated[b]
-		for t := range s.Lengths[b] {
-			in.Rewards[t*B+b] = s.Rewards[t*B+b]
-		}
-	}
+	in := o.resetInputs(s)
 	scale := m.logitScale()
 	// action is the taken action of a row before its sequence's end, -1 at the bootstrap row.
 	action := func(row int) int {

@@ -104,18 +104,14 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 	o.p = grow(o.p, Tn*B*K)
 	o.tau = grow(o.tau, Tn*B)
 	o.dz = grow(o.dz, K)
-	in := &o.in
-	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
-		Values: grow(in.Values, Tn*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
-	clear(in.Values)
-	clear(in.Rewards)
-	clear(in.Terms)
 	for b := range B {
-		L := s.Lengths[b]
-		if L < 1 || L > T {
+		if L := s.Lengths[b]; L < 1 || L > T {
 			return 0, fmt.Errorf("pcl: sequence %d has length %d, want 1..%d", b, L, T)
 		}
-		in.Lengths[b], in.Terminated[b] = L, s.Terminated[b]
+	}
+	in := o.resetInputs(s)
+	for b := range B {
+		L := s.Lengths[b]
 		for t := 0; t <= L; t++ {
 			row := t*B + b
 			z, p := o.z[row*K:(row+1)*K], o.p[row*K:(row+1)*K]
@@ -126,7 +122,6 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 				if a < 0 || a >= K {
 					return 0, fmt.Errorf("pcl: sequence %d: action %d at step %d outside [0, %d)", b, a, t, K)
 				}
-				in.Rewards[row] = s.Rewards[row]
 				in.Terms[row] = m.stepTerm(heads, nil, row, a, z, p, o.dz, o.tau[row], 0)
 			}
 		}
@@ -163,6 +158,25 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 		}
 	}
 	return loss, nil
+}
+
+// resetInputs sizes and clears the path inputs for s (whose lengths have been checked) and copies
+// its lengths, end flags and rewards; V and the step terms are left for the passes to write.
+func (o *Objective) resetInputs(s Steps) *PathInputs {
+	T, B := s.T, s.B
+	in := &o.in
+	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
+		Values: grow(in.Values, (T+1)*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
+	clear(in.Values)
+	clear(in.Rewards)
+	clear(in.Terms)
+	for b := range B {
+		in.Lengths[b], in.Terminated[b] = s.Lengths[b], s.Terminated[b]
+		for t := range s.Lengths[b] {
+			in.Rewards[t*B+b] = s.Rewards[t*B+b]
+		}
+	}
+	return in
 }
 
 // Probs returns the policy of row in the last Evaluate (valid until the next one; on the fast
