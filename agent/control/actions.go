@@ -83,7 +83,7 @@ type Episode struct {
 
 // Record plays one greedy episode on the first copy of env (an AdaptActions result, autoreset
 // disabled) from seed, for at most maxSteps steps, and returns the env's actions and the return.
-func Record(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, seed int64, maxSteps int) (Episode, error) {
+func Record(ctx context.Context, env envs.VecEnv, enc Encoder, pol Policy, seed int64, maxSteps int) (Episode, error) {
 	n, D := env.NumEnvs(), enc.Dim()
 	req := envs.ResetRequest{Seeds: make([]int64, n)}
 	for i := range req.Seeds {
@@ -95,7 +95,8 @@ func Record(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, seed 
 	}
 	ep := Episode{Seed: seed}
 	obs := make([]float32, n*D)
-	x, z := tensor.New(0, D), make([]float32, l.Model.NumActions())
+	h := pol.Layout()
+	x, z := tensor.New(0, D), make([]float32, h.NumActions())
 	actions := envs.NewArray(envs.Int64, n)
 	for t := 0; t < maxSteps; t++ {
 		for i := range n {
@@ -103,12 +104,12 @@ func Record(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, seed 
 				return ep, err
 			}
 		}
-		l.Input(x, obs)
-		heads, err := l.Model.Forward(x)
+		pol.Input(x, obs)
+		heads, err := pol.Forward(x)
 		if err != nil {
 			return ep, fmt.Errorf("control: record: %w", err)
 		}
-		l.Model.Logits(z, heads[0].Row(0))
+		h.Logits(z, heads[0].Row(0))
 		a := int64(policy.Greedy(z, nil))
 		actions.Ints[0] = a
 		act, err := EnvAction(env, a)

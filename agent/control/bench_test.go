@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -94,7 +95,7 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				fast, ref := benchLearner(b, algo, k), benchLearner(b, algo, k)
-				ref.obj.Reference = true
+				ref.Objective().Reference = true
 				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
 				eng, err := tensor.NewEngine()
 				if err != nil {
@@ -162,7 +163,7 @@ func BenchmarkSampleStep(b *testing.B) {
 					for i := range x.Data {
 						x.Data[i] = float32(rng.NormFloat64())
 					}
-					s := &Sampler{learner: l, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
+					s := &Sampler{pol: l.Model, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
 						window: newStatWindow(1000)}
 					fast := func() {
 						heads, err := l.Model.Forward(x)
@@ -181,7 +182,7 @@ func BenchmarkSampleStep(b *testing.B) {
 						for i := range n {
 							l.Model.Probs(s.p, s.z, heads[0].Row(i))
 							s.actions.Ints[i] = int64(policy.Sample(s.p, rng))
-							s.window.addStats(rowStats(s.p))
+							s.window.addStats(pcl.RowStats(s.p))
 						}
 					}
 					fast()

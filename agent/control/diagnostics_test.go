@@ -43,10 +43,10 @@ func TestDiagnosticsOnAConstructedBatch(t *testing.T) {
 		}
 		n0, n2 := segs[0].Len(), segs[2].Len()
 		wantRet := (float64(n0*(n0-1))/2 - 30*float64(n2)) / float64(n0+n2)
-		step, err := l.TrainStep(segs)
-		if err != nil {
+		if _, err := l.TrainStep(segs); err != nil {
 			t.Fatal(err)
 		}
+		step := ValueDiagnostics(l, segs)
 		if want := -2 * scale; math.Abs(step.ValueMean-want) > 1e-6 {
 			t.Errorf("scale %v: value_mean %v, want %v", scale, step.ValueMean, want)
 		}
@@ -59,11 +59,11 @@ func TestDiagnosticsOnAConstructedBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := l.TrainStep(randomSegments(rand.New(rand.NewPCG(3, 4)), 3))
-	if err != nil {
+	segs := randomSegments(rand.New(rand.NewPCG(3, 4)), 3)
+	if _, err := l.TrainStep(segs); err != nil {
 		t.Fatal(err)
 	}
-	if !math.IsNaN(step.ValueMean) || !math.IsNaN(step.ReturnDiscounted) {
+	if step := ValueDiagnostics(l, segs); !math.IsNaN(step.ValueMean) || !math.IsNaN(step.ReturnDiscounted) {
 		t.Errorf("no known return: value_mean %v, return_discounted %v, want NaN", step.ValueMean, step.ReturnDiscounted)
 	}
 }
@@ -142,7 +142,7 @@ func TestCollectFillsReturnsToGoAtEpisodeEnd(t *testing.T) {
 			t.Fatalf("segment of %d steps has %d returns to go", seg.Len(), len(seg.ReturnToGo))
 		}
 		for t0 := seg.Len() - 2; t0 >= 0; t0-- {
-			if want := seg.Rewards[t0] + l.Cfg.Gamma*seg.ReturnToGo[t0+1]; math.Abs(seg.ReturnToGo[t0]-want) > 1e-12 {
+			if want := seg.Rewards[t0] + l.Config().Gamma*seg.ReturnToGo[t0+1]; math.Abs(seg.ReturnToGo[t0]-want) > 1e-12 {
 				t.Errorf("G[%d] = %v, want r + gamma G[%d] = %v", t0, seg.ReturnToGo[t0], t0+1, want)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -49,8 +50,8 @@ func TestFastLearnerMatchesReference(t *testing.T) {
 						t.Fatal(err)
 					}
 					sharpen(l, by)
-					l.obj.Reference = ref
-					l.obj.Workers = 2
+					l.Objective().Reference = ref
+					l.Objective().Workers = 2
 					l.Model.sparseLimit = 1 // the sparse output-layer pass whatever the density
 					return l
 				}
@@ -108,7 +109,7 @@ func TestSamplerDrawMatchesReferencePolicy(t *testing.T) {
 				for j := range x.Data {
 					x.Data[j] = float32(rng.NormFloat64())
 				}
-				s := &Sampler{learner: l, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
+				s := &Sampler{pol: l.Model, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
 					window: newStatWindow(1000)}
 				for round := range 20 {
 					heads, err := l.Model.Forward(x)
@@ -127,7 +128,7 @@ func TestSamplerDrawMatchesReferencePolicy(t *testing.T) {
 						if got := int(s.actions.Ints[c]); got != want {
 							t.Errorf("%s/%s K=%d sharpen=%v round %d copy %d: action %d, reference %d", af.algo, af.form, k, by, round, c, got, want)
 						}
-						mp, sup := rowStats(p)
+						mp, sup := pcl.RowStats(p)
 						j := (s.window.next - n + c + len(s.window.maxProb)) % len(s.window.maxProb)
 						if math.Abs(float64(s.window.maxProb[j]-mp)) > 1e-5*float64(mp) || s.window.support[j] != sup {
 							t.Errorf("%s/%s K=%d: statistics %v %v, reference %v %v", af.algo, af.form, k, s.window.maxProb[j], s.window.support[j], mp, sup)

@@ -90,7 +90,7 @@ func slowSparsemax(z []float64) ([]float64, float64) {
 // directly. A segment bootstraps from V at its last state unless it terminated.
 func slowLoss(t *testing.T, l *Learner, segs []*Segment) float64 {
 	t.Helper()
-	cfg, m := l.Cfg, l.Model
+	cfg, m := l.Config(), l.Model
 	K, d, gamma, alpha := m.NumActions(), cfg.Rollout, cfg.Gamma, cfg.Alpha
 	total := 0.0
 	for _, s := range segs {

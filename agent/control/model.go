@@ -16,6 +16,8 @@ import (
 type Model struct {
 	pcl.Heads
 	Dim int
+	// Norm normalises observations (nil: raw observations).
+	Norm *Normalizer
 
 	trunk   [2]*nn.Linear
 	acts    [2]*tensor.Matrix // tanh outputs of the trunk
@@ -35,6 +37,10 @@ type Model struct {
 	sparseLimit  float64        // density above which the dense pass is taken (sparseDensityLimit)
 	dyRows       nn.SparseRows  // the logits' gradient in sparse rows (filled by pcl.Objective)
 	denseDy      *tensor.Matrix // dyRows written out, when the dense pass is taken
+
+	// scratch of ForwardBatch
+	x     *tensor.Matrix
+	steps pcl.Steps
 }
 
 // NewModel builds the networks of cfg for observation vectors of dim and numActions actions.
@@ -45,11 +51,13 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 	if eng == nil {
 		return nil, fmt.Errorf("control: model needs a tensor engine")
 	}
-	h := pcl.NewHeads(cfg, numActions)
+	h, err := pcl.NewHeads(cfg, numActions)
+	if err != nil {
+		return nil, err
+	}
 	m := &Model{Heads: h, Dim: dim, heads: make([]*tensor.Matrix, len(h.Sizes))}
 	H := cfg.MLPHidden
 	rng := nn.NewRand(cfg.Seed, 11)
-	var err error
 	if m.trunk[0], err = nn.NewLinear(eng, "policy.l0", dim, H, true, rng); err != nil {
 		return nil, err
 	}
@@ -82,7 +90,7 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 		}
 	}
 	m.valueScale, m.vOut, m.dvScal = float32(cfg.ValueScale), tensor.New(0, 1), tensor.New(0, 1)
-	m.sparseLogits = cfg.Algo == config.AlgoSparse && cfg.Form == config.FormSeparate
+	m.sparseLogits = h.TakesSparseGrad()
 	m.sparseLimit = sparseDensityLimit
 	return m, nil
 }
@@ -91,6 +99,32 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 // network's, then the value network's.
 func (m *Model) Params() []*nn.Param {
 	return append(m.PolicyParams(), m.ValueParams()...)
+}
+
+// StateParams are the normaliser's statistics (none without a normaliser), which a checkpoint
+// keeps after the optimiser's state.
+func (m *Model) StateParams() []*nn.Param {
+	if m.Norm != nil {
+		return []*nn.Param{m.Norm.Stats}
+	}
+	return nil
+}
+
+// InputDim is the length of an encoded observation (Policy).
+func (m *Model) InputDim() int { return m.Dim }
+
+// Layout is the model's heads (pcl.Network, Policy).
+func (m *Model) Layout() *pcl.Heads { return &m.Heads }
+
+// Input writes the network input of the encoded observations obs (rows x Dim) into x, normalised
+// when the model normalises.
+func (m *Model) Input(x *tensor.Matrix, obs []float32) {
+	x.Reshape(len(obs)/m.Dim, m.Dim)
+	if m.Norm != nil {
+		m.Norm.Apply(x.Data, obs)
+		return
+	}
+	copy(x.Data, obs)
 }
 
 // PolicyParams are the policy network's parameters: its trunk and every head on it (the logits

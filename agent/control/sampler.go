@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -18,11 +17,12 @@ import (
 // derived from the run seed, the iteration, the copy and the step, so a run is a function of its
 // seed. Reset copies start new segments, so no segment crosses an episode boundary.
 type Sampler struct {
-	env     envs.VecEnv
-	enc     Encoder
-	learner *Learner
-	seed    int64
-	n, dim  int
+	env    envs.VecEnv
+	enc    Encoder
+	pol    Policy
+	seed   int64
+	gamma  float64 // the discount of the returns to go
+	n, dim int
 
 	cur      []*Segment   // the segment each copy is in (nil: the copy must be reset)
 	episode  [][]*Segment // each copy's segments of its current episode, in order
@@ -33,7 +33,7 @@ type Sampler struct {
 	x        *tensor.Matrix
 	p, z     []float32
 	draws    []copyDraw
-	work     []drawWork
+	work     []pcl.RowScratch
 	fresh    []float32 // the encoded observations seen in the current Collect
 	window   statWindow
 	resetReq envs.ResetRequest
@@ -55,21 +55,36 @@ type Collected struct {
 	EnvSeconds, PolicySeconds float64
 }
 
+// Policy is what the sampler, Evaluate and Record read of a model (Model implements it): the
+// heads of a batch of observation rows, and the policy algebra of those heads.
+type Policy interface {
+	// InputDim is the length of an encoded observation.
+	InputDim() int
+	// Input writes the network input of encoded observations obs (rows x InputDim) into x.
+	Input(x *tensor.Matrix, obs []float32)
+	// Forward computes the heads of the rows of x (valid until the next Forward).
+	Forward(x *tensor.Matrix) ([]*tensor.Matrix, error)
+	// Layout is the heads' layout and algebra.
+	Layout() *pcl.Heads
+}
+
 // NewSampler returns a sampler over env (which must have autoreset disabled and a Discrete action
-// space of the learner's size) that encodes observations with enc.
-func NewSampler(env envs.VecEnv, enc Encoder, l *Learner, seed int64) (*Sampler, error) {
+// space of the policy's size) that draws from pol, encodes observations with enc, and discounts the
+// returns to go by gamma.
+func NewSampler(env envs.VecEnv, enc Encoder, pol Policy, gamma float64, seed int64) (*Sampler, error) {
 	if env.AutoresetMode() != envs.AutoresetDisabled {
 		return nil, fmt.Errorf("control: env autoreset mode is %v, the sampler needs %v", env.AutoresetMode(), envs.AutoresetDisabled)
 	}
 	act, ok := env.ActionSpace().(envs.Discrete)
-	if !ok || int(act.N) != l.Model.NumActions() {
-		return nil, fmt.Errorf("control: env action space %v, the model has Discrete(%d)", env.ActionSpace(), l.Model.NumActions())
+	K := pol.Layout().NumActions()
+	if !ok || int(act.N) != K {
+		return nil, fmt.Errorf("control: env action space %v, the model has Discrete(%d)", env.ActionSpace(), K)
 	}
-	if enc.Dim() != l.Model.Dim {
-		return nil, fmt.Errorf("control: observations encode to %d values, the model reads %d", enc.Dim(), l.Model.Dim)
+	if enc.Dim() != pol.InputDim() {
+		return nil, fmt.Errorf("control: observations encode to %d values, the model reads %d", enc.Dim(), pol.InputDim())
 	}
-	n, d, K := env.NumEnvs(), enc.Dim(), l.Model.NumActions()
-	s := &Sampler{env: env, enc: enc, learner: l, seed: seed, n: n, dim: d,
+	n, d := env.NumEnvs(), enc.Dim()
+	s := &Sampler{env: env, enc: enc, pol: pol, seed: seed, gamma: gamma, n: n, dim: d,
 		cur: make([]*Segment, n), episode: make([][]*Segment, n), obs: make([]float32, n*d), epReturn: make([]float64, n), epLen: make([]int, n),
 		actions: envs.NewArray(envs.Int64, n), x: tensor.New(0, d), p: make([]float32, K), z: make([]float32, K),
 		window: newStatWindow(1000)}
@@ -119,8 +134,8 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 			return out, err
 		}
 		t0 := time.Now()
-		s.learner.Input(s.x, s.obs)
-		heads, err := s.learner.Model.Forward(s.x)
+		s.pol.Input(s.x, s.obs)
+		heads, err := s.pol.Forward(s.x)
 		if err != nil {
 			return out, fmt.Errorf("control: sampling: %w", err)
 		}
@@ -152,7 +167,7 @@ func (s *Sampler) Collect(ctx context.Context, rng *rand.Rand, steps, iteration 
 				out.Segments = append(out.Segments, seg)
 				out.Returns = append(out.Returns, s.epReturn[i])
 				out.Lengths = append(out.Lengths, s.epLen[i])
-				fillReturnsToGo(s.episode[i], s.learner.Cfg.Gamma)
+				fillReturnsToGo(s.episode[i], s.gamma)
 				s.cur[i], s.episode[i] = nil, nil
 			}
 		}
@@ -219,19 +234,13 @@ type copyDraw struct {
 // copies over goroutines: below it a row pass costs about what handing it over does.
 const drawParallelMin = 1 << 16
 
-// drawWork is one worker's scratch for draw.
-type drawWork struct {
-	scratch, pv []float32
-	idx         []int32
-}
-
 // draw picks every copy's action from the policy of its row of head0 (one row per copy), drawing
 // the copies' uniform numbers from rng in copy order, and records the policy statistics. The
 // copies' policies are computed in parallel by the float32 row kernels (the learner's fast
 // path); each copy's action is the inverse of its policy's cumulative distribution at its
 // number, exactly as policy.Sample does it, so the actions do not depend on the workers.
 func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
-	m := s.learner.Model
+	m := s.pol.Layout()
 	K := m.NumActions()
 	if cap(s.draws) < s.n {
 		s.draws = make([]copyDraw, s.n)
@@ -240,55 +249,19 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 	for i := range s.draws {
 		s.draws[i] = copyDraw{u: rng.Float64()}
 	}
-	scale := float32(1)
-	if m.Form == config.FormUnified {
-		scale = float32(1 / m.Alpha)
-	}
 	workers := min(tensor.Workers(0), s.n)
 	if s.n*K < drawParallelMin {
 		workers = 1
 	}
 	if len(s.work) < workers {
-		s.work = append(s.work, make([]drawWork, workers-len(s.work))...)
+		s.work = append(s.work, make([]pcl.RowScratch, workers-len(s.work))...)
 	}
 	run := func(w, lo, hi int) {
-		wk := &s.work[w]
 		for i := lo; i < hi; i++ {
 			d := &s.draws[i]
-			h := head0.Row(i)
-			switch m.Algo {
-			case config.AlgoSoft:
-				wk.pv = grow(wk.pv, K)
-				r, ok := policy.SoftRowStats(h, scale)
-				if !ok {
-					d.fallback = true
-					continue
-				}
-				policy.SoftRowExp(wk.pv, h, scale, r, 1)
-				d.action = policy.SampleWithUniform(wk.pv, d.u)
-				d.maxProb, d.support = rowStats(wk.pv)
-			case config.AlgoSparse:
-				wk.scratch, wk.idx = grow(wk.scratch, K), grow(wk.idx, K)
-				mx, ts, sup, ok := policy.SparsemaxSupport(h, scale, wk.scratch, wk.idx)
-				if !ok {
-					d.fallback = true
-					continue
-				}
-				// The support is ascending and holds every positive probability: sampling over it
-				// is sampling over the whole row.
-				wk.pv = grow(wk.pv, len(sup))
-				for j, a := range sup {
-					wk.pv[j] = float32(max((float64(h[a]*scale)-mx)-ts, 0))
-				}
-				j := policy.SampleWithUniform(wk.pv, d.u)
-				d.action = -1
-				if j >= 0 {
-					d.action = int(sup[j])
-				}
-				d.maxProb, d.support = rowStats(wk.pv)
-			default:
-				d.fallback = true
-			}
+			var ok bool
+			d.action, d.maxProb, d.support, ok = m.SampleRow(&s.work[w], head0.Row(i), d.u)
+			d.fallback = !ok
 		}
 	}
 	if workers > 1 {
@@ -301,7 +274,7 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 		if d.fallback {
 			m.Probs(s.p, s.z, head0.Row(i))
 			d.action = policy.SampleWithUniform(s.p, d.u)
-			d.maxProb, d.support = rowStats(s.p)
+			d.maxProb, d.support = pcl.RowStats(s.p)
 		}
 		if d.action < 0 {
 			return fmt.Errorf("control: copy %d: the policy has no valid action (non-finite logits?)", i)
@@ -312,17 +285,10 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 	return nil
 }
 
-// rowStats is the probability of the most likely action and the support size of p, as
-// pcl.Stats counts them.
-func rowStats(p []float32) (maxProb, support float32) {
-	var st pcl.Stats
-	st.Add(p)
-	return float32(st.MaxProbSum), float32(st.SupportSum)
-}
-
 // Evaluate plays one greedy episode in every copy of env (autoreset disabled), from seeds
-// seedBase+i, for at most maxSteps steps, and returns the undiscounted returns.
-func Evaluate(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, seedBase int64, maxSteps int) ([]float64, error) {
+// seedBase+i, for at most maxSteps steps, with pol's greedy actions, and returns the undiscounted
+// returns.
+func Evaluate(ctx context.Context, env envs.VecEnv, enc Encoder, pol Policy, seedBase int64, maxSteps int) ([]float64, error) {
 	n, D := env.NumEnvs(), enc.Dim()
 	req := envs.ResetRequest{Seeds: make([]int64, n)}
 	for i := range req.Seeds {
@@ -338,22 +304,23 @@ func Evaluate(ctx context.Context, env envs.VecEnv, enc Encoder, l *Learner, see
 			return nil, err
 		}
 	}
-	K := l.Model.NumActions()
+	h := pol.Layout()
+	K := h.NumActions()
 	x, z := tensor.New(0, D), make([]float32, K)
 	actions := envs.NewArray(envs.Int64, n)
 	returns := make([]float64, n)
 	done := make([]bool, n)
 	live := n
 	for t := 0; live > 0 && t < maxSteps; t++ {
-		l.Input(x, obs)
-		heads, err := l.Model.Forward(x)
+		pol.Input(x, obs)
+		heads, err := pol.Forward(x)
 		if err != nil {
 			return nil, fmt.Errorf("control: evaluation: %w", err)
 		}
 		for i := range n {
 			actions.Ints[i] = 0
 			if !done[i] {
-				l.Model.Logits(z, heads[0].Row(i))
+				h.Logits(z, heads[0].Row(i))
 				actions.Ints[i] = int64(policy.Greedy(z, nil))
 			}
 		}

@@ -29,7 +29,7 @@ func newCopySampler(t *testing.T, n int, seed int64) (*Sampler, *Learner, envs.V
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSampler(env, enc, l, seed)
+	s, err := NewSampler(env, enc, l.Model, l.Config().Gamma, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestSamplerRejectsMismatchedEnvs(t *testing.T) {
 	}
 	defer next.Close()
 	enc, _ := NewEncoder(next.ObservationSpace())
-	if _, err := NewSampler(next, enc, l, 1); err == nil {
+	if _, err := NewSampler(next, enc, l.Model, 0.9, 1); err == nil {
 		t.Error("an env with next-step autoreset: no error")
 	}
 	bigger, err := registry.MakeVec("Copy-v0", 1, map[string]any{"base": 3, "autoreset": "disabled"})
@@ -149,7 +149,7 @@ func TestSamplerRejectsMismatchedEnvs(t *testing.T) {
 	}
 	defer bigger.Close()
 	enc, _ = NewEncoder(bigger.ObservationSpace())
-	if _, err := NewSampler(bigger, enc, l, 1); err == nil {
+	if _, err := NewSampler(bigger, enc, l.Model, 0.9, 1); err == nil {
 		t.Error("an env with another action count: no error")
 	}
 }

@@ -114,6 +114,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	in := pcl.PathInputs{T: T, B: B, Lengths: make([]int, B), Terminated: make([]bool, B),
 		Values: make([]float64, Tn*B), Rewards: make([]float64, T*B), Terms: make([]float64, T*B)}
 	p, z, dz := make([]float32, K), make([]float32, K), make([]float32, K)
+	_, soft := m.Algo.(pcl.Soft) // soft PCL has no multipliers and no threshold gap
 	var s Batch
 	s.Episodes = B
 	s.V = math.NaN()
@@ -133,7 +134,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 			if m.VHead >= 0 {
 				in.Values[row] = float64(heads[m.VHead].Data[row])
 			} else {
-				in.Values[row] = m.Alpha * policy.EntmaxConjugateFromProbs(z, p, nil, m.Q)
+				in.Values[row] = m.Alpha * policy.EntmaxConjugateFromProbs(z, p, nil, m.Algo.Q())
 			}
 			if t == L {
 				continue
@@ -143,11 +144,11 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 			steps++
 			s.Reward += e.Rewards[t]
 			var c float64
-			switch cfg.Algo {
-			case config.AlgoSoft:
+			switch m.Algo.(type) {
+			case pcl.Soft:
 				c = -m.Alpha * (float64(z[a]) - tau)
 				s.TermPolicy += c
-			case config.AlgoSparse:
+			case pcl.Sparse:
 				hl, hb := float64(heads[m.LambdaHead].Data[row]), float64(heads[m.BigHead].Data[row])
 				r := policy.SparseStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Alpha, hl, hb, 0)
 				c = r.Value
@@ -156,7 +157,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 				s.TermBigLambda += -r.BigLambda
 				s.LambdaScale += math.Exp(hl)
 			default:
-				r := policy.TsallisStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Q, m.Alpha, float64(heads[m.LambdaHead].Data[row]), 0)
+				r := policy.TsallisStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Algo.Q(), m.Alpha, float64(heads[m.LambdaHead].Data[row]), 0)
 				c = r.Value
 				s.TermPolicy += r.Value - r.Multiplier
 				s.TermLambda += r.Multiplier
@@ -195,7 +196,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 					symIn[due]++
 				}
 			}
-			if !inSup && due >= 0 && cfg.Algo != config.AlgoSoft {
+			if !inSup && due >= 0 && !soft {
 				s.CorrectGap += tau - zc
 				gapN++
 			}
@@ -286,7 +287,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	if s.States > 0 {
 		s.V = vSum / float64(s.States)
 	}
-	if cfg.Algo == config.AlgoSoft {
+	if soft {
 		s.TermLambda, s.TermBigLambda, s.LambdaScale = math.NaN(), math.NaN(), math.NaN()
 	}
 	return s, nil

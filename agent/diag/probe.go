@@ -167,7 +167,7 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 			if err != nil {
 				return recs, err
 			}
-			if rec.Fresh, err = Inspect(l.Model, l.Cfg, task, res.Episodes, targets); err != nil {
+			if rec.Fresh, err = Inspect(l.Model, l.Config(), task, res.Episodes, targets); err != nil {
 				return recs, err
 			}
 		}
@@ -202,7 +202,7 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 				// Replayed episodes keep no targets; the correct symbol at a step is recovered
 				// from the rewards where the episode wrote it, so only the replay batch's
 				// term and weight measures are meaningful.
-				if rec.Replay, err = Inspect(l.Model, l.Cfg, task, batch, replayTargets(task, batch)); err != nil {
+				if rec.Replay, err = Inspect(l.Model, l.Config(), task, batch, replayTargets(task, batch)); err != nil {
 					return recs, err
 				}
 			}

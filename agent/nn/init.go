@@ -33,6 +33,3 @@ func TruncatedNormal(m *tensor.Matrix, std float64, rng *rand.Rand) {
 		m.Data[i] = float32(v * std)
 	}
 }
-
-// Zeros sets m to zero.
-func Zeros(m *tensor.Matrix) { m.Zero() }

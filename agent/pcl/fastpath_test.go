@@ -24,7 +24,7 @@ func fastCase(rng *rand.Rand, h *Heads, K int) ([]*tensor.Matrix, Steps) {
 	}
 	for r := range (T + 1) * B {
 		sd := []float64{0.05, 1, 8}[r%3]
-		if h.Form == config.FormUnified {
+		if h.Unified {
 			sd *= h.Alpha
 		}
 		row := heads[0].Row(r)
@@ -72,9 +72,13 @@ func TestFastPathMatchesReference(t *testing.T) {
 				name := fmt.Sprintf("%s/%s/K=%d/workers=%d", c.algo, c.form, K, workers)
 				cfg := testConfig(c.algo, c.form)
 				cfg.Alpha = 0.1
-				h := NewHeads(cfg, K)
+				h, err := NewHeads(cfg, K)
+				if err != nil {
+					t.Fatal(err)
+				}
 				heads, s := fastCase(rand.New(rand.NewPCG(uint64(K), uint64(ci))), &h, K)
-				ref := Objective{Heads: &h, Cfg: cfg, Reference: true}
+				ref := NewObjective(cfg, &h)
+				ref.Reference = true
 				want := make([]*tensor.Matrix, len(heads))
 				for i := range want {
 					want[i] = tensor.New(0, 1)
@@ -84,10 +88,11 @@ func TestFastPathMatchesReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				var sink nn.SparseRows
-				if c.algo == config.AlgoSparse && c.form == config.FormSeparate {
+				if h.TakesSparseGrad() {
 					h.SparseGrad = &sink
 				}
-				fast := Objective{Heads: &h, Cfg: cfg, Workers: workers}
+				fast := NewObjective(cfg, &h)
+				fast.Workers = workers
 				got := make([]*tensor.Matrix, len(heads))
 				for i := range got {
 					got[i] = tensor.New(0, 1)
@@ -150,12 +155,16 @@ func TestFastPathIndependentOfWorkers(t *testing.T) {
 			cfg := testConfig(algo, form)
 			cfg.Alpha = 0.1
 			const K = 729
-			h := NewHeads(cfg, K)
+			h, err := NewHeads(cfg, K)
+			if err != nil {
+				t.Fatal(err)
+			}
 			heads, s := fastCase(rand.New(rand.NewPCG(7, uint64(ci))), &h, K)
 			var first []*tensor.Matrix
 			var firstLoss float64
 			for _, workers := range []int{1, 2, 5} {
-				o := Objective{Heads: &h, Cfg: cfg, Workers: workers}
+				o := NewObjective(cfg, &h)
+				o.Workers = workers
 				d := make([]*tensor.Matrix, len(heads))
 				for i := range d {
 					d[i] = tensor.New(0, 1)

@@ -1,6 +1,9 @@
 package pcl
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
@@ -18,10 +21,13 @@ import (
 //	unified:  0 Q |A| (logits z = Q/alpha, V = alpha * value-operator(z)), then multipliers
 //	multipliers: sparse: log-scale of lambda (1), Lambda pre-sigmoid (1); tsallis: log-scale (1); soft: none.
 type Heads struct {
-	Algo string
-	Form string
-	// Alpha is the regularisation weight (tau for soft); Q is the Tsallis entropic index.
-	Alpha, Q float64
+	// Algo is the regulariser, chosen once from the config.
+	Algo Algorithm
+	// Unified is the single-Q form: head 0 is Q and V is derived from it.
+	Unified bool
+	// Alpha is the regularisation weight (tau for soft). It is held here only: the objective, the
+	// unified form's Q/alpha and the samplers read it from the heads; SetAlpha changes it.
+	Alpha float64
 	// Sizes are the widths of the heads in order.
 	Sizes []int
 	// VHead, LambdaHead and BigHead index the V head and the two multiplier heads (-1: absent).
@@ -29,42 +35,76 @@ type Heads struct {
 	// SparseGrad, when not nil, receives the gradient of head 0 of sparse PCL in the separate form
 	// as sparse rows (the support and the taken action of each row, in row order) instead of
 	// dHeads[0], which Objective.Evaluate then leaves at 0 rows. A network whose output layer
-	// takes a sparse gradient sets it; every other algorithm and form ignores it.
+	// takes a sparse gradient sets it (see TakesSparseGrad); every other algorithm and form
+	// ignores it.
 	SparseGrad *nn.SparseRows
 }
 
-// NewHeads returns the head layout of cfg's algorithm and form for numActions actions.
-func NewHeads(cfg config.Config, numActions int) Heads {
-	h := Heads{Algo: cfg.Algo, Form: cfg.Form, Alpha: cfg.Alpha, Q: cfg.TsallisQ, VHead: -1, LambdaHead: -1, BigHead: -1}
-	switch cfg.Algo {
-	case config.AlgoSoft:
-		h.Q = 1
-	case config.AlgoSparse:
-		h.Q = 2
+// NewHeads returns the head layout of cfg's algorithm and form for numActions actions. An unknown
+// algorithm or form is a config error.
+func NewHeads(cfg config.Config, numActions int) (Heads, error) {
+	alg, err := NewAlgorithm(cfg)
+	if err != nil {
+		return Heads{}, err
 	}
+	if cfg.Form != config.FormSeparate && cfg.Form != config.FormUnified {
+		return Heads{}, fmt.Errorf("config: form = %q: must be %q or %q", cfg.Form, config.FormSeparate, config.FormUnified)
+	}
+	if !(cfg.Alpha > 0) || math.IsInf(cfg.Alpha, 0) {
+		return Heads{}, fmt.Errorf("config: alpha = %v: must be > 0 and finite", cfg.Alpha)
+	}
+	h := Heads{Algo: alg, Unified: cfg.Form == config.FormUnified, Alpha: cfg.Alpha, VHead: -1, LambdaHead: -1, BigHead: -1}
 	h.Sizes = []int{numActions}
-	if cfg.Form == config.FormSeparate {
+	if !h.Unified {
 		h.VHead = len(h.Sizes)
 		h.Sizes = append(h.Sizes, 1)
 	}
-	if cfg.Algo != config.AlgoSoft {
+	if alg.multiplierHeads() >= 1 {
 		h.LambdaHead = len(h.Sizes)
 		h.Sizes = append(h.Sizes, 1)
 	}
-	if cfg.Algo == config.AlgoSparse {
+	if alg.multiplierHeads() >= 2 {
 		h.BigHead = len(h.Sizes)
 		h.Sizes = append(h.Sizes, 1)
 	}
-	return h
+	return h, nil
+}
+
+// SetAlpha changes the regularisation weight (alpha, or tau for soft PCL) of live heads: in the
+// per-step terms, in the unified form's Q/alpha, and in the objective's "inverse-alpha" policy
+// scale, all of which read it from here. It is what a weight schedule (the released code's
+// tau_start/tau_decay) calls between steps.
+func (m *Heads) SetAlpha(alpha float64) error {
+	if !(alpha > 0) || math.IsInf(alpha, 0) {
+		return fmt.Errorf("pcl: alpha %v, want > 0 and finite", alpha)
+	}
+	m.Alpha = alpha
+	return nil
 }
 
 // NumActions is the width of head 0.
 func (m *Heads) NumActions() int { return m.Sizes[0] }
 
+// TakesSparseGrad reports that the objective can write head 0's gradient as sparse rows into
+// SparseGrad: sparse PCL in the separate form, whose logit gradient is non-zero only on the
+// support and the taken action.
+func (m *Heads) TakesSparseGrad() bool {
+	_, sparse := m.Algo.(Sparse)
+	return sparse && !m.Unified
+}
+
+// logitScale is the factor from head 0 to the logits: 1/alpha in the unified form, else 1.
+func (m *Heads) logitScale() float32 {
+	if m.Unified {
+		return float32(1 / m.Alpha)
+	}
+	return 1
+}
+
 // Logits writes the policy logits z of one row of head 0 into dst (Q/alpha in the unified form).
 // The greedy action is their argmax.
 func (m *Heads) Logits(dst, head []float32) {
-	if m.Form == config.FormUnified {
+	if m.Unified {
 		inv := float32(1 / m.Alpha)
 		for i, q := range head {
 			dst[i] = q * inv
@@ -78,8 +118,17 @@ func (m *Heads) Logits(dst, head []float32) {
 // threshold tau that the step functions need (log-sum-exp for soft).
 func (m *Heads) Probs(p, z, head0 []float32) float64 {
 	m.Logits(z, head0)
-	tau, _ := policy.Entmax(p, z, nil, m.Q)
+	tau, _ := policy.Entmax(p, z, nil, m.Algo.Q())
 	return tau
+}
+
+// SampleRow draws an action from the policy of one row of head 0 by inverting its cumulative
+// distribution at the uniform number u (as policy.SampleWithUniform does) with the algorithm's
+// row kernel, and returns the policy's largest probability and support size. ok is false when
+// the row needs the reference path (Probs, then policy.SampleWithUniform): non-finite logits, or
+// an algorithm without a row kernel. sc is the calling goroutine's scratch.
+func (m *Heads) SampleRow(sc *RowScratch, head0 []float32, u float64) (action int, maxProb, support float32, ok bool) {
+	return m.Algo.sampleRow(sc, head0, m.logitScale(), u)
 }
 
 // rowValue is V of one row: the V head (separate) or alpha * value-operator(z) (unified).
@@ -87,7 +136,7 @@ func (m *Heads) rowValue(heads []*tensor.Matrix, row int, z, p []float32) float6
 	if m.VHead >= 0 {
 		return float64(heads[m.VHead].Data[row])
 	}
-	return m.Alpha * policy.EntmaxConjugateFromProbs(z, p, nil, m.Q)
+	return m.Alpha * policy.EntmaxConjugateFromProbs(z, p, nil, m.Algo.Q())
 }
 
 // head returns the scalar of head i at row, or 0 when the head is absent.
@@ -101,41 +150,7 @@ func head(heads []*tensor.Matrix, i, row int) float64 {
 // stepTerm evaluates the non-reward consistency term of one step and, with w != 0, accumulates
 // w * d(term)/d(heads) into dHeads (dz is scratch; it is chained through the unified 1/alpha).
 func (m *Heads) stepTerm(heads, dHeads []*tensor.Matrix, row, a int, z, p, dz []float32, tau, w float64) float64 {
-	clear(dz)
-	var c float64
-	switch m.Algo {
-	case config.AlgoSoft:
-		// log pi(a) = z_a - logsumexp(z); tau is the logsumexp.
-		logp := float64(z[a]) - tau
-		c = -m.Alpha * logp
-		if w != 0 {
-			for b := range p {
-				g := float64(p[b])
-				if b == a {
-					g -= 1
-				}
-				dz[b] = float32(w * m.Alpha * g)
-			}
-		}
-	case config.AlgoSparse:
-		r := policy.SparseStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Alpha,
-			head(heads, m.LambdaHead, row), head(heads, m.BigHead, row), w)
-		c = r.Value
-		if w != 0 {
-			dHeads[m.LambdaHead].Data[row] += float32(w * r.DHeadLambda)
-			dHeads[m.BigHead].Data[row] += float32(w * r.DHeadBig)
-		}
-	default:
-		r := policy.TsallisStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Q, m.Alpha, head(heads, m.LambdaHead, row), w)
-		c = r.Value
-		if w != 0 {
-			dHeads[m.LambdaHead].Data[row] += float32(w * r.DLogScale)
-		}
-	}
-	if w != 0 {
-		m.addLogitGrad(dHeads[0].Row(row), dz)
-	}
-	return c
+	return m.Algo.stepTerm(m, heads, dHeads, row, a, z, p, dz, tau, w)
 }
 
 // addValueGrad adds g * dV/d(heads) of one row.
@@ -155,7 +170,7 @@ func (m *Heads) addValueGrad(dHeads []*tensor.Matrix, row int, p []float32, g fl
 // head 0 is Q).
 func (m *Heads) addLogitGrad(dst, dz []float32) {
 	s := float32(1)
-	if m.Form == config.FormUnified {
+	if m.Unified {
 		s = float32(1 / m.Alpha)
 	}
 	for i, v := range dz {

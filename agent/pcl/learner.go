@@ -12,19 +12,46 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// Learner trains a Model with the path-consistency loss and Adam.
-type Learner struct {
-	Cfg   config.Config
-	Model *Model
+// Network is a model family as the learner sees it: it turns a batch of step sequences of type T
+// (whole episodes for the LSTM of the algorithmic tasks, sub-episodes for the MLPs of continuous
+// control) into heads in its Layout, and head gradients into parameter gradients.
+type Network[T any] interface {
+	// Layout is the heads' layout and algebra; it holds the weight alpha.
+	Layout() *Heads
+	// ForwardBatch checks and encodes batch (not empty) and computes its heads, (T+1)*B rows
+	// each, time-major, and the batch's step layout. The matrices and the Steps' slices belong
+	// to the network and are valid until its next ForwardBatch; Backward needs what it kept.
+	ForwardBatch(batch []T) ([]*tensor.Matrix, Steps, error)
+	// Backward accumulates the parameter gradients of the head gradients dHeads of the last
+	// ForwardBatch.
+	Backward(dHeads []*tensor.Matrix) error
+	// Params are the trainable parameters, in the checkpoint's order.
+	Params() []*nn.Param
+	// StateParams are the network's non-trainable state a checkpoint keeps after the optimiser's
+	// (the observation normaliser's statistics; none for the LSTM).
+	StateParams() []*nn.Param
+}
+
+// splitNetwork is a network with separate policy and value parameters, whose gradient norms
+// TrainStep reports.
+type splitNetwork interface {
+	PolicyParams() []*nn.Param
+	ValueParams() []*nn.Param
+}
+
+// Learner trains a network of either family with the path-consistency loss (Objective) and a
+// clipped optimiser step. It is the one learner: the families differ only in their Network.
+type Learner[T any, N Network[T]] struct {
+	Model N
 	Opt   optim.Optimizer
 
-	obj Objective
-	// scratch reused across batches
-	tokens  []int32
-	lengths []int
-	steps   Steps
-	dHeads  []*tensor.Matrix
+	cfg    config.Config
+	obj    Objective
+	dHeads []*tensor.Matrix
 }
+
+// EpisodeLearner is the learner of the algorithmic tasks: the LSTM Model over whole episodes.
+type EpisodeLearner = Learner[*episode.Episode, *Model]
 
 // ErrNonFinite marks a loss, gradient or parameter that became NaN or Inf.
 var ErrNonFinite = errors.New("pcl: non-finite value")
@@ -35,10 +62,16 @@ type StepInfo struct {
 	GradNorm float64 // global gradient norm before clipping
 	Episodes int
 	Steps    int
+	// ClipScale is the factor the global-norm clip applied (1 when it did not bind).
+	ClipScale float64
+	// GradNormPolicy and GradNormValue are the norms of the policy's and the value network's
+	// gradients before clipping (NaN for a network without separate value parameters).
+	GradNormPolicy, GradNormValue float64
 }
 
-// NewLearner builds the model and its optimiser for cfg (which must be valid).
-func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*Learner, error) {
+// NewLearner builds the LSTM of the algorithmic tasks on the task spec and its learner for cfg
+// (which must be valid).
+func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*EpisodeLearner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -46,15 +79,51 @@ func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*Learner, err
 	if err != nil {
 		return nil, err
 	}
-	opt, err := optim.New(cfg.Optimizer, m.Net.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
+	return NewLearnerOf[*episode.Episode](cfg, m)
+}
+
+// NewLearnerOf returns the learner of model with cfg's objective and optimiser (cfg must be valid
+// and the one model was built with).
+func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, N], error) {
+	opt, err := optim.New(cfg.Optimizer, model.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}
-	return &Learner{Cfg: cfg, Model: m, Opt: opt, obj: Objective{Heads: &m.Heads, Cfg: cfg}}, nil
+	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg, model.Layout())}
+	for _, s := range model.Layout().Sizes {
+		l.dHeads = append(l.dHeads, tensor.New(0, s))
+	}
+	return l, nil
 }
 
+// Config is the learner's config, with the current weight alpha.
+func (l *Learner[T, N]) Config() config.Config {
+	c := l.cfg
+	c.Alpha = l.Alpha()
+	return c
+}
+
+// SetAlpha changes the regularisation weight (alpha, or tau for soft PCL) of the live learner: in
+// the per-step terms, in the unified form's Q/alpha, and in the "inverse-alpha" policy scale. It
+// is what a weight schedule (the released code's tau_start/tau_decay) calls between steps. The
+// weight is held once, in the heads (Heads.SetAlpha).
+func (l *Learner[T, N]) SetAlpha(alpha float64) error { return l.Model.Layout().SetAlpha(alpha) }
+
+// Alpha is the current regularisation weight.
+func (l *Learner[T, N]) Alpha() float64 { return l.Model.Layout().Alpha }
+
 // Params are the trainable parameters.
-func (l *Learner) Params() []*nn.Param { return l.Model.Net.Params() }
+func (l *Learner[T, N]) Params() []*nn.Param { return l.Model.Params() }
+
+// StateParams are what a checkpoint holds besides Params, in order: the optimiser's state, then
+// the network's (Network.StateParams).
+func (l *Learner[T, N]) StateParams() []*nn.Param {
+	return append(l.Opt.StateParams(), l.Model.StateParams()...)
+}
+
+// Objective is the learner's objective: V and the per-step terms of the last Loss are read from
+// it, and tests switch it to the reference path.
+func (l *Learner[T, N]) Objective() *Objective { return &l.obj }
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
@@ -63,100 +132,60 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// Loss returns the path-consistency loss of eps; with grad it also leaves in the parameters'
+// Loss returns the path-consistency loss of batch; with grad it also leaves in the parameters'
 // Grad the gradient of the training objective: the exact gradient of the loss, except that the
 // part through the per-step terms is multiplied by the policy scale (1/alpha for "inverse-alpha")
 // and the part through V by CriticWeight.
-func (l *Learner) Loss(eps []*episode.Episode, grad bool) (StepInfo, error) {
-	B := len(eps)
-	if B == 0 {
+func (l *Learner[T, N]) Loss(batch []T, grad bool) (StepInfo, error) {
+	if len(batch) == 0 {
 		return StepInfo{}, fmt.Errorf("pcl: loss of an empty batch")
 	}
-	m := l.Model
-	spec := m.Spec
-	F, K := spec.Features(), spec.NumActions()
-	T, steps := 0, 0
-	for i, e := range eps {
-		if err := e.Validate(); err != nil {
-			return StepInfo{}, fmt.Errorf("pcl: batch episode %d: %w", i, err)
-		}
-		T = max(T, e.Len())
-		steps += e.Len()
-	}
-	Tn := T + 1
-	l.tokens = grow(l.tokens, Tn*B*F)
-	clear(l.tokens)
-	l.lengths = grow(l.lengths, B)
-	for b, e := range eps {
-		L := e.Len()
-		l.lengths[b] = L + 1
-		for t := 0; t <= L; t++ {
-			row := l.tokens[(t*B+b)*F : (t*B+b+1)*F]
-			o := int(e.Obs[t])
-			if o < 0 || o >= spec.ObsVocab {
-				return StepInfo{}, fmt.Errorf("pcl: batch episode %d: observation %d at step %d outside [0, %d)", b, o, t, spec.ObsVocab)
-			}
-			row[0] = int32(o)
-			prev := -1
-			if t > 0 {
-				prev = int(e.Actions[t-1])
-			}
-			spec.PrevActionTokens(row[1:], prev)
-		}
-		for t, a := range e.Actions {
-			if a < 0 || int(a) >= K {
-				return StepInfo{}, fmt.Errorf("pcl: batch episode %d: action %d at step %d outside [0, %d)", b, a, t, K)
-			}
-		}
-	}
-	st := &l.steps
-	*st = Steps{T: T, B: B, Lengths: grow(st.Lengths, B), Terminated: grow(st.Terminated, B),
-		Actions: grow(st.Actions, T*B), Rewards: grow(st.Rewards, T*B)}
-	for b, e := range eps {
-		st.Lengths[b], st.Terminated[b] = e.Len(), e.Terminated
-		for t, a := range e.Actions {
-			st.Actions[t*B+b], st.Rewards[t*B+b] = a, e.Rewards[t]
-		}
-	}
-	heads, err := m.Net.Forward(l.tokens, Tn, B, l.lengths)
+	heads, steps, err := l.Model.ForwardBatch(batch)
 	if err != nil {
-		return StepInfo{}, fmt.Errorf("pcl: forward: %w", err)
+		return StepInfo{}, err
+	}
+	n := 0
+	for _, L := range steps.Lengths {
+		n += L
 	}
 	var dHeads []*tensor.Matrix
 	if grad {
-		if len(l.dHeads) != len(heads) {
-			l.dHeads = make([]*tensor.Matrix, len(heads))
-			for i := range heads {
-				l.dHeads[i] = tensor.New(0, heads[i].Cols)
-			}
-		}
 		dHeads = l.dHeads
 	}
-	loss, err := l.obj.Evaluate(heads, *st, dHeads)
-	info := StepInfo{Loss: loss, Episodes: B, Steps: steps}
+	loss, err := l.obj.Evaluate(heads, steps, dHeads)
+	info := StepInfo{Loss: loss, Episodes: len(batch), Steps: n, ClipScale: math.NaN(), GradNormPolicy: math.NaN(), GradNormValue: math.NaN()}
 	if err != nil || !grad {
 		return info, err
 	}
 	nn.ZeroGrads(l.Params())
-	if err := m.Net.Backward(l.dHeads); err != nil {
+	if err := l.Model.Backward(dHeads); err != nil {
 		return info, fmt.Errorf("pcl: backward: %w", err)
 	}
 	return info, nil
 }
 
-// TrainStep takes one clipped Adam step on eps. A non-finite loss or gradient leaves the
+// TrainStep takes one clipped optimiser step on batch. A non-finite loss or gradient leaves the
 // parameters untouched and returns an error wrapping ErrNonFinite. A step that makes a parameter
 // non-finite (an absurd learning rate) is also reported with ErrNonFinite; the parameters are then
 // unusable and the caller must not save them.
-func (l *Learner) TrainStep(eps []*episode.Episode) (StepInfo, error) {
-	info, err := l.Loss(eps, true)
+func (l *Learner[T, N]) TrainStep(batch []T) (StepInfo, error) {
+	info, err := l.Loss(batch, true)
 	if err != nil {
 		if math.IsNaN(info.Loss) || math.IsInf(info.Loss, 0) {
 			return info, fmt.Errorf("%w: path-consistency loss is %v", ErrNonFinite, info.Loss)
 		}
 		return info, err
 	}
-	info.GradNorm = optim.ClipGlobalNorm(l.Params(), l.Cfg.ClipNorm)
+	if s, ok := any(l.Model).(splitNetwork); ok {
+		info.GradNormPolicy = optim.GlobalNorm(s.PolicyParams())
+		info.GradNormValue = optim.GlobalNorm(s.ValueParams())
+	}
+	clip := l.cfg.ClipNorm
+	info.GradNorm = optim.ClipGlobalNorm(l.Params(), clip)
+	info.ClipScale = 1
+	if clip > 0 && info.GradNorm > clip {
+		info.ClipScale = clip / info.GradNorm
+	}
 	if math.IsNaN(info.GradNorm) || math.IsInf(info.GradNorm, 0) {
 		return info, fmt.Errorf("%w: gradient norm is %v (loss %v)", ErrNonFinite, info.GradNorm, info.Loss)
 	}
@@ -165,8 +194,8 @@ func (l *Learner) TrainStep(eps []*episode.Episode) (StepInfo, error) {
 	}
 	for _, p := range l.Params() {
 		if i := p.Value.FirstNonFinite(); i >= 0 {
-			return info, fmt.Errorf("%w: parameter %s[%d] is %v after the Adam step (learning rate %v)",
-				ErrNonFinite, p.Name, i, p.Value.Data[i], l.Cfg.LearningRate)
+			return info, fmt.Errorf("%w: parameter %s[%d] is %v after the optimiser step (learning rate %v)",
+				ErrNonFinite, p.Name, i, p.Value.Data[i], l.cfg.LearningRate)
 		}
 	}
 	return info, nil

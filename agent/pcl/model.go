@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
@@ -69,6 +70,11 @@ type Model struct {
 	Heads
 	Spec Spec
 	Net  *nn.SeqNet
+
+	// scratch of ForwardBatch, reused across batches
+	tokens  []int32
+	lengths []int
+	steps   Steps
 }
 
 // NewModel builds the network for cfg on the task spec.
@@ -76,7 +82,10 @@ func NewModel(cfg config.Config, spec Spec, eng *tensor.Engine) (*Model, error) 
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	h := NewHeads(cfg, spec.NumActions())
+	h, err := NewHeads(cfg, spec.NumActions())
+	if err != nil {
+		return nil, err
+	}
 	// V reads [c, h] like the reference value head.
 	state := make([]bool, len(h.Sizes))
 	if h.VHead >= 0 {
@@ -95,6 +104,73 @@ func NewModel(cfg config.Config, spec Spec, eng *tensor.Engine) (*Model, error) 
 	InitHeads(cfg, w, b, lambdaBias)
 	return &Model{Heads: h, Spec: spec, Net: net}, nil
 }
+
+// Layout is the model's heads (Network).
+func (m *Model) Layout() *Heads { return &m.Heads }
+
+// Params are the network's parameters.
+func (m *Model) Params() []*nn.Param { return m.Net.Params() }
+
+// StateParams is empty: the LSTM keeps no state besides its parameters.
+func (m *Model) StateParams() []*nn.Param { return nil }
+
+// ForwardBatch encodes eps (the observation and the previous action's components at every step,
+// an explicit "none" at the start) and runs the LSTM over them (Network).
+func (m *Model) ForwardBatch(eps []*episode.Episode) ([]*tensor.Matrix, Steps, error) {
+	B := len(eps)
+	spec := m.Spec
+	F, K := spec.Features(), spec.NumActions()
+	T := 0
+	for i, e := range eps {
+		if err := e.Validate(); err != nil {
+			return nil, Steps{}, fmt.Errorf("pcl: batch episode %d: %w", i, err)
+		}
+		T = max(T, e.Len())
+	}
+	Tn := T + 1
+	m.tokens = grow(m.tokens, Tn*B*F)
+	clear(m.tokens)
+	m.lengths = grow(m.lengths, B)
+	for b, e := range eps {
+		L := e.Len()
+		m.lengths[b] = L + 1
+		for t := 0; t <= L; t++ {
+			row := m.tokens[(t*B+b)*F : (t*B+b+1)*F]
+			o := int(e.Obs[t])
+			if o < 0 || o >= spec.ObsVocab {
+				return nil, Steps{}, fmt.Errorf("pcl: batch episode %d: observation %d at step %d outside [0, %d)", b, o, t, spec.ObsVocab)
+			}
+			row[0] = int32(o)
+			prev := -1
+			if t > 0 {
+				prev = int(e.Actions[t-1])
+			}
+			spec.PrevActionTokens(row[1:], prev)
+		}
+		for t, a := range e.Actions {
+			if a < 0 || int(a) >= K {
+				return nil, Steps{}, fmt.Errorf("pcl: batch episode %d: action %d at step %d outside [0, %d)", b, a, t, K)
+			}
+		}
+	}
+	st := &m.steps
+	*st = Steps{T: T, B: B, Lengths: grow(st.Lengths, B), Terminated: grow(st.Terminated, B),
+		Actions: grow(st.Actions, T*B), Rewards: grow(st.Rewards, T*B)}
+	for b, e := range eps {
+		st.Lengths[b], st.Terminated[b] = e.Len(), e.Terminated
+		for t, a := range e.Actions {
+			st.Actions[t*B+b], st.Rewards[t*B+b] = a, e.Rewards[t]
+		}
+	}
+	heads, err := m.Net.Forward(m.tokens, Tn, B, m.lengths)
+	if err != nil {
+		return nil, Steps{}, fmt.Errorf("pcl: forward: %w", err)
+	}
+	return heads, *st, nil
+}
+
+// Backward accumulates the parameter gradients of dHeads (Network).
+func (m *Model) Backward(dHeads []*tensor.Matrix) error { return m.Net.Backward(dHeads) }
 
 // InitHeads applies cfg's head initialisations, shared by every network family: it scales the
 // policy head's weights w and bias b by LogitInitScale, and with LambdaInit "alpha" sets the

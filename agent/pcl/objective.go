@@ -26,8 +26,16 @@ type Steps struct {
 // it, and the loss gradient with respect to those heads. It is the part of the learner that every
 // network family shares: the families differ only in how their inputs become heads and back.
 type Objective struct {
+	// Heads is the layout and the algebra of the heads, and holds the weight alpha.
 	Heads *Heads
-	Cfg   config.Config
+	// Gamma is the discount γ and Rollout the path length d of the consistencies.
+	Gamma   float64
+	Rollout int
+	// CriticWeight multiplies the gradient that reaches V.
+	CriticWeight float64
+	// InverseAlpha multiplies the gradient that reaches the per-step terms by 1/alpha (pg_scale
+	// "inverse-alpha", the released code's policy loss).
+	InverseAlpha bool
 	// Workers is the number of goroutines of the per-row passes (0: tensor.Workers(0)). The
 	// results do not depend on it.
 	Workers int
@@ -44,10 +52,16 @@ type Objective struct {
 	fast  fastState
 }
 
+// NewObjective returns the objective of cfg (gamma, rollout, critic weight, pg_scale) over heads h.
+func NewObjective(cfg config.Config, h *Heads) Objective {
+	return Objective{Heads: h, Gamma: cfg.Gamma, Rollout: cfg.Rollout, CriticWeight: cfg.CriticWeight,
+		InverseAlpha: cfg.PGScale == config.PGScaleInverseAlpha}
+}
+
 // PolicyScale is the factor on the gradient that reaches the per-step terms.
 func (o *Objective) PolicyScale() float64 {
-	if o.Cfg.PGScale == config.PGScaleInverseAlpha {
-		return 1 / o.Cfg.Alpha
+	if o.InverseAlpha {
+		return 1 / o.Heads.Alpha
 	}
 	return 1
 }
@@ -90,18 +104,14 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 	o.p = grow(o.p, Tn*B*K)
 	o.tau = grow(o.tau, Tn*B)
 	o.dz = grow(o.dz, K)
-	in := &o.in
-	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
-		Values: grow(in.Values, Tn*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
-	clear(in.Values)
-	clear(in.Rewards)
-	clear(in.Terms)
 	for b := range B {
-		L := s.Lengths[b]
-		if L < 1 || L > T {
+		if L := s.Lengths[b]; L < 1 || L > T {
 			return 0, fmt.Errorf("pcl: sequence %d has length %d, want 1..%d", b, L, T)
 		}
-		in.Lengths[b], in.Terminated[b] = L, s.Terminated[b]
+	}
+	in := o.resetInputs(s)
+	for b := range B {
+		L := s.Lengths[b]
 		for t := 0; t <= L; t++ {
 			row := t*B + b
 			z, p := o.z[row*K:(row+1)*K], o.p[row*K:(row+1)*K]
@@ -112,7 +122,6 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 				if a < 0 || a >= K {
 					return 0, fmt.Errorf("pcl: sequence %d: action %d at step %d outside [0, %d)", b, a, t, K)
 				}
-				in.Rewards[row] = s.Rewards[row]
 				in.Terms[row] = m.stepTerm(heads, nil, row, a, z, p, o.dz, o.tau[row], 0)
 			}
 		}
@@ -121,7 +130,7 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 	if dHeads != nil {
 		g = &o.grads
 	}
-	loss, err := PathLoss(*in, o.Cfg.Gamma, o.Cfg.Rollout, g)
+	loss, err := PathLoss(*in, o.Gamma, o.Rollout, g)
 	if err != nil || dHeads == nil {
 		return loss, err
 	}
@@ -132,7 +141,7 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 		dHeads[i].Reshape(h.Rows, h.Cols)
 		dHeads[i].Zero()
 	}
-	ps, cw := o.PolicyScale(), o.Cfg.CriticWeight
+	ps, cw := o.PolicyScale(), o.CriticWeight
 	for b := range B {
 		L := s.Lengths[b]
 		for t := 0; t <= L; t++ {
@@ -149,6 +158,25 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 		}
 	}
 	return loss, nil
+}
+
+// resetInputs sizes and clears the path inputs for s (whose lengths have been checked) and copies
+// its lengths, end flags and rewards; V and the step terms are left for the passes to write.
+func (o *Objective) resetInputs(s Steps) *PathInputs {
+	T, B := s.T, s.B
+	in := &o.in
+	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
+		Values: grow(in.Values, (T+1)*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
+	clear(in.Values)
+	clear(in.Rewards)
+	clear(in.Terms)
+	for b := range B {
+		in.Lengths[b], in.Terminated[b] = s.Lengths[b], s.Terminated[b]
+		for t := range s.Lengths[b] {
+			in.Rewards[t*B+b] = s.Rewards[t*B+b]
+		}
+	}
+	return in
 }
 
 // Probs returns the policy of row in the last Evaluate (valid until the next one; on the fast

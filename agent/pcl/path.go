@@ -127,9 +127,6 @@ func PathLoss(in PathInputs, gamma float64, d int, g *PathGrads) (float64, error
 	return loss, nil
 }
 
-// NumRows is the number of consistency rows PathLoss sums for an episode of length L.
-func NumRows(L, d int) int { return d - 1 + L }
-
 func zeroed(s []float64, n int) []float64 {
 	if cap(s) < n {
 		return make([]float64, n)

@@ -145,7 +145,7 @@ func (c *checkpoints) write(meta Meta, params []*nn.Param, saveReplay func(path 
 // saver writes the checkpoints of a whole-episode run.
 type saver struct {
 	*checkpoints
-	learner *pcl.Learner
+	learner *pcl.EpisodeLearner
 	env     envs.VecEnv
 	buf     *replay.Buffer
 
@@ -258,7 +258,7 @@ func replayPath(ckpt string, meta Meta) (string, error) {
 
 // LoadCheckpoint restores a learner from a run directory's checkpoint (parameters and optimizer
 // state) and returns its metadata. The learner must have been built from the same config.
-func LoadCheckpoint(dir string, l *pcl.Learner) (Meta, error) {
+func LoadCheckpoint(dir string, l *pcl.EpisodeLearner) (Meta, error) {
 	path := filepath.Join(dir, CheckpointFile)
 	f, meta, err := readCheckpoint(path)
 	if err != nil {

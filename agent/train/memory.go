@@ -92,7 +92,7 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 		V += float64(v)
 	}
 	F := float64(spec.Features())
-	heads := pcl.NewHeads(cfg, spec.NumActions())
+	heads := headLayout(cfg, spec.NumActions())
 	params := V*E + E + (E+H+1)*4*H // embeddings and their bias, the LSTM
 	otherCols := 0.0                // head columns besides the |A| logits
 	for i, s := range heads.Sizes {
@@ -210,7 +210,7 @@ const (
 // observation vectors of obsDim values and numActions actions.
 func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstimate {
 	D, H, K := float64(obsDim), float64(cfg.MLPHidden), float64(numActions)
-	heads := pcl.NewHeads(cfg, numActions)
+	heads := headLayout(cfg, numActions)
 	params := (D+1)*H + (H+1)*H // policy trunk
 	otherCols := 0.0
 	for i, s := range heads.Sizes {
@@ -424,10 +424,24 @@ func memorySubject(cfg config.Config, numActions int) string {
 	switch {
 	case cfg.Grid > 0:
 		return fmt.Sprintf("%s at --grid %d (%d actions)", cfg.Env, cfg.Grid, numActions)
-	case cfg.Net != config.NetMLP:
-		if _, err := algorithmic.TaskByID(cfg.Env); err == nil {
-			return fmt.Sprintf("%s at --base %d (%d actions)", cfg.Env, cfg.Base, numActions)
-		}
+	case isAlgorithmic(cfg.Env):
+		return fmt.Sprintf("%s at --base %d (%d actions)", cfg.Env, cfg.Base, numActions)
 	}
 	return fmt.Sprintf("%s (%d actions)", cfg.Env, numActions)
+}
+
+// headLayout is the head layout of cfg for numActions actions. The estimates are made of valid
+// configs (Run validates first); for an invalid one they count the logits alone.
+func headLayout(cfg config.Config, numActions int) pcl.Heads {
+	h, err := pcl.NewHeads(cfg, numActions)
+	if err != nil {
+		return pcl.Heads{Sizes: []int{numActions}, VHead: -1, LambdaHead: -1, BigHead: -1}
+	}
+	return h
+}
+
+// isAlgorithmic reports whether env is one of the algorithmic tasks, whose |A| --base sets.
+func isAlgorithmic(env string) bool {
+	_, err := algorithmic.TaskByID(env)
+	return err == nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/control"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -67,7 +68,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner, cfg.Seed); err != nil {
+	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner.Model, cfg.Gamma, cfg.Seed); err != nil {
 		return nil, err
 	}
 	if r.replay, err = control.NewReplay(cfg.ReplaySteps); err != nil {
@@ -134,8 +135,8 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta Meta, withRepla
 	if err := f.Apply(r.params()); err != nil {
 		return fmt.Errorf("checkpoint %s does not match the run's networks: %w", path, err)
 	}
-	if r.learner.Norm != nil {
-		r.learner.Norm.Refresh()
+	if r.learner.Model.Norm != nil {
+		r.learner.Model.Norm.Refresh()
 	}
 	if !withReplay {
 		return nil
@@ -155,7 +156,7 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta Meta, withRepla
 
 // evaluate plays one greedy episode on every evaluation copy and returns the mean return.
 func (r *stepsRun) evaluate(ctx context.Context, seed int64) (float64, error) {
-	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner, seed, evalStepCap)
+	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
 	if err != nil {
 		return math.NaN(), err
 	}
@@ -278,8 +279,8 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 			row.GreedyReward, sum.LastGreedy = g, g
 		}
 		t0 := time.Now()
-		if r.learner.Norm != nil {
-			r.learner.Norm.Update(col.Observations)
+		if r.learner.Model.Norm != nil {
+			r.learner.Model.Norm.Update(col.Observations)
 		}
 		if cfg.OnPolicyStep {
 			info, err := r.learner.TrainStep(col.Segments)
@@ -303,7 +304,7 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 			return sum, stopped(it, "replay step", err)
 		}
 		row.ReplayLoss, row.GradNorm = info.Loss, info.GradNorm
-		row.Diagnostics = stepDiagnostics(info.Diagnostics)
+		row.Diagnostics = stepDiagnostics(info, control.ValueDiagnostics(r.learner, batch))
 		if !cfg.OnPolicyStep {
 			row.Loss = info.Loss
 		}
@@ -363,9 +364,9 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 }
 
 // stepDiagnostics is the metrics row's form of a replay step's diagnostics.
-func stepDiagnostics(d control.Diagnostics) Diagnostics {
-	return Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: d.ClipScale,
-		GradNormPolicy: d.GradNormPolicy, GradNormValue: d.GradNormValue}
+func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) Diagnostics {
+	return Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: info.ClipScale,
+		GradNormPolicy: info.GradNormPolicy, GradNormValue: info.GradNormValue}
 }
 
 // StepPlots writes the long-episode run's plots against env steps: reward.png (mean return of

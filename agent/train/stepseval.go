@@ -12,17 +12,23 @@ import (
 
 // IsStepsRun reports whether dir holds a long-episode (net mlp) run, and its config.
 func IsStepsRun(dir string) (bool, config.Config, error) {
+	cfg, err := readRunConfig(dir)
+	return err == nil && ResolveNet(cfg).Net == config.NetMLP, cfg, err
+}
+
+// readRunConfig reads the config.json of the run in dir.
+func readRunConfig(dir string) (config.Config, error) {
 	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {
-		return false, cfg, fmt.Errorf("eval: %w", err)
+		return cfg, fmt.Errorf("eval: %w", err)
 	}
-	return ResolveNet(cfg).Net == config.NetMLP, cfg, nil
+	return cfg, nil
 }
 
 // EvaluateSteps plays one greedy episode on each of n copies of a long-episode run's env with the
 // checkpoint's policy (copy i from seed seed+i) and returns the undiscounted returns.
 func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, n int, seed int64) ([]float64, Meta, error) {
-	_, cfg, err := IsStepsRun(dir)
+	cfg, err := readRunConfig(dir)
 	if err != nil {
 		return nil, Meta{}, err
 	}
@@ -35,7 +41,7 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("eval: %w", err)
 	}
-	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner, seed, evalStepCap)
+	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
 	if err != nil {
 		return nil, meta, fmt.Errorf("eval: %w", err)
 	}
@@ -45,7 +51,7 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 // RecordSteps plays one greedy episode of a long-episode run's checkpoint from seed and returns
 // the env's actions (for a replay that renders it) with the return.
 func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, seed int64) (control.Episode, config.Config, error) {
-	_, cfg, err := IsStepsRun(dir)
+	cfg, err := readRunConfig(dir)
 	if err != nil {
 		return control.Episode{}, cfg, err
 	}
@@ -57,7 +63,7 @@ func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.En
 	if _, err := r.load(dir, false); err != nil {
 		return control.Episode{}, cfg, fmt.Errorf("record: %w", err)
 	}
-	ep, err := control.Record(ctx, r.evalEnv, r.enc, r.learner, seed, evalStepCap)
+	ep, err := control.Record(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
 	if err != nil {
 		return ep, cfg, fmt.Errorf("record: %w", err)
 	}

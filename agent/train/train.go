@@ -484,7 +484,7 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 // resume loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
 // the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
 // curriculum is ignored: evaluation copies the training one.
-func resume(dir string, cfg config.Config, l *pcl.Learner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *checkpoints, error) {
+func resume(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *checkpoints, error) {
 	var notes []string
 	restore := func(path string, f *checkpoint.File, meta Meta) error {
 		notes = notes[:0]

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 )
@@ -27,9 +27,10 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// defaultRunDir names a run's directory after its env, size, algorithm and seed.
+// defaultRunDir names a run's directory after its env, size (the base of an algorithmic task, the
+// action grid of another env), algorithm and seed.
 func defaultRunDir(cfg config.Config) string {
-	if cfg.Net == config.NetMLP {
+	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
 		size := ""
 		if cfg.Grid > 0 {
 			size = fmt.Sprintf("-grid%d", cfg.Grid)
@@ -49,26 +50,20 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// parseTrainConfig registers every config flag on fs, parses args and applies the per-algorithm
-// default alpha when --alpha was not given, and the task's solved threshold when --threshold was not. It returns the names of the flags given.
+// parseTrainConfig registers every config flag on fs, parses args and resolves the defaults of the
+// flags not given (train.Resolve: alpha, threshold, network family, long-episode preset). It
+// returns the names of the flags given.
 func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
 	cfg.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	set := givenFlags(fs)
-	if !set["alpha"] {
-		cfg.Alpha = config.DefaultAlpha(cfg.Algo, cfg.Base)
+	resolved, err := train.Resolve(*cfg, func(name string) bool { return set[name] })
+	if err != nil {
+		return nil, err
 	}
-	if !set["threshold"] {
-		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
-	}
-	*cfg = train.ResolveNet(*cfg)
-	if cfg.Net == config.NetMLP {
-		if err := cfg.ApplyLongEpisodeDefaults(func(name string) bool { return set[name] }); err != nil {
-			return nil, err
-		}
-	}
+	*cfg = resolved
 	return set, nil
 }
 

@@ -367,3 +367,26 @@ func TestTrainPipedOutput(t *testing.T) {
 		t.Errorf("--log-format yaml: exit %d, stderr %q", code, e.String())
 	}
 }
+
+// A run directory is named by the base of an algorithmic task and by the action grid of any
+// other env, whatever network family trains it.
+func TestDefaultRunDir(t *testing.T) {
+	cases := []struct {
+		env       string
+		base, grd int
+		net       string
+		want      string
+	}{
+		{"Copy-v0", 5, 0, config.NetLSTM, "runs/Copy-v0-base5-sparse-seed1"},
+		{"Copy-v0", 5, 0, config.NetMLP, "runs/Copy-v0-base5-sparse-seed1"},
+		{"CartPole-v1", 5, 0, config.NetMLP, "runs/CartPole-v1-sparse-seed1"},
+		{"HalfCheetah-v5", 5, 3, config.NetMLP, "runs/HalfCheetah-v5-grid3-sparse-seed1"},
+	}
+	for _, c := range cases {
+		cfg := config.Default()
+		cfg.Env, cfg.Base, cfg.Grid, cfg.Net = c.env, c.base, c.grd, c.net
+		if got := defaultRunDir(cfg); got != c.want {
+			t.Errorf("%s base %d grid %d %s: %q, want %q", c.env, c.base, c.grd, c.net, got, c.want)
+		}
+	}
+}

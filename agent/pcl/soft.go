@@ -1,0 +1,101 @@
+package pcl
+
+import (
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/policy"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+)
+
+// Soft is soft PCL (paper section 4): the Shannon-entropy regulariser with weight tau (Heads.Alpha),
+// a softmax policy, and the per-step term -tau * log pi(a|s). It reads no multiplier heads.
+type Soft struct{}
+
+// Name is "soft".
+func (Soft) Name() string { return "soft" }
+
+// Q is 1: the softmax.
+func (Soft) Q() float64 { return 1 }
+
+func (Soft) multiplierHeads() int { return 0 }
+
+func (Soft) densePolicy() bool { return false }
+
+// stepTerm is -tau * log pi(a) = -tau * (z_a - logsumexp(z)); tau is the log-sum-exp. Its
+// gradient with respect to z is tau * (p - onehot(a)).
+func (Soft) stepTerm(m *Heads, heads, dHeads []*tensor.Matrix, row, a int, z, p, dz []float32, tau, w float64) float64 {
+	clear(dz)
+	logp := float64(z[a]) - tau
+	c := -m.Alpha * logp
+	if w != 0 {
+		for b := range p {
+			g := float64(p[b])
+			if b == a {
+				g -= 1
+			}
+			dz[b] = float32(w * m.Alpha * g)
+		}
+		m.addLogitGrad(dHeads[0].Row(row), dz)
+	}
+	return c
+}
+
+// fastValue keeps the row's maximum and log-sum-exp; V is the V head, or tau * logsumexp(Q/tau)
+// in the unified form.
+func (Soft) fastValue(o *Objective, wk *rowWork, w int, heads []*tensor.Matrix, row, a int, scale float32) bool {
+	m, in := o.Heads, &o.in
+	h := heads[0].Row(row)
+	r, ok := policy.SoftRowStats(h, scale)
+	if !ok {
+		return false
+	}
+	o.fast.rows[row] = rowState{m: float64(r.M), ts: r.LSE, inv: r.Inv}
+	if m.VHead >= 0 {
+		in.Values[row] = float64(heads[m.VHead].Data[row])
+	} else {
+		in.Values[row] = m.Alpha * r.LSE
+	}
+	if a >= 0 {
+		in.Terms[row] = -m.Alpha * (float64(h[a]*scale) - r.LSE)
+	}
+	return true
+}
+
+// fastGrad writes d = s * w * tau * (p - onehot(a)) (+ dv * p in the unified form) in one pass of
+// exps.
+func (Soft) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix, sink *nn.SparseRows, row, a int, wt, dv float64, d []float32, scale float32) {
+	m := o.Heads
+	st := o.fast.rows[row]
+	h := heads[0].Row(row)
+	c1, c2 := 0.0, 0.0
+	if wt != 0 {
+		c1 = float64(scale) * wt * m.Alpha
+		c2 = -c1
+	}
+	if m.VHead >= 0 {
+		if dv != 0 {
+			dHeads[m.VHead].Data[row] += float32(dv)
+		}
+	} else {
+		c1 += dv
+	}
+	if c1 == 0 {
+		clear(d)
+	} else {
+		policy.SoftRowExp(d, h, scale, policy.SoftRow{M: float32(st.m), Inv: st.inv}, float32(c1))
+	}
+	if c2 != 0 {
+		d[a] += float32(c2)
+	}
+}
+
+// sampleRow writes the softmax out and inverts its cumulative distribution.
+func (Soft) sampleRow(sc *RowScratch, h []float32, scale float32, u float64) (int, float32, float32, bool) {
+	sc.pv = grow(sc.pv, len(h))
+	r, ok := policy.SoftRowStats(h, scale)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	policy.SoftRowExp(sc.pv, h, scale, r, 1)
+	mp, sup := RowStats(sc.pv)
+	return policy.SampleWithUniform(sc.pv, u), mp, sup, true
+}
