@@ -76,8 +76,15 @@ type Config struct {
 	Form     string  `json:"form"`      // "separate" (default) or "unified"
 	Alpha    float64 `json:"alpha"`     // regularisation weight: alpha for sparse/tsallis, tau for soft
 	TsallisQ float64 `json:"tsallis_q"` // entropic index q of the tsallis algo (1 < q; q = 2 is sparse)
-	Gamma    float64 `json:"gamma"`     // discount; 0.9 (paper)
-	Rollout  int     `json:"rollout"`   // d of the d-step consistency; 10 (paper)
+	// AlphaStart and AlphaDecay, when AlphaStart > 0, make Alpha the floor of the released code's
+	// schedule: alpha = max(AlphaStart * AlphaDecay^(iteration/100), Alpha).
+	AlphaStart float64 `json:"alpha_start,omitempty"`
+	AlphaDecay float64 `json:"alpha_decay,omitempty"`
+	// AlphaAuto learns alpha from Alpha on, steering the policy's max-prob toward a target that
+	// rises from 0.5 to 0.9 (agent/weight.Auto).
+	AlphaAuto bool    `json:"alpha_auto,omitempty"`
+	Gamma     float64 `json:"gamma"`   // discount; 0.9 (paper)
+	Rollout   int     `json:"rollout"` // d of the d-step consistency; 10 (paper)
 	// CriticWeight multiplies the gradient reaching V; 1.0 as in the pcl_rl README's PCL command.
 	CriticWeight float64 `json:"critic_weight"`
 	// PGScale is "inverse-alpha" (default, the released code: policy gradient = grad(C^2/2)/alpha)
@@ -234,6 +241,19 @@ func (c Config) Validate() error {
 	if !(c.Alpha > 0) {
 		bad("alpha", c.Alpha, "must be > 0")
 	}
+	if c.AlphaStart != 0 {
+		if !(c.AlphaStart >= c.Alpha) || math.IsInf(c.AlphaStart, 0) {
+			bad("alpha_start", c.AlphaStart, "must be at least alpha, the schedule's floor")
+		}
+		if !(c.AlphaDecay > 0 && c.AlphaDecay <= 1) {
+			bad("alpha_decay", c.AlphaDecay, "must be in (0, 1] with alpha_start")
+		}
+		if c.AlphaAuto {
+			bad("alpha_auto", c.AlphaAuto, "excludes alpha_start (a schedule or the automatic weight, not both)")
+		}
+	} else if c.AlphaDecay != 0 {
+		bad("alpha_decay", c.AlphaDecay, "needs alpha_start")
+	}
 	if c.Algo == AlgoTsallis && !(c.TsallisQ > 1) {
 		bad("tsallis_q", c.TsallisQ, "must be > 1 (q = 1 is soft PCL: use --algo soft)")
 	}
@@ -359,6 +379,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Form, "form", c.Form, `"separate" or "unified"`)
 	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "regularisation weight: alpha of sparse and tsallis (default 0.05), tau of soft (default 0.025 when not given)")
 	fs.Float64Var(&c.TsallisQ, "tsallis-q", c.TsallisQ, "entropic index q of --algo tsallis")
+	fs.Float64Var(&c.AlphaStart, "alpha-start", c.AlphaStart, "start of a decaying weight, max(alpha-start * alpha-decay^(iteration/100), --alpha) (the released code's tau_start; 0: fixed --alpha)")
+	fs.Float64Var(&c.AlphaDecay, "alpha-decay", c.AlphaDecay, "factor on the weight every 100 iterations, with --alpha-start (the released code's tau_decay)")
+	fs.BoolVar(&c.AlphaAuto, "alpha-auto", c.AlphaAuto, "learn the weight from --alpha on, steering the policy's max-prob toward a target rising from 0.5 to 0.9")
 	fs.Float64Var(&c.Gamma, "gamma", c.Gamma, "discount")
 	fs.IntVar(&c.Rollout, "rollout", c.Rollout, "d of the d-step path consistency")
 	fs.Float64Var(&c.CriticWeight, "critic-weight", c.CriticWeight, "multiplier of the gradient reaching V")

@@ -49,6 +49,10 @@ func TestValidateNamesField(t *testing.T) {
 		{"replay_priority", func(c *Config) { c.ReplayPriority = "td" }},
 		{"pg_scale", func(c *Config) { c.PGScale = "x" }},
 		{"batch_size", func(c *Config) { c.BatchSize = 0 }},
+		{"alpha_start", func(c *Config) { c.AlphaStart, c.AlphaDecay = c.Alpha/2, 0.5 }},
+		{"alpha_decay", func(c *Config) { c.AlphaStart, c.AlphaDecay = 1, 1.5 }},
+		{"alpha_decay", func(c *Config) { c.AlphaDecay = 0.5 }},
+		{"alpha_auto", func(c *Config) { c.AlphaStart, c.AlphaDecay, c.AlphaAuto = 1, 0.5, true }},
 	}
 	for _, tc := range cases {
 		c := Default()

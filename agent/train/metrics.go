@@ -31,6 +31,7 @@ type Row struct {
 	Curriculum   int     // current curriculum minimum length of the training env (0: unknown)
 	GradNorm     float64 // global gradient norm of the (last) training step, before clipping
 	Diagnostics
+	Alpha float64 // the regularisation weight of this iteration's training steps (NaN in files written before it)
 }
 
 // Diagnostics are the value and gradient measurements of a training step (NaN where a run
@@ -59,7 +60,7 @@ func NoDiagnostics() Diagnostics {
 }
 
 var header = []string{"iteration", "env_steps", "wall_seconds", "mean_reward", "greedy_reward", "loss", "replay_loss", "support_size",
-	"max_prob", "curriculum_length", "grad_norm", "value_mean", "return_discounted", "reg_term", "clip_scale", "grad_norm_policy", "grad_norm_value"}
+	"max_prob", "curriculum_length", "grad_norm", "value_mean", "return_discounted", "reg_term", "clip_scale", "grad_norm_policy", "grad_norm_value", "alpha"}
 
 // requiredColumns are the columns every metrics file has had; the later ones (the diagnostics)
 // may be missing from files written before them, and read as NaN.
@@ -71,7 +72,7 @@ func (r Row) record() []string {
 	d := r.Diagnostics
 	return []string{strconv.Itoa(r.Iteration), strconv.FormatInt(r.EnvSteps, 10), f(r.WallSeconds), f(r.MeanReward),
 		f(r.GreedyReward), f(r.Loss), f(r.ReplayLoss), f(r.Support), f(r.MaxProb), strconv.Itoa(r.Curriculum), f(r.GradNorm),
-		f(d.ValueMean), f(d.ReturnDiscounted), f(d.RegTerm), f(d.ClipScale), f(d.GradNormPolicy), f(d.GradNormValue)}
+		f(d.ValueMean), f(d.ReturnDiscounted), f(d.RegTerm), f(d.ClipScale), f(d.GradNormPolicy), f(d.GradNormValue), f(r.Alpha)}
 }
 
 // layout maps each column of a metrics file to its index in header.
@@ -96,10 +97,10 @@ func parseRow(rec []string, lay layout, path string, line int) (Row, error) {
 	if len(rec) != len(lay) {
 		return Row{}, fmt.Errorf("metrics: %s line %d: %d columns, want %d", path, line, len(rec), len(lay))
 	}
-	r := Row{Diagnostics: NoDiagnostics()}
+	r := Row{Diagnostics: NoDiagnostics(), Alpha: math.NaN()}
 	floats := [...]*float64{2: &r.WallSeconds, 3: &r.MeanReward, 4: &r.GreedyReward, 5: &r.Loss, 6: &r.ReplayLoss, 7: &r.Support,
 		8: &r.MaxProb, 10: &r.GradNorm, 11: &r.ValueMean, 12: &r.ReturnDiscounted, 13: &r.RegTerm, 14: &r.ClipScale,
-		15: &r.GradNormPolicy, 16: &r.GradNormValue}
+		15: &r.GradNormPolicy, 16: &r.GradNormValue, 17: &r.Alpha}
 	for j, i := range lay {
 		var err error
 		switch i {

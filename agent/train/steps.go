@@ -221,6 +221,13 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 	pr := newProgress(opts, meta.Iteration, cfg.Iters, true)
 	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
 	log = pr.logger(log)
+	alphas, err := newAlphaControl(cfg, log)
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := alphas.restore(meta.LogAlpha, r.learner); err != nil {
+		return Summary{}, err
+	}
 	log.Info("training", logNums("env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
 		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter, "iters", cfg.Iters,
 		"from", meta.Iteration, "memory_estimate", FormatBytes(est.Total()), "dir", opts.Dir)...)
@@ -278,6 +285,11 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 			st.EvalSeconds += time.Since(t1).Seconds()
 			row.GreedyReward, sum.LastGreedy = g, g
 		}
+		row.MaxProb, row.Support = r.sampler.Window()
+		if err := alphas.apply(it, row.MaxProb, r.learner); err != nil {
+			return sum, stopped(it, "alpha", err)
+		}
+		row.Alpha = r.learner.Alpha()
 		t0 := time.Now()
 		if r.learner.Model.Norm != nil {
 			r.learner.Model.Norm.Update(col.Observations)
@@ -314,15 +326,15 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 			st.Episodes += int64(len(col.Returns))
 		}
 		row.MeanReward = float64(st.LastMeanReturn)
-		row.MaxProb, row.Support = r.sampler.Window()
 		meta.EnvSteps += int64(col.EnvSteps)
-		meta.Iteration = it + 1
+		meta.Iteration, meta.LogAlpha = it+1, alphas.state()
 		meta.WallSeconds = baseWall + time.Since(start).Seconds()
 		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
 		rows = append(rows, row)
 		if err := mw.write(row); err != nil {
 			return sum, stopped(it, "metrics", err)
 		}
+		alphas.observe(row)
 		point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: sum.LastGreedy, EnvSteps: meta.EnvSteps}
 		pr.update(point)
 		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {

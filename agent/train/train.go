@@ -357,6 +357,13 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	pr := newProgress(opts, meta.Iteration, cfg.Iters, false)
 	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
 	log = pr.logger(log)
+	alphas, err := newAlphaControl(cfg, log)
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := alphas.restore(meta.LogAlpha, learner); err != nil {
+		return Summary{}, err
+	}
 	log.Info("training", logNums("env", cfg.Env, "base", cfg.Base, "actions", spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
 		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "from", meta.Iteration, "blas", eng.Backend(),
 		"memory_estimate", FormatBytes(est.Total()), "dir", opts.Dir)...)
@@ -395,6 +402,10 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 		}
 		row := Row{Diagnostics: NoDiagnostics(), Iteration: it, MeanReward: res.MeanReward, Support: res.Stats.MeanSupport(), MaxProb: res.Stats.MeanMaxProb(),
 			Curriculum: curriculumOf(env), GreedyReward: math.NaN(), ReplayLoss: math.NaN()}
+		if err := alphas.apply(it, row.MaxProb, learner); err != nil {
+			return sum, stopped(it, "alpha", err)
+		}
+		row.Alpha = learner.Alpha()
 		info, err := learner.TrainStep(res.Episodes)
 		if err == nil {
 			err = checkDiverged(cfg, info.Loss)
@@ -440,7 +451,7 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 			row.GreedyReward = ev.MeanReward
 			sum.LastGreedy = ev.MeanReward
 		}
-		meta.Iteration = it + 1
+		meta.Iteration, meta.LogAlpha = it+1, alphas.state()
 		meta.WallSeconds = baseWall + time.Since(start).Seconds()
 		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
 		rows = append(rows, row)
@@ -448,6 +459,7 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 		if err := mw.write(row); err != nil {
 			return sum, stopped(it, "metrics", err)
 		}
+		alphas.observe(row)
 		point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: sum.LastGreedy, Curriculum: row.Curriculum}
 		pr.update(point)
 		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {

@@ -88,11 +88,14 @@ func (a *Auto) Alpha(it int, s Stats) float64 {
 // Current is the weight now, without a step.
 func (a *Auto) Current() float64 { return math.Exp(a.logAlpha) }
 
-// Restore sets the weight, as a resumed run must (the checkpoint holds the α it had reached).
-func (a *Auto) Restore(alpha float64) error {
-	if !(alpha >= a.Min && alpha <= a.Max) {
-		return fmt.Errorf("restored alpha %v outside [%v, %v]", alpha, a.Min, a.Max)
+// LogAlpha is the state a checkpoint saves: log α, exactly.
+func (a *Auto) LogAlpha() float64 { return a.logAlpha }
+
+// SetLogAlpha restores the state LogAlpha returned, as a resumed run must.
+func (a *Auto) SetLogAlpha(v float64) error {
+	if !(v >= math.Log(a.Min) && v <= math.Log(a.Max)) {
+		return fmt.Errorf("restored log alpha %v outside [log %v, log %v]", v, a.Min, a.Max)
 	}
-	a.logAlpha = math.Log(alpha)
+	a.logAlpha = v
 	return nil
 }

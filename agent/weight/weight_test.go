@@ -106,8 +106,11 @@ func TestAutoBoundsAndTarget(t *testing.T) {
 			t.Errorf("NewAuto(%+v): no error", o)
 		}
 	}
-	if err := a.Restore(0.02); err != nil || math.Abs(a.Current()-0.02) > 1e-15 {
-		t.Errorf("Restore: %v, alpha %v", err, a.Current())
+	if err := a.SetLogAlpha(math.Log(0.02)); err != nil || a.LogAlpha() != math.Log(0.02) {
+		t.Errorf("SetLogAlpha: %v, log alpha %v", err, a.LogAlpha())
+	}
+	if err := a.SetLogAlpha(math.Log(100)); err == nil {
+		t.Error("SetLogAlpha above the bound: no error")
 	}
 }
 

@@ -1,0 +1,103 @@
+package train
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/weight"
+)
+
+// alphaLearner is what the weight control needs of a learner.
+type alphaLearner interface {
+	Alpha() float64
+	SetAlpha(alpha float64) error
+}
+
+// alphaControl is a run's regularisation weight over its iterations (fixed, scheduled or
+// automatic) and its collapse check.
+type alphaControl struct {
+	ctrl  weight.Controller
+	auto  *weight.Auto // the automatic weight's state, nil otherwise
+	check *weight.CollapseCheck
+	algo  string
+	log   *slog.Logger
+}
+
+// newAlphaControl builds the weight control of cfg (a validated config). The collapse check's
+// stretch is a twentieth of the run's iterations, at least 50.
+func newAlphaControl(cfg config.Config, log *slog.Logger) (*alphaControl, error) {
+	a := &alphaControl{ctrl: weight.Fixed(cfg.Alpha), algo: cfg.Algo, log: log}
+	switch {
+	case cfg.AlphaAuto:
+		auto, err := weight.NewAuto(weight.DefaultAuto(cfg.Alpha))
+		if err != nil {
+			return nil, fmt.Errorf("automatic alpha: %w", err)
+		}
+		a.ctrl, a.auto = auto, auto
+	case cfg.AlphaStart > 0:
+		d, err := weight.NewDecay(cfg.AlphaStart, cfg.AlphaDecay, cfg.Alpha)
+		if err != nil {
+			return nil, fmt.Errorf("alpha schedule: %w", err)
+		}
+		a.ctrl = d
+	}
+	threshold := cfg.RewardThreshold
+	if cfg.NoThreshold {
+		threshold = math.NaN()
+	}
+	check, err := weight.NewCollapseCheck(max(50, cfg.Iters/20), cfg.Iters, threshold)
+	if err != nil {
+		return nil, err
+	}
+	a.check = check
+	return a, nil
+}
+
+// apply sets the weight of iteration it on l, from the max-prob its policy sampled with. A fixed
+// weight never calls SetAlpha, so such runs stay bit for bit what they were before weights moved.
+func (a *alphaControl) apply(it int, maxProb float64, l alphaLearner) error {
+	alpha := a.ctrl.Alpha(it, weight.Stats{MaxProb: maxProb})
+	if alpha == l.Alpha() {
+		return nil
+	}
+	if err := l.SetAlpha(alpha); err != nil {
+		return fmt.Errorf("iteration %d: %w", it, err)
+	}
+	return nil
+}
+
+// restore puts a resumed run's automatic weight back where its checkpoint left it.
+func (a *alphaControl) restore(logAlpha *float64, l alphaLearner) error {
+	if a.auto == nil || logAlpha == nil {
+		return nil
+	}
+	if err := a.auto.SetLogAlpha(*logAlpha); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return l.SetAlpha(a.auto.Current())
+}
+
+// state is what a checkpoint saves of the weight (nil unless it is automatic).
+func (a *alphaControl) state() *float64 {
+	if a.auto == nil {
+		return nil
+	}
+	v := a.auto.LogAlpha()
+	return &v
+}
+
+// observe feeds a finished row to the collapse check and warns, once, when it fires.
+func (a *alphaControl) observe(r Row) {
+	w, ok := a.check.Observe(weight.Point{Iteration: r.Iteration, Support: r.Support, MaxProb: r.MaxProb, Return: r.MeanReward})
+	if !ok {
+		return
+	}
+	lever := "try a larger --alpha (3x or more) or --alpha-auto"
+	if a.algo != config.AlgoSoft {
+		lever = "with one action in its support the policy gets no gradient outside it and cannot leave by itself; " + lever
+	}
+	a.log.Warn("policy collapsed: "+w.String()+"; "+lever, "iteration", r.Iteration, "onset", w.Onset,
+		"support", w.Support, "max_prob", w.MaxProb, "return", w.ReturnNow, "alpha", r.Alpha)
+}

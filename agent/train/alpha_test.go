@@ -1,0 +1,84 @@
+package train
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/agent/weight"
+	"github.com/sparsepcl/sparsepcl/envs/registry"
+)
+
+// A scheduled run trains each iteration at the released code's max(start·decay^(it/100), floor),
+// logs it in the alpha column, and trains differently from a fixed-alpha run.
+func TestAlphaScheduleInTheLoop(t *testing.T) {
+	cfg := smallCopyConfig(config.AlgoSparse, 0.05)
+	cfg.Iters, cfg.StopAtThreshold, cfg.EvalEvery = 6, false, 0
+	fixed, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: registry.Default(), Engine: tensor.GonumEngine()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AlphaStart, cfg.AlphaDecay = 0.5, 1e-4
+	sched, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: registry.Default(), Engine: tensor.GonumEngine()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := weight.NewDecay(0.5, 1e-4, 0.05)
+	for i, r := range sched.Rows {
+		if want := d.Alpha(i, weight.Stats{}); r.Alpha != want {
+			t.Errorf("iteration %d: alpha %v, want %v", i, r.Alpha, want)
+		}
+		if fixed.Rows[i].Alpha != 0.05 {
+			t.Errorf("fixed run, iteration %d: alpha %v", i, fixed.Rows[i].Alpha)
+		}
+	}
+	if sched.Rows[1].Loss == fixed.Rows[1].Loss {
+		t.Error("the scheduled alpha did not reach the loss")
+	}
+}
+
+// The automatic weight steps log alpha up after a batch more deterministic than the target and
+// down after a more spread one, and a run stopped and resumed continues it bit for bit.
+func TestAlphaAutoInTheLoop(t *testing.T) {
+	cfg := resumeConfig()
+	cfg.AlphaAuto = true
+	reg := registry.Default()
+	full, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, _ := weight.NewAuto(weight.DefaultAuto(cfg.Alpha))
+	prev, moved := math.Log(cfg.Alpha), 0
+	for i, r := range full.Rows {
+		step := math.Log(r.Alpha) - prev
+		want := auto.Rate * (r.MaxProb - auto.Target(i))
+		if math.Abs(step-want) > 1e-12 {
+			t.Fatalf("iteration %d: log alpha moved by %v, want rate·(max-prob %v − target %v) = %v", i, step, r.MaxProb, auto.Target(i), want)
+		}
+		if step != 0 {
+			moved++
+		}
+		prev = math.Log(r.Alpha)
+	}
+	if moved == 0 {
+		t.Fatal("alpha never moved")
+	}
+	const split = 17
+	half := cfg
+	half.Iters = split
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), half, Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine()}); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := ReadMeta(dir)
+	if err != nil || meta.LogAlpha == nil {
+		t.Fatalf("checkpoint meta lacks log alpha: %v, %+v", err, meta)
+	}
+	resumed, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Registry: reg, Engine: tensor.GonumEngine()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "resumed automatic-alpha run", full.Rows, resumed.Rows)
+}
