@@ -68,13 +68,6 @@ type reply struct {
 	err     error
 }
 
-// wireReply is every reply: ok with a result, or a structured error.
-type wireReply struct {
-	OK     bool               `msgpack:"ok"`
-	Result msgpack.RawMessage `msgpack:"result"`
-	Error  *wireError         `msgpack:"error"`
-}
-
 // wireReplyInto decodes a reply with its result directly into Result's pointee.
 type wireReplyInto struct {
 	OK     bool       `msgpack:"ok"`
@@ -406,19 +399,6 @@ func (p *pending) recv(ctx context.Context, out any) error {
 	return p.decode(payload, out)
 }
 
-// recvStep is recv for a step reply, decoded by hand when it is a plain successful one.
-func (p *pending) recvStep(ctx context.Context, out *stepReply) error {
-	payload, err := p.awaitPayload(ctx)
-	if err != nil {
-		return err
-	}
-	if out.decodeFast(payload) {
-		return nil
-	}
-	*out = stepReply{}
-	return p.decode(payload, out)
-}
-
 // awaitPayload waits for the reply's payload; a failed connection or oversized reply is an error.
 func (p *pending) awaitPayload(ctx context.Context) ([]byte, error) {
 	r, err := p.await(ctx)
@@ -444,9 +424,22 @@ func (p *pending) decode(payload []byte, out any) error {
 	return nil
 }
 
-// decodeReply decodes a reply payload within the limits of scanReply: its result into out (nil: not
-// kept), or the error it carries. err reports a malformed reply.
+// decodeReply is the one decoding of every reply payload: its result into out (nil: not kept), or
+// the error it carries; err reports a malformed reply. A step reply that is a plain success takes
+// the hand-written decoder (stepwire.go); everything else, a step reply with infos or an error
+// included, goes through decodeGeneric.
 func decodeReply(payload []byte, out any) (remote *wireError, err error) {
+	if sr, ok := out.(*stepReply); ok {
+		if sr.decodeFast(payload) {
+			return nil, nil
+		}
+		*sr = stepReply{}
+	}
+	return decodeGeneric(payload, out)
+}
+
+// decodeGeneric decodes a reply payload with msgpack's reflection, within the limits of scanReply.
+func decodeGeneric(payload []byte, out any) (remote *wireError, err error) {
 	// The limits first: the reflection decoder trusts the lengths a message declares.
 	if err := scanReply(payload); err != nil {
 		return nil, err

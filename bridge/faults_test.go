@@ -97,7 +97,14 @@ func rawDealer(t *testing.T, endpoint string) zmq4.Socket {
 	return s
 }
 
-func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) wireReply {
+// rawReply is a reply as rawCall returns it: the result left encoded, or the error.
+type rawReply struct {
+	OK     bool
+	Result msgpack.RawMessage
+	Error  *wireError
+}
+
+func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) rawReply {
 	t.Helper()
 	var idb [8]byte
 	binary.LittleEndian.PutUint64(idb[:], id)
@@ -114,15 +121,17 @@ func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) wireReply {
 		if len(m.Frames) != 2 || binary.LittleEndian.Uint64(m.Frames[0]) != id {
 			t.Fatalf("reply frames %v", m.Frames)
 		}
-		var r wireReply
-		if err := msgpack.Unmarshal(m.Frames[1], &r); err != nil {
+		var r rawReply
+		e, err := decodeReply(m.Frames[1], &r.Result)
+		if err != nil {
 			t.Fatal(err)
 		}
+		r.OK, r.Error = e == nil, e
 		return r
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reply")
 	}
-	return wireReply{}
+	return rawReply{}
 }
 
 // TestBadMessages: garbage, malformed and oversized requests get error replies or are dropped, while

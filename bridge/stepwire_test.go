@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -123,7 +124,10 @@ json.dump(out, sys.stdout)`)
 // genericStep decodes a step reply the slow way (the reference for the fast path).
 func genericStep(b []byte) (stepReply, error) {
 	var r stepReply
-	err := (&pending{op: "step", c: &conn{endpoint: "test"}}).decode(b, &r)
+	e, err := decodeGeneric(b, &r)
+	if err == nil && e != nil {
+		err = fmt.Errorf("%s: %s", e.Type, e.Message)
+	}
 	return r, err
 }
 

@@ -286,15 +286,6 @@ func (e *VecEnv) ObservationSpace() envs.Space      { return e.obsSpace }
 func (e *VecEnv) ActionSpace() envs.Space           { return e.actSpace }
 func (e *VecEnv) AutoresetMode() envs.AutoresetMode { return e.cfg.Autoreset }
 
-// Endpoints lists the servers the copies are spread over, in copy order.
-func (e *VecEnv) Endpoints() []string {
-	out := make([]string, len(e.shards))
-	for i, sh := range e.shards {
-		out[i] = sh.c.endpoint
-	}
-	return out
-}
-
 // usable says whether a call may go ahead; fullReset: the call is a Reset of every copy, which is
 // allowed (and the way out) when the state is unknown.
 func (e *VecEnv) usable(fullReset bool) error {
@@ -566,7 +557,7 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	envSec, serverSec := 0.0, 0.0
 	for _, pt := range ps.parts {
 		var r stepReply
-		err := pt.p.recvStep(ctx, &r)
+		err := pt.p.recv(ctx, &r)
 		if err == nil && ps.ctx.Err() != nil {
 			err = fmt.Errorf("bridge: step: %w", context.Cause(ps.ctx))
 		}
