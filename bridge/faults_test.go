@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func TestServerKilledMidStep(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		e.servers[0].kill()
+		e.servers[0].Kill()
 	}()
 	start := time.Now()
 	_, err = e.Step(ctx, envs.NewBatch(e.ActionSpace(), 2))
@@ -294,7 +295,7 @@ func TestServerExitsWithClient(t *testing.T) {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
-		fmt.Println(s.Pid(), s.dir)
+		fmt.Println(s.Pid(), filepath.Dir(strings.TrimPrefix(s.Endpoint, "ipc://")))
 		time.Sleep(time.Minute)
 		os.Exit(1)
 	}

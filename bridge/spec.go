@@ -39,7 +39,7 @@ func LookupSpec(ctx context.Context, id string, opts ServerOptions, endpoints ..
 	}
 	defer c.close()
 	if srv != nil {
-		c.dead, c.deadFn = srv.Exited(), srv.exitErr
+		c.dead, c.deadFn = srv.Exited(), srv.ExitErr
 	}
 	if _, err := c.hello(ctx); err != nil {
 		return Spec{}, err

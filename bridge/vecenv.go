@@ -172,7 +172,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		}
 		if servers != nil {
 			s := servers[k]
-			c.dead, c.deadFn = s.Exited(), s.exitErr
+			c.dead, c.deadFn = s.Exited(), s.ExitErr
 		}
 		lo, hi := k*cfg.NumEnvs/len(endpoints), (k+1)*cfg.NumEnvs/len(endpoints)
 		e.shards = append(e.shards, &shard{c: c, lo: lo, hi: hi})
