@@ -18,6 +18,7 @@ import (
 	"github.com/go-zeromq/zmq4/security/null"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -167,9 +168,15 @@ func TestMalformedReplies(t *testing.T) {
 	}
 }
 
+// ZMTP 3 frame flags, for writing broken frames by hand.
+const (
+	zmtpMore = 0x01
+	zmtpLong = 0x02
+)
+
 // rawZMTPServer accepts one DEALER on a unix socket, does the ZMTP handshake as a ROUTER and then
 // hands each request to serve with the connection, to write whatever it likes back.
-func rawZMTPServer(t *testing.T, serve func(sc *streamConn, id, payload []byte) bool) string {
+func rawZMTPServer(t *testing.T, serve func(sc *transport.Stream, id, payload []byte) bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "raw.sock")
 	ln, err := net.Listen("unix", path)
@@ -183,14 +190,14 @@ func rawZMTPServer(t *testing.T, serve func(sc *streamConn, id, payload []byte) 
 			return
 		}
 		t.Cleanup(func() { nc.Close() })
-		sc := newStreamConn(nc)
+		sc := transport.NewStream(nc)
 		if _, err := zmq4.Open(sc, null.Security(), zmq4.Router, zmq4.SocketIdentity(""), true, nil); err != nil {
 			t.Errorf("raw server handshake: %v", err)
 			return
 		}
 		for {
-			m, err := sc.readMessage(1 << 20)
-			if err != nil || len(m.frames) != 2 || !serve(sc, m.frames[0], m.frames[1]) {
+			m, err := sc.ReadMessage(1 << 20)
+			if err != nil || len(m.Frames) != 2 || !serve(sc, m.Frames[0], m.Frames[1]) {
 				return
 			}
 		}
@@ -204,19 +211,19 @@ func rawZMTPServer(t *testing.T, serve func(sc *streamConn, id, payload []byte) 
 func TestHalfFrameStall(t *testing.T) {
 	for _, where := range []string{"in the payload", "in a frame header"} {
 		t.Run(where, func(t *testing.T) {
-			endpoint := rawZMTPServer(t, func(sc *streamConn, id, payload []byte) bool {
+			endpoint := rawZMTPServer(t, func(sc *transport.Stream, id, payload []byte) bool {
 				out := fakeReplies(t, payload, func(string) []byte { return nil })
 				if out != nil {
-					return sc.writeMessage(time.Now().Add(5*time.Second), id, out) == nil
+					return sc.WriteMessage(time.Now().Add(5*time.Second), id, out) == nil
 				}
 				// The id frame, then a payload frame that announces 200 bytes and brings 20 (or
 				// half of an 8-byte length).
-				half := append([]byte{flagMore, 8}, id...)
+				half := append([]byte{zmtpMore, 8}, id...)
 				if where == "in the payload" {
 					half = append(half, 0, 200)
 					half = append(half, make([]byte, 20)...)
 				} else {
-					half = append(half, flagLong, 0, 0, 0)
+					half = append(half, zmtpLong, 0, 0, 0)
 				}
 				_, _ = sc.Conn.Write(half)
 				return true // and hold the connection

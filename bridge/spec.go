@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 )
 
 // Spec is an env id's registration in the server's Gymnasium (gymnasium.spec), read without making
@@ -20,7 +22,7 @@ type Spec struct {
 // know is a *RemoteError of Type "UnknownEnv". Without a deadline on ctx the lookup gives up after
 // 60 s.
 func LookupSpec(ctx context.Context, id string, opts ServerOptions, endpoints ...string) (spec Spec, err error) {
-	ctx, cancel := withDeadline(ctx, 60*time.Second)
+	ctx, cancel := transport.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	endpoint := ""
 	var srv *Server
@@ -33,18 +35,18 @@ func LookupSpec(ctx context.Context, id string, opts ServerOptions, endpoints ..
 		defer func() { err = errors.Join(err, srv.Close()) }()
 		endpoint = srv.Endpoint
 	}
-	c, err := dialConn(ctx, endpoint, 1<<20, nil)
+	c, err := transport.Dial(ctx, endpoint, 1<<20, nil)
 	if err != nil {
 		return Spec{}, err
 	}
-	defer c.close()
+	defer c.Close()
 	if srv != nil {
-		c.dead, c.deadFn = srv.Exited(), srv.ExitErr
+		c.WatchPeer(srv.Exited(), srv.ExitErr)
 	}
-	if _, err := c.hello(ctx); err != nil {
+	if _, err := hello(ctx, c); err != nil {
 		return Spec{}, err
 	}
-	if err := c.call(ctx, "spec", map[string]any{"op": "spec", "env_id": id}, &spec); err != nil {
+	if err := call(ctx, c, "spec", map[string]any{"op": "spec", "env_id": id}, &spec); err != nil {
 		return Spec{}, fmt.Errorf("bridge: spec of %s on %s: %w", id, endpoint, err)
 	}
 	return spec, nil

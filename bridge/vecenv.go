@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -67,7 +68,7 @@ type VecEnv struct {
 
 // shard is the copies [lo, hi) held by one env group on one server.
 type shard struct {
-	c      *conn
+	c      *transport.Conn
 	handle int64
 	lo, hi int
 	idle   time.Duration // the server's idle timeout (0: none)
@@ -158,7 +159,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = 256 << 20
 	}
-	ctx, cancel := withDeadline(ctx, cfg.Timeout)
+	ctx, cancel := transport.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	e := &VecEnv{cfg: cfg, n: cfg.NumEnvs, delivered: make(chan struct{}, 1)}
 	fail := func(err error) (*VecEnv, error) {
@@ -166,21 +167,21 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		return nil, err
 	}
 	for k, ep := range endpoints {
-		c, err := dialConn(ctx, ep, cfg.MaxReplyBytes, e.delivered)
+		c, err := transport.Dial(ctx, ep, cfg.MaxReplyBytes, e.delivered)
 		if err != nil {
 			return fail(err)
 		}
 		if servers != nil {
 			s := servers[k]
-			c.dead, c.deadFn = s.Exited(), s.ExitErr
+			c.WatchPeer(s.Exited(), s.ExitErr)
 		}
 		lo, hi := k*cfg.NumEnvs/len(endpoints), (k+1)*cfg.NumEnvs/len(endpoints)
 		e.shards = append(e.shards, &shard{c: c, lo: lo, hi: hi})
 	}
 	// hello, then make, on every server at once.
-	hellos := make([]*pending, len(e.shards))
+	hellos := make([]*transport.Pending, len(e.shards))
 	for k, sh := range e.shards {
-		p, err := sh.c.send(ctx, "hello", map[string]any{"op": "hello"})
+		p, err := send(ctx, sh.c, "hello", map[string]any{"op": "hello"})
 		if err != nil {
 			return fail(err)
 		}
@@ -188,23 +189,23 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	}
 	for k, p := range hellos {
 		var h Hello
-		if err := p.recv(ctx, &h); err != nil {
+		if err := recv(ctx, p, &h); err != nil {
 			return fail(err)
 		}
-		if h.Protocol != ProtocolVersion {
-			return fail(fmt.Errorf("bridge: server %s speaks protocol %d, this client %d", e.shards[k].c.endpoint, h.Protocol, ProtocolVersion))
+		if err := checkProtocol(e.shards[k].c, h); err != nil {
+			return fail(err)
 		}
 		e.Hello = h
 		e.shards[k].idle = time.Duration(h.IdleTimeout * float64(time.Second))
 	}
-	makes := make([]*pending, len(e.shards))
+	makes := make([]*transport.Pending, len(e.shards))
 	for k, sh := range e.shards {
 		req := map[string]any{"op": "make", "env_id": cfg.EnvID, "kwargs": cfg.Kwargs, "num_envs": sh.hi - sh.lo,
 			"autoreset": cfg.Autoreset.String(), "infos": cfg.Infos}
 		if cfg.Seeds != nil {
 			req["seeds"] = cfg.Seeds[sh.lo:sh.hi]
 		}
-		p, err := sh.c.send(ctx, "make", req)
+		p, err := send(ctx, sh.c, "make", req)
 		if err != nil {
 			return fail(err)
 		}
@@ -213,7 +214,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	var firstErr error
 	for k, p := range makes {
 		var r makeReply
-		if err := p.recv(ctx, &r); err != nil {
+		if err := recv(ctx, p, &r); err != nil {
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, e.shards[k]))
 			continue
 		}
@@ -326,11 +327,11 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 			return envs.Array{}, nil, fmt.Errorf("bridge: reset: copy %d: negative seed %d", i, s)
 		}
 	}
-	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	ctx, cancel := transport.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	type sent struct {
 		sh *shard
-		p  *pending
+		p  *transport.Pending
 	}
 	var all []sent
 	for _, sh := range e.shards {
@@ -358,10 +359,10 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 		if req.PerCopy != nil {
 			r["per_copy"] = req.PerCopy[sh.lo:sh.hi]
 		}
-		p, err := sh.c.send(ctx, "reset", r)
+		p, err := send(ctx, sh.c, "reset", r)
 		if err != nil {
 			for _, s := range all {
-				s.p.abandon()
+				s.p.Abandon()
 			}
 			e.settle(err)
 			return envs.Array{}, nil, err
@@ -376,13 +377,13 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 	var firstErr error
 	for _, s := range all {
 		var r resetReply
-		if err := s.p.recv(ctx, &r); err != nil {
+		if err := recv(ctx, s.p, &r); err != nil {
 			e.settle(err)
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, s.sh))
 			continue
 		}
 		if err := e.storeObs(e.obs, &r.Obs, s.sh.lo, s.sh.hi); err != nil {
-			err = s.sh.c.violation("reset", err)
+			err = s.sh.c.Violation("reset", err)
 			e.settle(err)
 			firstErr = cmpErr(firstErr, err)
 			continue
@@ -466,7 +467,7 @@ type PendingStep struct {
 
 type stepPart struct {
 	sh     *shard
-	p      *pending
+	p      *transport.Pending
 	lo, hi int // global copy range of this part
 }
 
@@ -502,7 +503,7 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 			part.Ints = actions.Ints[(a-lo)*e.actSize : (b-lo)*e.actSize]
 		}
 		req := appendStepRequest(make([]byte, 0, 96+(b-a)*e.actSize*itemSize(d)), sh.handle, a-sh.lo, b-sh.lo, part, d, b-a, e.actSize)
-		p, err := sh.c.sendEncoded(deadline, "step", req)
+		p, err := sh.c.Send(deadline, "step", req)
 		if err != nil {
 			ps.abandon()
 			if len(ps.parts) > 0 {
@@ -540,7 +541,7 @@ type stepReply struct {
 
 func (ps *PendingStep) abandon() {
 	for _, pt := range ps.parts {
-		pt.p.abandon()
+		pt.p.Abandon()
 	}
 }
 
@@ -548,7 +549,7 @@ func (ps *PendingStep) abandon() {
 // the whole-batch StepResult; rows outside [lo, hi) hold whatever the last steps left there.
 func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	e := ps.e
-	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	ctx, cancel := transport.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	var firstErr error
 	if e.cfg.Infos && e.res.Infos == nil {
@@ -557,7 +558,7 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	envSec, serverSec := 0.0, 0.0
 	for _, pt := range ps.parts {
 		var r stepReply
-		err := pt.p.recv(ctx, &r)
+		err := recv(ctx, pt.p, &r)
 		if err == nil && ps.ctx.Err() != nil {
 			err = fmt.Errorf("bridge: step: %w", context.Cause(ps.ctx))
 		}
@@ -567,7 +568,7 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 			continue
 		}
 		if err := e.storeStep(&r, pt.lo, pt.hi); err != nil {
-			err = pt.sh.c.violation("step", err)
+			err = pt.sh.c.Violation("step", err)
 			e.settle(err)
 			firstErr = cmpErr(firstErr, err)
 			continue
@@ -614,7 +615,7 @@ func (e *VecEnv) storeStep(r *stepReply, lo, hi int) error {
 // arrived reports whether every part of the sub-batch has its reply (or error) waiting.
 func (ps *PendingStep) arrived() bool {
 	for _, pt := range ps.parts {
-		if !pt.p.arrived() {
+		if !pt.p.Arrived() {
 			return false
 		}
 	}
@@ -627,7 +628,7 @@ func (ps *PendingStep) arrived() bool {
 // asynchronous stepping of EnvPool's send/recv). The index is valid even when err is not nil. The
 // wait is bounded by ctx (or Config.Timeout), not by the contexts the sub-batches were sent with.
 func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.StepResult, error) {
-	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	ctx, cancel := transport.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	anyArrived := func() bool {
 		for _, ps := range steps {
@@ -639,7 +640,7 @@ func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.S
 	}
 	for {
 		// The connections with replies outstanding.
-		var c1, c2 *conn
+		var c1, c2 *transport.Conn
 		live, last := 0, -1
 		for i, ps := range steps {
 			if ps == nil {
@@ -655,12 +656,12 @@ func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.S
 			live, last = live+1, i
 			for _, pt := range ps.parts {
 				switch {
-				case pt.p.arrived() || pt.p.c == c1:
+				case pt.p.Arrived() || pt.p.Conn() == c1:
 				case c1 == nil:
-					c1 = pt.p.c
+					c1 = pt.p.Conn()
 				default:
-					c2 = pt.p.c
-					pt.p.c.ensurePump()
+					c2 = pt.p.Conn()
+					pt.p.Conn().EnsurePump()
 				}
 			}
 		}
@@ -673,7 +674,7 @@ func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.S
 		}
 		if c2 != nil {
 			// Several connections: a pump reads each, and whichever delivers first wakes us.
-			c1.ensurePump()
+			c1.EnsurePump()
 			select {
 			case <-e.delivered:
 				continue
@@ -682,19 +683,11 @@ func (e *VecEnv) WaitAny(ctx context.Context, steps []*PendingStep) (int, envs.S
 			}
 		}
 		// One connection: read it here, unless someone else already does.
-		select {
-		case c1.rtok <- struct{}{}:
-			err := c1.lead(ctx, anyArrived)
-			<-c1.rtok
-			if err != nil && !anyArrived() {
-				if ctx.Err() != nil {
-					return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
-				}
-				return -1, envs.StepResult{}, err
+		if err := c1.ReadUntil(ctx, anyArrived, e.delivered); err != nil && !anyArrived() {
+			if ctx.Err() != nil {
+				return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
 			}
-		case <-e.delivered:
-		case <-ctx.Done():
-			return -1, envs.StepResult{}, fmt.Errorf("bridge: wait for any of %d sub-batches: %w", len(steps), context.Cause(ctx))
+			return -1, envs.StepResult{}, err
 		}
 	}
 }
@@ -710,10 +703,10 @@ func (e *VecEnv) Step(ctx context.Context, actions envs.Array) (envs.StepResult,
 
 // Ping round-trips a no-op to every server.
 func (e *VecEnv) Ping(ctx context.Context) error {
-	ctx, cancel := withDeadline(ctx, e.cfg.Timeout)
+	ctx, cancel := transport.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	for _, sh := range e.shards {
-		if err := sh.c.call(ctx, "ping", map[string]any{"op": "ping"}, nil); err != nil {
+		if err := call(ctx, sh.c, "ping", map[string]any{"op": "ping"}, nil); err != nil {
 			return err
 		}
 	}
@@ -752,11 +745,11 @@ func (e *VecEnv) keepalive(period time.Duration, stop <-chan struct{}, done chan
 		case <-tick.C:
 		}
 		for _, sh := range e.shards {
-			if time.Since(time.Unix(0, sh.c.lastSend.Load())) < period {
+			if time.Since(sh.c.LastSend()) < period {
 				continue // a request went out recently: the server saw this client
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), max(period, time.Second))
-			p, err := sh.c.send(ctx, "ping", map[string]any{"op": "ping"})
+			p, err := send(ctx, sh.c, "ping", map[string]any{"op": "ping"})
 			if err != nil {
 				cancel()
 				continue // the connection is gone; the next real call reports it
@@ -768,7 +761,7 @@ func (e *VecEnv) keepalive(period time.Duration, stop <-chan struct{}, done chan
 				case <-ctx.Done():
 				}
 			}()
-			_ = p.recv(ctx, nil) // best effort: a failure shows up on the next real call
+			_ = recv(ctx, p, nil) // best effort: a failure shows up on the next real call
 			cancel()
 		}
 	}
@@ -789,11 +782,11 @@ func (e *VecEnv) Close() error {
 	var firstErr error
 	for _, sh := range e.shards {
 		if sh.handle != 0 && e.broken == nil {
-			if err := sh.c.call(ctx, "close", map[string]any{"op": "close", "handle": sh.handle}, nil); err != nil && !errors.Is(err, ErrConnectionLost) {
+			if err := call(ctx, sh.c, "close", map[string]any{"op": "close", "handle": sh.handle}, nil); err != nil && !errors.Is(err, ErrConnectionLost) {
 				firstErr = cmpErr(firstErr, err)
 			}
 		}
-		sh.c.close()
+		sh.c.Close()
 	}
 	for _, s := range e.servers {
 		s.Close()

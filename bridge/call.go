@@ -1,0 +1,66 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
+)
+
+// The calls of the protocol over a transport connection: a request encoded, sent and its reply
+// decoded, a remote error turned into *RemoteError and a malformed reply into a failed connection.
+
+// send encodes and sends one request; ctx's deadline bounds the writing.
+func send(ctx context.Context, c *transport.Conn, op string, req any) (*transport.Pending, error) {
+	payload, err := msgpack.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: encode %s request: %w", op, err)
+	}
+	dl, _ := ctx.Deadline()
+	return c.Send(dl, op, payload)
+}
+
+// recv waits for the reply and decodes its result into out (nil: not kept); a remote error becomes
+// *RemoteError, a malformed reply fails the connection.
+func recv(ctx context.Context, p *transport.Pending, out any) error {
+	payload, err := p.Await(ctx)
+	if err != nil {
+		return err
+	}
+	e, err := decodeReply(payload, out)
+	if err != nil {
+		return p.Conn().Violation(p.Op(), err)
+	}
+	if e != nil {
+		return &RemoteError{Op: p.Op(), Endpoint: p.Conn().Endpoint(), Type: e.Type, Message: e.Message, Traceback: e.Traceback, Copy: e.Copy, Fatal: e.Fatal}
+	}
+	return nil
+}
+
+// call sends one request and waits for its reply.
+func call(ctx context.Context, c *transport.Conn, op string, req, out any) error {
+	p, err := send(ctx, c, op, req)
+	if err != nil {
+		return err
+	}
+	return recv(ctx, p, out)
+}
+
+// hello asks the server for its versions and checks that it speaks ProtocolVersion.
+func hello(ctx context.Context, c *transport.Conn) (Hello, error) {
+	var h Hello
+	if err := call(ctx, c, "hello", map[string]any{"op": "hello"}, &h); err != nil {
+		return h, err
+	}
+	return h, checkProtocol(c, h)
+}
+
+// checkProtocol refuses a server that speaks another protocol version.
+func checkProtocol(c *transport.Conn, h Hello) error {
+	if h.Protocol != ProtocolVersion {
+		return fmt.Errorf("bridge: server %s speaks protocol %d, this client %d", c.Endpoint(), h.Protocol, ProtocolVersion)
+	}
+	return nil
+}
