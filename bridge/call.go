@@ -7,7 +7,16 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
+	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 )
+
+// ProtocolVersion is the version of PROTOCOL.md this client speaks; hello and the ready handshake
+// check it.
+const ProtocolVersion = wire.ProtocolVersion
+
+// Hello is the server's answer to hello: its protocol version, the versions of its libraries and
+// its idle timeout.
+type Hello = wire.Hello
 
 // The calls of the protocol over a transport connection: a request encoded, sent and its reply
 // decoded, a remote error turned into *RemoteError and a malformed reply into a failed connection.
@@ -29,7 +38,7 @@ func recv(ctx context.Context, p *transport.Pending, out any) error {
 	if err != nil {
 		return err
 	}
-	e, err := decodeReply(payload, out)
+	e, err := wire.DecodeReply(payload, out)
 	if err != nil {
 		return p.Conn().Violation(p.Op(), err)
 	}

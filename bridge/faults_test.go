@@ -19,6 +19,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -102,7 +103,7 @@ func rawDealer(t *testing.T, endpoint string) zmq4.Socket {
 type rawReply struct {
 	OK     bool
 	Result msgpack.RawMessage
-	Error  *wireError
+	Error  *wire.ErrorReply
 }
 
 func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) rawReply {
@@ -123,7 +124,7 @@ func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) rawReply {
 			t.Fatalf("reply frames %v", m.Frames)
 		}
 		var r rawReply
-		e, err := decodeReply(m.Frames[1], &r.Result)
+		e, err := wire.DecodeReply(m.Frames[1], &r.Result)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,13 +193,13 @@ func TestBadMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	rawCall(t, bad, 101, mp(map[string]any{"op": "reset", "handle": made.Handle}))
-	acts := func(dtype envs.DType, rows int, vals ...int64) wireArray {
+	acts := func(dtype envs.DType, rows int, vals ...int64) wire.Array {
 		a := envs.Array{DType: envs.Int64, Ints: vals}
-		return encodeArray(a, dtype, []int{rows, len(vals) / rows})
+		return wire.EncodeArray(a, dtype, []int{rows, len(vals) / rows})
 	}
 	for i, tc := range []struct {
 		name     string
-		a        wireArray
+		a        wire.Array
 		wantCopy int
 	}{
 		{"wrong dtype", acts(envs.Int32, 2, 0, 0, 0, 0, 0, 0), -1},

@@ -19,6 +19,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
+	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -88,20 +89,27 @@ func startFakeRouter(t *testing.T, reply func(op string) []byte) string {
 // being any bytes at all (the hostile part).
 func okReply(t *testing.T, key string, raw []byte) []byte {
 	t.Helper()
-	obs, err := msgpack.Marshal(wireArray{DType: "int64", Shape: []int{1, 1}, Data: make([]byte, 8)})
+	obs, err := msgpack.Marshal(wire.Array{DType: "int64", Shape: []int{1, 1}, Data: make([]byte, 8)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	str := func(b []byte, s string) []byte {
+		enc, err := msgpack.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, enc...)
+	}
 	b := []byte{0x82}
-	b = appendStr(b, "ok")
+	b = str(b, "ok")
 	b = append(b, 0xc3)
-	b = appendStr(b, "result")
+	b = str(b, "result")
 	b = append(b, 0x83)
-	b = appendStr(b, "obs")
+	b = str(b, "obs")
 	b = append(b, obs...)
-	b = appendStr(b, "env_seconds")
+	b = str(b, "env_seconds")
 	b = append(b, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0)
-	b = appendStr(b, key)
+	b = str(b, key)
 	return append(b, raw...)
 }
 
@@ -133,7 +141,7 @@ func TestMalformedReplies(t *testing.T) {
 		{"neither ok nor an error", []byte{0x81, 0xa2, 'o', 'k', 0xc2}},
 		{"a nil result (made the decoder panic)", []byte{0x82, 0xa2, 'o', 'k', 0xc3, 0xa6, 'r', 'e', 's', 'u', 'l', 't', 0xc0}},
 		{"wrong observation shape", func() []byte {
-			b, _ := msgpack.Marshal(map[string]any{"ok": true, "result": map[string]any{"obs": wireArray{DType: "int64", Shape: []int{2, 1}, Data: make([]byte, 16)}, "infos": nil, "env_seconds": 0.0}})
+			b, _ := msgpack.Marshal(map[string]any{"ok": true, "result": map[string]any{"obs": wire.Array{DType: "int64", Shape: []int{2, 1}, Data: make([]byte, 16)}, "infos": nil, "env_seconds": 0.0}})
 			return b
 		}()},
 	}
@@ -366,7 +374,7 @@ func TestAnotherClientsHandle(t *testing.T) {
 	}
 	h := e.shards[0].handle
 	intruder := rawDealer(t, e.servers[0].Endpoint)
-	acts := encodeArray(envs.NewBatch(e.ActionSpace(), 2), envs.Int64, []int{2, 3})
+	acts := wire.EncodeArray(envs.NewBatch(e.ActionSpace(), 2), envs.Int64, []int{2, 3})
 	for i, req := range []map[string]any{
 		{"op": "step", "handle": h, "actions": acts},
 		{"op": "reset", "handle": h},

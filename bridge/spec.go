@@ -7,15 +7,12 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
+	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 )
 
 // Spec is an env id's registration in the server's Gymnasium (gymnasium.spec), read without making
 // the env. Nil fields are ones the id does not register.
-type Spec struct {
-	ID              string   `msgpack:"id"`
-	RewardThreshold *float64 `msgpack:"reward_threshold"`
-	MaxEpisodeSteps *int     `msgpack:"max_episode_steps"`
-}
+type Spec = wire.Spec
 
 // LookupSpec asks an env server for id's registration: the first of endpoints when any are given,
 // else a server started with opts for the lookup and stopped after it. An id the server does not

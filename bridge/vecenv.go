@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
+	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -213,28 +214,28 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	}
 	var firstErr error
 	for k, p := range makes {
-		var r makeReply
+		var r wire.MakeReply
 		if err := recv(ctx, p, &r); err != nil {
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, e.shards[k]))
 			continue
 		}
 		e.shards[k].handle = r.Handle
-		obs, err := r.Obs.toSpace(0)
+		obs, err := r.Obs.ToSpace()
 		if err != nil {
 			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: observation space of %s: %w", cfg.EnvID, err))
 			continue
 		}
-		act, err := r.Act.toSpace(0)
+		act, err := r.Act.ToSpace()
 		if err != nil {
 			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: action space of %s: %w", cfg.EnvID, err))
 			continue
 		}
 		rows := e.shards[k].hi - e.shards[k].lo
-		if err := fitsReplies(obs, rows, cfg.MaxReplyBytes); err != nil {
+		if err := wire.FitsReplies(obs, rows, cfg.MaxReplyBytes); err != nil {
 			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: observation space of %s: %w", cfg.EnvID, err))
 			continue
 		}
-		if err := fitsReplies(act, 1, cfg.MaxReplyBytes); err != nil { // actions go the other way: one row
+		if err := wire.FitsReplies(act, 1, cfg.MaxReplyBytes); err != nil { // actions go the other way: one row
 			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: action space of %s: %w", cfg.EnvID, err))
 			continue
 		}
@@ -255,17 +256,6 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 	e.obs = envs.NewBatch(e.obsSpace, e.n)
 	e.res = envs.StepResult{Obs: envs.NewBatch(e.obsSpace, e.n), Rewards: make([]float64, e.n), Terminated: make([]bool, e.n), Truncated: make([]bool, e.n)}
 	return e, nil
-}
-
-// fitsReplies refuses a space a batch of whose values (rows of them) would not fit in a message of
-// maxBytes: buffers are sized from the spaces, so a server must not make the client allocate more
-// than its replies could ever fill.
-func fitsReplies(s envs.Space, rows, maxBytes int) error {
-	size := s.FlatSize()
-	if size < 0 || size > maxBytes/(rows*itemSize(s.DType())) {
-		return fmt.Errorf("%v: %d copies of %d elements would not fit in a message of at most %d bytes", s, rows, size, maxBytes)
-	}
-	return nil
 }
 
 // shiftCopy turns a shard-local copy index in a remote error into a global one.
@@ -348,7 +338,7 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 			if !anySet {
 				continue
 			}
-			r["mask"] = encodeArray(envs.Array{DType: envs.Bool, Ints: ints}, envs.Bool, []int{len(m)})
+			r["mask"] = wire.EncodeArray(envs.Array{DType: envs.Bool, Ints: ints}, envs.Bool, []int{len(m)})
 		}
 		if req.Seeds != nil {
 			r["seeds"] = req.Seeds[sh.lo:sh.hi]
@@ -376,7 +366,7 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 	e.EnvSeconds, e.ServerSeconds = 0, 0
 	var firstErr error
 	for _, s := range all {
-		var r resetReply
+		var r wire.ResetReply
 		if err := recv(ctx, s.p, &r); err != nil {
 			e.settle(err)
 			firstErr = cmpErr(firstErr, e.shiftCopy(err, s.sh))
@@ -402,15 +392,15 @@ func (e *VecEnv) Reset(ctx context.Context, req envs.ResetRequest) (envs.Array, 
 }
 
 // storeObs checks a received observation batch and copies it into rows [lo, hi) of dst.
-func (e *VecEnv) storeObs(dst envs.Array, w *wireArray, lo, hi int) error {
+func (e *VecEnv) storeObs(dst envs.Array, w *wire.Array, lo, hi int) error {
 	d := e.obsSpace.DType()
-	if err := checkArray(w, "observations", d, []int{hi - lo, e.obsSize}); err != nil {
+	if err := wire.CheckArray(w, "observations", d, []int{hi - lo, e.obsSize}); err != nil {
 		return err
 	}
 	if d.IsFloat() {
-		decodeInto(w, d, dst.Floats[lo*e.obsSize:hi*e.obsSize], nil)
+		wire.DecodeInto(w, d, dst.Floats[lo*e.obsSize:hi*e.obsSize], nil)
 	} else {
-		decodeInto(w, d, nil, dst.Ints[lo*e.obsSize:hi*e.obsSize])
+		wire.DecodeInto(w, d, nil, dst.Ints[lo*e.obsSize:hi*e.obsSize])
 	}
 	return nil
 }
@@ -421,7 +411,7 @@ func (e *VecEnv) storeInfos(dst []envs.Info, src []map[string]any, lo, hi int) {
 	}
 	for i, m := range src {
 		if m != nil {
-			dst[lo+i] = envs.Info(plainInfo(m).(map[string]any))
+			dst[lo+i] = envs.Info(wire.PlainInfo(m).(map[string]any))
 		}
 	}
 }
@@ -502,7 +492,7 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 		} else {
 			part.Ints = actions.Ints[(a-lo)*e.actSize : (b-lo)*e.actSize]
 		}
-		req := appendStepRequest(make([]byte, 0, 96+(b-a)*e.actSize*itemSize(d)), sh.handle, a-sh.lo, b-sh.lo, part, d, b-a, e.actSize)
+		req := wire.AppendStepRequest(make([]byte, 0, 96+(b-a)*e.actSize*wire.ItemSize(d)), sh.handle, a-sh.lo, b-sh.lo, part, d, b-a, e.actSize)
 		p, err := sh.c.Send(deadline, "step", req)
 		if err != nil {
 			ps.abandon()
@@ -514,29 +504,6 @@ func (e *VecEnv) StepAsync(ctx context.Context, lo, hi int, actions envs.Array) 
 		ps.parts = append(ps.parts, stepPart{sh: sh, p: p, lo: a, hi: b})
 	}
 	return ps, nil
-}
-
-type makeReply struct {
-	Handle int64     `msgpack:"handle"`
-	Obs    wireSpace `msgpack:"observation_space"`
-	Act    wireSpace `msgpack:"action_space"`
-}
-
-type resetReply struct {
-	Obs           wireArray        `msgpack:"obs"`
-	Infos         []map[string]any `msgpack:"infos"`
-	EnvSeconds    float64          `msgpack:"env_seconds"`
-	ServerSeconds float64          `msgpack:"server_seconds"`
-}
-
-type stepReply struct {
-	Obs           wireArray        `msgpack:"obs"`
-	Rewards       wireArray        `msgpack:"rewards"`
-	Terminated    wireArray        `msgpack:"terminated"`
-	Truncated     wireArray        `msgpack:"truncated"`
-	Infos         []map[string]any `msgpack:"infos"`
-	EnvSeconds    float64          `msgpack:"env_seconds"`
-	ServerSeconds float64          `msgpack:"server_seconds"`
 }
 
 func (ps *PendingStep) abandon() {
@@ -557,7 +524,7 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 	}
 	envSec, serverSec := 0.0, 0.0
 	for _, pt := range ps.parts {
-		var r stepReply
+		var r wire.StepReply
 		err := recv(ctx, pt.p, &r)
 		if err == nil && ps.ctx.Err() != nil {
 			err = fmt.Errorf("bridge: step: %w", context.Cause(ps.ctx))
@@ -590,21 +557,21 @@ func (ps *PendingStep) Wait(ctx context.Context) (envs.StepResult, error) {
 }
 
 // storeStep checks a step reply for copies [lo, hi) and stores its arrays into the step buffers.
-func (e *VecEnv) storeStep(r *stepReply, lo, hi int) error {
+func (e *VecEnv) storeStep(r *wire.StepReply, lo, hi int) error {
 	m := hi - lo
 	if err := e.storeObs(e.res.Obs, &r.Obs, lo, hi); err != nil {
 		return err
 	}
-	if err := checkArray(&r.Rewards, "rewards", envs.Float64, []int{m}); err != nil {
+	if err := wire.CheckArray(&r.Rewards, "rewards", envs.Float64, []int{m}); err != nil {
 		return err
 	}
-	if err := checkArray(&r.Terminated, "terminated flags", envs.Bool, []int{m}); err != nil {
+	if err := wire.CheckArray(&r.Terminated, "terminated flags", envs.Bool, []int{m}); err != nil {
 		return err
 	}
-	if err := checkArray(&r.Truncated, "truncated flags", envs.Bool, []int{m}); err != nil {
+	if err := wire.CheckArray(&r.Truncated, "truncated flags", envs.Bool, []int{m}); err != nil {
 		return err
 	}
-	decodeInto(&r.Rewards, envs.Float64, e.res.Rewards[lo:hi], nil)
+	wire.DecodeInto(&r.Rewards, envs.Float64, e.res.Rewards[lo:hi], nil)
 	for i := range m {
 		e.res.Terminated[lo+i] = r.Terminated.Data[i] != 0
 		e.res.Truncated[lo+i] = r.Truncated.Data[i] != 0

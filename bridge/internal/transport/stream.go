@@ -35,6 +35,7 @@ type Stream struct {
 	wmu sync.Mutex
 }
 
+// NewStream wraps c, on which the ZMTP handshake is still to be done (zmq4.Open does it).
 func NewStream(c net.Conn) *Stream {
 	return &Stream{Conn: c, r: bufio.NewReaderSize(c, 64<<10)}
 }

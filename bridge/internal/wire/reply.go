@@ -1,4 +1,4 @@
-package bridge
+package wire
 
 import (
 	"errors"
@@ -7,14 +7,19 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
+// ProtocolVersion is the version of PROTOCOL.md this codec speaks; the client checks it in hello and
+// in the ready handshake.
+const ProtocolVersion = 2
+
 // wireReplyInto decodes a reply with its result directly into Result's pointee.
 type wireReplyInto struct {
-	OK     bool       `msgpack:"ok"`
-	Result any        `msgpack:"result"`
-	Error  *wireError `msgpack:"error"`
+	OK     bool        `msgpack:"ok"`
+	Result any         `msgpack:"result"`
+	Error  *ErrorReply `msgpack:"error"`
 }
 
-type wireError struct {
+// ErrorReply is the structured error of a reply that failed (PROTOCOL.md: Reply payload).
+type ErrorReply struct {
 	Type      string `msgpack:"type"`
 	Message   string `msgpack:"message"`
 	Traceback string `msgpack:"traceback"`
@@ -22,22 +27,22 @@ type wireError struct {
 	Fatal     bool   `msgpack:"fatal"`
 }
 
-// decodeReply is the one decoding of every reply payload: its result into out (nil: not kept), or
+// DecodeReply is the one decoding of every reply payload: its result into out (nil: not kept), or
 // the error it carries; err reports a malformed reply. A step reply that is a plain success takes
-// the hand-written decoder (stepwire.go); everything else, a step reply with infos or an error
+// the hand-written decoder (step.go); everything else, a step reply with infos or an error
 // included, goes through decodeGeneric.
-func decodeReply(payload []byte, out any) (remote *wireError, err error) {
-	if sr, ok := out.(*stepReply); ok {
+func DecodeReply(payload []byte, out any) (remote *ErrorReply, err error) {
+	if sr, ok := out.(*StepReply); ok {
 		if sr.decodeFast(payload) {
 			return nil, nil
 		}
-		*sr = stepReply{}
+		*sr = StepReply{}
 	}
 	return decodeGeneric(payload, out)
 }
 
 // decodeGeneric decodes a reply payload with msgpack's reflection, within the limits of scanReply.
-func decodeGeneric(payload []byte, out any) (remote *wireError, err error) {
+func decodeGeneric(payload []byte, out any) (remote *ErrorReply, err error) {
 	// The limits first: the reflection decoder trusts the lengths a message declares.
 	if err := scanReply(payload); err != nil {
 		return nil, err
@@ -83,4 +88,38 @@ type Hello struct {
 	MuJoCo    string `msgpack:"mujoco"`
 	// IdleTimeout is the server's --idle-timeout in seconds (0: never): VecEnv pings every third of it.
 	IdleTimeout float64 `msgpack:"idle_timeout"`
+}
+
+// Spec is an env id's registration in the server's Gymnasium (gymnasium.spec), read without making
+// the env. Nil fields are ones the id does not register.
+type Spec struct {
+	ID              string   `msgpack:"id"`
+	RewardThreshold *float64 `msgpack:"reward_threshold"`
+	MaxEpisodeSteps *int     `msgpack:"max_episode_steps"`
+}
+
+// MakeReply is the result of make.
+type MakeReply struct {
+	Handle int64 `msgpack:"handle"`
+	Obs    Space `msgpack:"observation_space"`
+	Act    Space `msgpack:"action_space"`
+}
+
+// ResetReply is the result of reset.
+type ResetReply struct {
+	Obs           Array            `msgpack:"obs"`
+	Infos         []map[string]any `msgpack:"infos"`
+	EnvSeconds    float64          `msgpack:"env_seconds"`
+	ServerSeconds float64          `msgpack:"server_seconds"`
+}
+
+// StepReply is the result of step.
+type StepReply struct {
+	Obs           Array            `msgpack:"obs"`
+	Rewards       Array            `msgpack:"rewards"`
+	Terminated    Array            `msgpack:"terminated"`
+	Truncated     Array            `msgpack:"truncated"`
+	Infos         []map[string]any `msgpack:"infos"`
+	EnvSeconds    float64          `msgpack:"env_seconds"`
+	ServerSeconds float64          `msgpack:"server_seconds"`
 }
