@@ -2,8 +2,10 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/sparsepcl/sparsepcl/envs"
 )
@@ -150,14 +152,7 @@ func (w *Space) toSpace(depth int) (envs.Space, error) {
 		if err != nil {
 			return nil, fmt.Errorf("box: %w", err)
 		}
-		if w.Low == nil || w.High == nil {
-			return nil, fmt.Errorf("box without bounds")
-		}
-		lo, err := DecodeArray(w.Low, "box low")
-		if err != nil {
-			return nil, err
-		}
-		hi, err := DecodeArray(w.High, "box high")
+		lo, hi, err := decodeBoth(w.Low, w.High, "box low", "box high", "box without bounds")
 		if err != nil {
 			return nil, err
 		}
@@ -178,14 +173,7 @@ func (w *Space) toSpace(depth int) (envs.Space, error) {
 		}
 		return b, nil
 	case "multi_discrete":
-		if w.Nvec == nil || w.Starts == nil {
-			return nil, fmt.Errorf("multi_discrete without nvec or starts")
-		}
-		nv, err := DecodeArray(w.Nvec, "nvec")
-		if err != nil {
-			return nil, err
-		}
-		st, err := DecodeArray(w.Starts, "starts")
+		nv, st, err := decodeBoth(w.Nvec, w.Starts, "nvec", "starts", "multi_discrete without nvec or starts")
 		if err != nil {
 			return nil, err
 		}
@@ -226,6 +214,23 @@ func (w *Space) toSpace(depth int) (envs.Space, error) {
 	}
 }
 
+// decodeBoth decodes the two arrays that describe a space (a Box's bounds, a MultiDiscrete's nvec
+// and starts), refusing with missing when either is absent.
+func decodeBoth(a, b *Array, aName, bName, missing string) (envs.Array, envs.Array, error) {
+	if a == nil || b == nil {
+		return envs.Array{}, envs.Array{}, errors.New(missing)
+	}
+	x, err := DecodeArray(a, aName)
+	if err != nil {
+		return envs.Array{}, envs.Array{}, err
+	}
+	y, err := DecodeArray(b, bName)
+	if err != nil {
+		return envs.Array{}, envs.Array{}, err
+	}
+	return x, y, nil
+}
+
 // PlainInfo converts a decoded info map: wire arrays become envs.Array, everything else stays.
 func PlainInfo(v any) any {
 	switch x := v.(type) {
@@ -257,24 +262,14 @@ func PlainInfo(v any) any {
 	}
 }
 
+// toInt64 is an integer of any of the types msgpack decodes integers to, as an int64 (a uint64
+// beyond MaxInt64 wraps, as a conversion does); anything else is -1, which no shape accepts.
 func toInt64(v any) int64 {
 	switch x := v.(type) {
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		return int64(x)
+	case int8, int16, int32, int64:
+		return reflect.ValueOf(x).Int()
+	case uint8, uint16, uint32, uint64:
+		return int64(reflect.ValueOf(x).Uint())
 	default:
 		return -1
 	}

@@ -135,22 +135,23 @@ func (r *StepReply) decodeFast(b []byte) bool {
 }
 
 func (r *StepReply) decodeResult(rd *mpReader) bool {
+	// The four arrays are keys 0 to 3; then infos (4), env_seconds (5), server_seconds (6).
+	arrays := [4]struct {
+		key string
+		dst *Array
+	}{{"obs", &r.Obs}, {"rewards", &r.Rewards}, {"terminated", &r.Terminated}, {"truncated", &r.Truncated}}
 	var seen [7]bool
 	for range rd.mapLen() {
+		key := rd.str()
 		k := -1
-		switch string(rd.str()) {
-		case "obs":
-			k = 0
-			rd.array(&r.Obs)
-		case "rewards":
-			k = 1
-			rd.array(&r.Rewards)
-		case "terminated":
-			k = 2
-			rd.array(&r.Terminated)
-		case "truncated":
-			k = 3
-			rd.array(&r.Truncated)
+		for i, a := range arrays {
+			if string(key) == a.key {
+				k = i
+				rd.array(a.dst)
+				break
+			}
+		}
+		switch string(key) {
 		case "infos":
 			k = 4
 			if !rd.null() { // per-copy infos: the generic decoder's job
