@@ -28,3 +28,17 @@ func TestMakeRequest(t *testing.T) {
 		t.Fatal("an autoreset mode in the options was accepted")
 	}
 }
+
+// Int64Of takes every Go integer type and integral floats, and refuses the rest with a reason.
+func TestInt64Of(t *testing.T) {
+	for _, v := range []any{int(7), int8(7), int16(7), int32(7), int64(7), uint(7), uint8(7), uint16(7), uint32(7), uint64(7), 7.0} {
+		if n, err := envs.Int64Of(v); n != 7 || err != nil {
+			t.Errorf("Int64Of(%T 7) = %d, %v", v, n, err)
+		}
+	}
+	for _, v := range []any{uint64(1 << 63), 7.5, float64(1 << 60), "7", nil} {
+		if _, err := envs.Int64Of(v); err == nil {
+			t.Errorf("Int64Of(%T %v) accepted", v, v)
+		}
+	}
+}

@@ -249,7 +249,7 @@ func (t Tuple) Sample(rng *rand.Rand) any {
 	return x
 }
 func (t Tuple) FlatSize() int { return flatSizeOf(slices.Values(t.Spaces)) }
-func (t Tuple) DType() DType { return commonDType(t.Spaces) }
+func (t Tuple) DType() DType  { return commonDType(t.Spaces) }
 func (t Tuple) String() string {
 	parts := make([]string, len(t.Spaces))
 	for i, s := range t.Spaces {
