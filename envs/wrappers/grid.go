@@ -122,14 +122,10 @@ func (e *DiscretizedEnv) ActionSpace() envs.Space { return e.Grid.Space() }
 
 // Step takes an int64 grid index.
 func (e *DiscretizedEnv) Step(action any) (any, float64, bool, bool, envs.Info, error) {
-	if err := e.Grid.Space().Check(action); err != nil {
-		return nil, 0, false, false, nil, fmt.Errorf("action grid: %w", err)
-	}
-	p := make([]float64, e.Grid.Dims())
-	if err := e.Grid.Point(action.(int64), p); err != nil {
-		return nil, 0, false, false, nil, err
-	}
-	return e.Env.Step(p)
+	return stepIndex(e.Env, e.Grid.Space(), "action grid", action, func(i int64) (any, error) {
+		p := make([]float64, e.Grid.Dims())
+		return p, e.Grid.Point(i, p)
+	})
 }
 
 // DiscretizedVecEnv is a VecEnv whose Box actions are taken as grid indices: Step converts an
