@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 )
@@ -25,7 +23,7 @@ type Hello = wire.Hello
 
 // send encodes and sends one request; ctx's deadline bounds the writing.
 func send(ctx context.Context, c *transport.Conn, op string, req any) (*transport.Pending, error) {
-	payload, err := msgpack.Marshal(req)
+	payload, err := wire.EncodeRequest(req)
 	if err != nil {
 		return nil, fmt.Errorf("bridge: encode %s request: %w", op, err)
 	}

@@ -27,6 +27,10 @@ type ErrorReply struct {
 	Fatal     bool   `msgpack:"fatal"`
 }
 
+// EncodeRequest encodes a request (a map with an "op" key, PROTOCOL.md: Operations) as msgpack;
+// AppendStepRequest encodes the step request by hand.
+func EncodeRequest(req any) ([]byte, error) { return msgpack.Marshal(req) }
+
 // DecodeReply is the one decoding of every reply payload: its result into out (nil: not kept), or
 // the error it carries; err reports a malformed reply. A step reply that is a plain success takes
 // the hand-written decoder (step.go); everything else, a step reply with infos or an error
