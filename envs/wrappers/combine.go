@@ -111,20 +111,14 @@ func (e *CombinedEnv) ActionComponents() []int64 { return e.Combiner.ActionCompo
 
 // Step takes an int64 index.
 func (e *CombinedEnv) Step(action any) (any, float64, bool, bool, envs.Info, error) {
-	return stepIndex(e.Env, e.Combiner.Space(), "combine", action, func(i int64) (any, error) { return e.Combiner.Action(i) })
-}
-
-// stepIndex steps env with the action that index action (checked against space, a Discrete) maps
-// to; what names the wrapper in a refusal.
-func stepIndex(env envs.Env, space envs.Space, what string, action any, to func(int64) (any, error)) (any, float64, bool, bool, envs.Info, error) {
-	if err := space.Check(action); err != nil {
-		return nil, 0, false, false, nil, fmt.Errorf("%s: %w", what, err)
+	if err := e.Combiner.Space().Check(action); err != nil {
+		return nil, 0, false, false, nil, fmt.Errorf("combine: %w", err)
 	}
-	a, err := to(action.(int64))
+	a, err := e.Combiner.Action(action.(int64))
 	if err != nil {
 		return nil, 0, false, false, nil, err
 	}
-	return env.Step(a)
+	return e.Env.Step(a)
 }
 
 // CombinedVecEnv is a VecEnv whose Tuple-of-Discretes actions are taken as indices: Step converts an

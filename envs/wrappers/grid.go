@@ -103,31 +103,6 @@ func (g *ActionGrid) Index(point []float64) (int64, error) {
 	return index, nil
 }
 
-// DiscretizedEnv is an Env whose Box action space is seen as the grid's Discrete.
-type DiscretizedEnv struct {
-	envs.Env
-	Grid *ActionGrid
-}
-
-// DiscretizeActions wraps env with k points per action dimension.
-func DiscretizeActions(env envs.Env, k int) (*DiscretizedEnv, error) {
-	g, err := NewActionGrid(env.ActionSpace(), k)
-	if err != nil {
-		return nil, err
-	}
-	return &DiscretizedEnv{Env: env, Grid: g}, nil
-}
-
-func (e *DiscretizedEnv) ActionSpace() envs.Space { return e.Grid.Space() }
-
-// Step takes an int64 grid index.
-func (e *DiscretizedEnv) Step(action any) (any, float64, bool, bool, envs.Info, error) {
-	return stepIndex(e.Env, e.Grid.Space(), "action grid", action, func(i int64) (any, error) {
-		p := make([]float64, e.Grid.Dims())
-		return p, e.Grid.Point(i, p)
-	})
-}
-
 // DiscretizedVecEnv is a VecEnv whose Box actions are taken as grid indices: Step converts an
 // integer Array of shape [N] into the Box's float Array [N, shape...] (its dtype, e.g. float32)
 // that the wrapped VecEnv expects, without allocating.

@@ -200,9 +200,6 @@ func Random() Generator {
 	return FromEntropy(ent)
 }
 
-// BitGenerator exposes the underlying PCG64.
-func (g *Generator) BitGenerator() *PCG64 { return &g.bg }
-
 // Float64 is Generator.random(): a double in [0, 1) from the top 53 bits of one raw output.
 func (g *Generator) Float64() float64 {
 	return float64(g.bg.Uint64()>>11) * (1.0 / 9007199254740992.0)
