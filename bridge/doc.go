@@ -15,5 +15,8 @@
 // by the environment come back as *RemoteError. After each Reset and Step, EnvSeconds and ServerSeconds
 // tell how much of the call the servers spent inside the envs and in all; the rest is the round trip.
 //
-// The wire protocol is described in PROTOCOL.md next to this file.
+// The wire protocol is described in PROTOCOL.md next to this file. The package is cut by layer, each
+// using only those below it: internal/transport (ZMTP streams, request ids, deadlines), internal/wire
+// (the msgpack codec and the message schemas) and internal/server (the Python process); this package
+// holds the protocol's calls (call.go) and the VecEnv over them.
 package bridge

@@ -3,6 +3,8 @@ package bridge
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 )
 
 // RemoteError is an error reported by the server: a Python exception or a rejected request.
@@ -31,16 +33,17 @@ func (e *RemoteError) Error() string {
 	return fmt.Sprintf("bridge: %s on %s: %s%s: %s%s", e.Op, e.Endpoint, where, e.Type, e.Message, fatal)
 }
 
-// ErrClosed is returned by calls on a closed VecEnv or connection.
-var ErrClosed = errors.New("bridge: closed")
-
-// ErrConnectionLost wraps failures of the transport (server died, socket closed under a call).
-var ErrConnectionLost = errors.New("bridge: connection lost")
-
-// ErrProtocol wraps replies that break the protocol: malformed msgpack, a message over the decoding
-// limits (declared lengths beyond the frame, too many values, nesting too deep), a wrong schema. The
-// connection they came on is closed.
-var ErrProtocol = errors.New("bridge: protocol violation")
+// The transport's errors, as the bridge's callers see them.
+var (
+	// ErrClosed is returned by calls on a closed VecEnv or connection.
+	ErrClosed = transport.ErrClosed
+	// ErrConnectionLost wraps failures of the transport (server died, socket closed under a call).
+	ErrConnectionLost = transport.ErrConnectionLost
+	// ErrProtocol wraps replies that break the protocol: malformed msgpack, a message over the
+	// decoding limits (declared lengths beyond the frame, too many values, nesting too deep), a wrong
+	// schema. The connection they came on is closed.
+	ErrProtocol = transport.ErrProtocol
+)
 
 // ErrStateUnknown is returned by the calls of a VecEnv after a reset or step ended without its reply
 // (a deadline, a cancellation, a lost or closed connection, a malformed reply): the servers may have

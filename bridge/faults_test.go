@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -37,7 +39,7 @@ func TestServerKilledMidStep(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		e.servers[0].kill()
+		e.servers[0].Kill()
 	}()
 	start := time.Now()
 	_, err = e.Step(ctx, envs.NewBatch(e.ActionSpace(), 2))
@@ -97,7 +99,14 @@ func rawDealer(t *testing.T, endpoint string) zmq4.Socket {
 	return s
 }
 
-func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) wireReply {
+// rawReply is a reply as rawCall returns it: the result left encoded, or the error.
+type rawReply struct {
+	OK     bool
+	Result msgpack.RawMessage
+	Error  *wire.ErrorReply
+}
+
+func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) rawReply {
 	t.Helper()
 	var idb [8]byte
 	binary.LittleEndian.PutUint64(idb[:], id)
@@ -114,15 +123,17 @@ func rawCall(t *testing.T, s zmq4.Socket, id uint64, payload []byte) wireReply {
 		if len(m.Frames) != 2 || binary.LittleEndian.Uint64(m.Frames[0]) != id {
 			t.Fatalf("reply frames %v", m.Frames)
 		}
-		var r wireReply
-		if err := msgpack.Unmarshal(m.Frames[1], &r); err != nil {
+		var r rawReply
+		e, err := wire.DecodeReply(m.Frames[1], &r.Result)
+		if err != nil {
 			t.Fatal(err)
 		}
+		r.OK, r.Error = e == nil, e
 		return r
 	case <-time.After(10 * time.Second):
 		t.Fatal("no reply")
 	}
-	return wireReply{}
+	return rawReply{}
 }
 
 // TestBadMessages: garbage, malformed and oversized requests get error replies or are dropped, while
@@ -182,13 +193,13 @@ func TestBadMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	rawCall(t, bad, 101, mp(map[string]any{"op": "reset", "handle": made.Handle}))
-	acts := func(dtype envs.DType, rows int, vals ...int64) wireArray {
+	acts := func(dtype envs.DType, rows int, vals ...int64) wire.Array {
 		a := envs.Array{DType: envs.Int64, Ints: vals}
-		return encodeArray(a, dtype, []int{rows, len(vals) / rows})
+		return wire.EncodeArray(a, dtype, []int{rows, len(vals) / rows})
 	}
 	for i, tc := range []struct {
 		name     string
-		a        wireArray
+		a        wire.Array
 		wantCopy int
 	}{
 		{"wrong dtype", acts(envs.Int32, 2, 0, 0, 0, 0, 0, 0), -1},
@@ -285,7 +296,7 @@ func TestServerExitsWithClient(t *testing.T) {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
-		fmt.Println(s.Pid(), s.dir)
+		fmt.Println(s.Pid(), filepath.Dir(strings.TrimPrefix(s.Endpoint, "ipc://")))
 		time.Sleep(time.Minute)
 		os.Exit(1)
 	}

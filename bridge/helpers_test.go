@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 )
 
 var (
@@ -26,10 +28,10 @@ func needServer(t *testing.T) {
 			probeErr = err
 			return
 		}
-		c, err := dialConn(ctx, s.Endpoint, 1<<20, nil)
+		c, err := transport.Dial(ctx, s.Endpoint, 1<<20, nil)
 		if err == nil {
-			_, err = c.hello(ctx)
-			c.close()
+			_, err = hello(ctx, c)
+			c.Close()
 		}
 		s.Close()
 		probeErr = err

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/metrics"
 	"strings"
@@ -20,6 +18,8 @@ import (
 	"github.com/go-zeromq/zmq4/security/null"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
+	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -89,20 +89,27 @@ func startFakeRouter(t *testing.T, reply func(op string) []byte) string {
 // being any bytes at all (the hostile part).
 func okReply(t *testing.T, key string, raw []byte) []byte {
 	t.Helper()
-	obs, err := msgpack.Marshal(wireArray{DType: "int64", Shape: []int{1, 1}, Data: make([]byte, 8)})
+	obs, err := msgpack.Marshal(wire.Array{DType: "int64", Shape: []int{1, 1}, Data: make([]byte, 8)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	str := func(b []byte, s string) []byte {
+		enc, err := msgpack.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, enc...)
+	}
 	b := []byte{0x82}
-	b = appendStr(b, "ok")
+	b = str(b, "ok")
 	b = append(b, 0xc3)
-	b = appendStr(b, "result")
+	b = str(b, "result")
 	b = append(b, 0x83)
-	b = appendStr(b, "obs")
+	b = str(b, "obs")
 	b = append(b, obs...)
-	b = appendStr(b, "env_seconds")
+	b = str(b, "env_seconds")
 	b = append(b, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0)
-	b = appendStr(b, key)
+	b = str(b, key)
 	return append(b, raw...)
 }
 
@@ -134,7 +141,7 @@ func TestMalformedReplies(t *testing.T) {
 		{"neither ok nor an error", []byte{0x81, 0xa2, 'o', 'k', 0xc2}},
 		{"a nil result (made the decoder panic)", []byte{0x82, 0xa2, 'o', 'k', 0xc3, 0xa6, 'r', 'e', 's', 'u', 'l', 't', 0xc0}},
 		{"wrong observation shape", func() []byte {
-			b, _ := msgpack.Marshal(map[string]any{"ok": true, "result": map[string]any{"obs": wireArray{DType: "int64", Shape: []int{2, 1}, Data: make([]byte, 16)}, "infos": nil, "env_seconds": 0.0}})
+			b, _ := msgpack.Marshal(map[string]any{"ok": true, "result": map[string]any{"obs": wire.Array{DType: "int64", Shape: []int{2, 1}, Data: make([]byte, 16)}, "infos": nil, "env_seconds": 0.0}})
 			return b
 		}()},
 	}
@@ -169,9 +176,15 @@ func TestMalformedReplies(t *testing.T) {
 	}
 }
 
+// ZMTP 3 frame flags, for writing broken frames by hand.
+const (
+	zmtpMore = 0x01
+	zmtpLong = 0x02
+)
+
 // rawZMTPServer accepts one DEALER on a unix socket, does the ZMTP handshake as a ROUTER and then
 // hands each request to serve with the connection, to write whatever it likes back.
-func rawZMTPServer(t *testing.T, serve func(sc *streamConn, id, payload []byte) bool) string {
+func rawZMTPServer(t *testing.T, serve func(sc *transport.Stream, id, payload []byte) bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "raw.sock")
 	ln, err := net.Listen("unix", path)
@@ -185,14 +198,14 @@ func rawZMTPServer(t *testing.T, serve func(sc *streamConn, id, payload []byte) 
 			return
 		}
 		t.Cleanup(func() { nc.Close() })
-		sc := newStreamConn(nc)
+		sc := transport.NewStream(nc)
 		if _, err := zmq4.Open(sc, null.Security(), zmq4.Router, zmq4.SocketIdentity(""), true, nil); err != nil {
 			t.Errorf("raw server handshake: %v", err)
 			return
 		}
 		for {
-			m, err := sc.readMessage(1 << 20)
-			if err != nil || len(m.frames) != 2 || !serve(sc, m.frames[0], m.frames[1]) {
+			m, err := sc.ReadMessage(1 << 20)
+			if err != nil || len(m.Frames) != 2 || !serve(sc, m.Frames[0], m.Frames[1]) {
 				return
 			}
 		}
@@ -206,19 +219,19 @@ func rawZMTPServer(t *testing.T, serve func(sc *streamConn, id, payload []byte) 
 func TestHalfFrameStall(t *testing.T) {
 	for _, where := range []string{"in the payload", "in a frame header"} {
 		t.Run(where, func(t *testing.T) {
-			endpoint := rawZMTPServer(t, func(sc *streamConn, id, payload []byte) bool {
+			endpoint := rawZMTPServer(t, func(sc *transport.Stream, id, payload []byte) bool {
 				out := fakeReplies(t, payload, func(string) []byte { return nil })
 				if out != nil {
-					return sc.writeMessage(time.Now().Add(5*time.Second), id, out) == nil
+					return sc.WriteMessage(time.Now().Add(5*time.Second), id, out) == nil
 				}
 				// The id frame, then a payload frame that announces 200 bytes and brings 20 (or
 				// half of an 8-byte length).
-				half := append([]byte{flagMore, 8}, id...)
+				half := append([]byte{zmtpMore, 8}, id...)
 				if where == "in the payload" {
 					half = append(half, 0, 200)
 					half = append(half, make([]byte, 20)...)
 				} else {
-					half = append(half, flagLong, 0, 0, 0)
+					half = append(half, zmtpLong, 0, 0, 0)
 				}
 				_, _ = sc.Conn.Write(half)
 				return true // and hold the connection
@@ -361,7 +374,7 @@ func TestAnotherClientsHandle(t *testing.T) {
 	}
 	h := e.shards[0].handle
 	intruder := rawDealer(t, e.servers[0].Endpoint)
-	acts := encodeArray(envs.NewBatch(e.ActionSpace(), 2), envs.Int64, []int{2, 3})
+	acts := wire.EncodeArray(envs.NewBatch(e.ActionSpace(), 2), envs.Int64, []int{2, 3})
 	for i, req := range []map[string]any{
 		{"op": "step", "handle": h, "actions": acts},
 		{"op": "reset", "handle": h},
@@ -403,11 +416,11 @@ func TestQuotaOptions(t *testing.T) {
 	e.Close()
 }
 
-// TestSocketDirs: Close removes the socket directory; a start sweeps the directories of clients
-// that died without removing theirs, and leaves those of live clients and live servers alone.
+// TestSocketDirs: Close removes the socket directory (the sweep of stale ones is tested in
+// internal/server).
 func TestSocketDirs(t *testing.T) {
 	e := startEnv(t, Config{EnvID: "Copy-v0", NumEnvs: 1}, 1, ServerOptions{})
-	dir := e.servers[0].dir
+	dir := filepath.Dir(strings.TrimPrefix(e.servers[0].Endpoint, "ipc://"))
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -416,43 +429,4 @@ func TestSocketDirs(t *testing.T) {
 		t.Fatalf("socket dir %s after Close: %v, want it gone", dir, err)
 	}
 
-	tmp := t.TempDir()
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	mk := func(name string, listen bool) string {
-		d := filepath.Join(tmp, name)
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		sock := filepath.Join(d, socketName)
-		if listen {
-			ln, err := net.Listen("unix", sock)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ln.Close() })
-		} else if err := os.WriteFile(sock, nil, 0o600); err != nil { // what a killed server leaves
-			t.Fatal(err)
-		}
-		return d
-	}
-	old := time.Now().Add(-2 * legacyStaleAge)
-	stale := mk(fmt.Sprintf("%s%d-1", socketDirPrefix, dead.Process.Pid), false)
-	staleLegacy := mk(socketDirPrefix+"123456", false)
-	if err := os.Chtimes(staleLegacy, old, old); err != nil {
-		t.Fatal(err)
-	}
-	liveOwner := mk(fmt.Sprintf("%s%d-2", socketDirPrefix, os.Getppid()), false)
-	liveServer := mk(fmt.Sprintf("%s%d-3", socketDirPrefix, dead.Process.Pid), true)
-	youngLegacy := mk(socketDirPrefix+"654321", false)
-	notOurs := mk("something-else", false)
-	sweepStale(tmp)
-	for d, wantGone := range map[string]bool{stale: true, staleLegacy: true, liveOwner: false, liveServer: false, youngLegacy: false, notOurs: false} {
-		_, err := os.Stat(d)
-		if gone := errors.Is(err, os.ErrNotExist); gone != wantGone {
-			t.Errorf("%s: gone %v, want %v", filepath.Base(d), gone, wantGone)
-		}
-	}
 }

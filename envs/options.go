@@ -3,6 +3,7 @@ package envs
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -29,35 +30,32 @@ func OptionInt(options map[string]any, key string, def int) (int, error) {
 	if !ok {
 		return def, nil
 	}
+	n, err := Int64Of(v)
+	if err != nil {
+		return 0, fmt.Errorf("option %q: %w", key, err)
+	}
+	return int(n), nil
+}
+
+// Int64Of is v as an int64 when it is a value of any Go integer type that fits, or a float64 that
+// is an integer of magnitude at most 2^53 (as JSON decoding gives).
+func Int64Of(v any) (int64, error) {
 	switch x := v.(type) {
-	case int:
-		return x, nil
-	case int8:
-		return int(x), nil
-	case int16:
-		return int(x), nil
-	case int32:
-		return int(x), nil
-	case int64:
-		return int(x), nil
-	case uint8:
-		return int(x), nil
-	case uint16:
-		return int(x), nil
-	case uint32:
-		return int(x), nil
-	case uint64:
-		if x > math.MaxInt64 {
-			return 0, fmt.Errorf("option %q = %d is too large", key, x)
+	case int, int8, int16, int32, int64:
+		return reflect.ValueOf(x).Int(), nil
+	case uint, uint8, uint16, uint32, uint64:
+		u := reflect.ValueOf(x).Uint()
+		if u > math.MaxInt64 {
+			return 0, fmt.Errorf("%d is too large", u)
 		}
-		return int(x), nil
+		return int64(u), nil
 	case float64:
 		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
-			return 0, fmt.Errorf("option %q = %v is not an integer", key, x)
+			return 0, fmt.Errorf("%v is not an integer", x)
 		}
-		return int(x), nil
+		return int64(x), nil
 	default:
-		return 0, fmt.Errorf("option %q is a %T, want an integer", key, v)
+		return 0, fmt.Errorf("%v is a %T, want an integer", v, v)
 	}
 }
 

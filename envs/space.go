@@ -2,6 +2,8 @@ package envs
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -246,14 +248,8 @@ func (t Tuple) Sample(rng *rand.Rand) any {
 	}
 	return x
 }
-func (t Tuple) FlatSize() int {
-	n := 0
-	for _, s := range t.Spaces {
-		n += s.FlatSize()
-	}
-	return n
-}
-func (t Tuple) DType() DType { return commonDType(t.Spaces) }
+func (t Tuple) FlatSize() int { return flatSizeOf(slices.Values(t.Spaces)) }
+func (t Tuple) DType() DType  { return commonDType(t.Spaces) }
 func (t Tuple) String() string {
 	parts := make([]string, len(t.Spaces))
 	for i, s := range t.Spaces {
@@ -301,13 +297,7 @@ func (d Dict) Sample(rng *rand.Rand) any {
 	}
 	return x
 }
-func (d Dict) FlatSize() int {
-	n := 0
-	for _, s := range d.Spaces {
-		n += s.FlatSize()
-	}
-	return n
-}
+func (d Dict) FlatSize() int { return flatSizeOf(maps.Values(d.Spaces)) }
 func (d Dict) DType() DType {
 	spaces := make([]Space, 0, len(d.Spaces))
 	for _, k := range d.Keys() {
@@ -321,6 +311,15 @@ func (d Dict) String() string {
 		parts = append(parts, fmt.Sprintf("%q: %v", k, d.Spaces[k]))
 	}
 	return "Dict(" + strings.Join(parts, ", ") + ")"
+}
+
+// flatSizeOf is the flat size of a product of spaces: the sum of theirs.
+func flatSizeOf(spaces iter.Seq[Space]) int {
+	n := 0
+	for s := range spaces {
+		n += s.FlatSize()
+	}
+	return n
 }
 
 // commonDType is the leaves' dtype when they all agree, float64 otherwise (it holds every value exactly

@@ -16,8 +16,40 @@ type EnvMaker interface {
 	MakeVec(ctx context.Context, cfg config.Config, n int) (envs.VecEnv, error)
 }
 
-// RegistryEnvs makes Go-native envs from a registry. The algorithmic tasks get the config's base
-// and curriculum mode; other ids get no options but the autoreset mode.
+// EnvFactory makes the VecEnv an env request names, Go-native or served by another process
+// (internal/envmaker.Maker). It knows nothing of the config: FactoryEnvs asks it for EnvRequest.
+type EnvFactory interface {
+	MakeVec(ctx context.Context, req envs.VecRequest) (envs.VecEnv, error)
+}
+
+// FactoryEnvs is the EnvMaker that asks an EnvFactory for EnvRequest(cfg, n). It implements
+// EnvServerInfo when the factory does.
+type FactoryEnvs struct{ Factory EnvFactory }
+
+// MakeVec implements EnvMaker.
+func (f FactoryEnvs) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.VecEnv, error) {
+	return f.Factory.MakeVec(ctx, EnvRequest(cfg, n))
+}
+
+// EnvServerVersions implements EnvServerInfo: the factory's, or nil when it has none.
+func (f FactoryEnvs) EnvServerVersions() map[string]string {
+	if info, ok := f.Factory.(EnvServerInfo); ok {
+		return info.EnvServerVersions()
+	}
+	return nil
+}
+
+// EnvRequest is the request for n copies of cfg.Env with autoreset disabled. The algorithmic tasks
+// get the config's base and curriculum mode as options; other ids get none.
+func EnvRequest(cfg config.Config, n int) envs.VecRequest {
+	req := envs.VecRequest{ID: cfg.Env, Copies: n, Autoreset: envs.AutoresetDisabled}
+	if _, err := algorithmic.TaskByID(cfg.Env); err == nil {
+		req.Options = map[string]any{"base": cfg.Base, "per_copy_curriculum": cfg.Curriculum == config.CurriculumPerCopy}
+	}
+	return req
+}
+
+// RegistryEnvs makes Go-native envs from a registry, as EnvRequest says.
 type RegistryEnvs struct{ Registry *envs.Registry }
 
 // MakeVec implements EnvMaker.
@@ -25,10 +57,7 @@ func (r RegistryEnvs) MakeVec(_ context.Context, cfg config.Config, n int) (envs
 	if r.Registry == nil {
 		return nil, fmt.Errorf("no environment registry")
 	}
-	if _, err := algorithmic.TaskByID(cfg.Env); err == nil {
-		return MakeEnv(r.Registry, cfg, n)
-	}
-	return r.Registry.MakeVec(cfg.Env, n, map[string]any{"autoreset": "disabled"})
+	return r.Registry.MakeRequest(EnvRequest(cfg, n))
 }
 
 // ResolveNet returns cfg with Net "auto" replaced by the family the env's observation space calls

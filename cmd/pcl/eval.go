@@ -19,7 +19,7 @@ import (
 // recordSteps writes one greedy episode of a long-episode run as a GIF and checks that the replay
 // that rendered it reached the same return.
 func recordSteps(ctx context.Context, dir string, maker *envmaker.Maker, seed int64, out string, stdout io.Writer) error {
-	ep, cfg, err := train.RecordSteps(ctx, dir, maker, nil, seed)
+	ep, cfg, err := train.RecordSteps(ctx, dir, train.FactoryEnvs{Factory: maker}, nil, seed)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func recordSteps(ctx context.Context, dir string, maker *envmaker.Maker, seed in
 
 // evalSteps prints the greedy returns of a long-episode run's checkpoint over n episodes.
 func evalSteps(ctx context.Context, dir string, maker *envmaker.Maker, n int, seed int64, stdout io.Writer) error {
-	returns, meta, err := train.EvaluateSteps(ctx, dir, maker, nil, n, seed)
+	returns, meta, err := train.EvaluateSteps(ctx, dir, train.FactoryEnvs{Factory: maker}, nil, n, seed)
 	if err != nil {
 		return err
 	}

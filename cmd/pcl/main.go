@@ -71,6 +71,9 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		default:
 			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
+			if h := hint(err); h != "" {
+				fmt.Fprintf(stderr, "pcl %s: %s\n", c.name, h)
+			}
 			return exitFailure
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/sparsepcl/sparsepcl/envs"
 )
 
 // Task is one of the algorithmic tasks.
@@ -217,15 +219,7 @@ func asInts(v any) ([]int64, error) {
 		}
 		return out, nil
 	case []any:
-		out := make([]int64, len(x))
-		for i, s := range x {
-			n, err := anyInt(s)
-			if err != nil {
-				return nil, fmt.Errorf("input element %d: %w", i, err)
-			}
-			out[i] = n
-		}
-		return out, nil
+		return convertEach(x, "input element", envs.Int64Of)
 	default:
 		return nil, fmt.Errorf("input is a %T, want a list of symbols ([]int64)", v)
 	}
@@ -242,36 +236,21 @@ func asColumns(v any) ([][]int64, error) {
 		}
 		return out, nil
 	case []any:
-		out := make([][]int64, len(x))
-		for i, c := range x {
-			col, err := asInts(c)
-			if err != nil {
-				return nil, fmt.Errorf("input column %d: %w", i, err)
-			}
-			out[i] = col
-		}
-		return out, nil
+		return convertEach(x, "input column", asInts)
 	default:
 		return nil, fmt.Errorf("input is a %T, want a list of columns ([][]int64)", v)
 	}
 }
 
-func anyInt(v any) (int64, error) {
-	switch x := v.(type) {
-	case int64:
-		return x, nil
-	case int:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case uint8:
-		return int64(x), nil
-	case float64:
-		if x != float64(int64(x)) {
-			return 0, fmt.Errorf("%v is not an integer", x)
+// convertEach converts every element of xs with f; an error names the element ("what i").
+func convertEach[T any](xs []any, what string, f func(any) (T, error)) ([]T, error) {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		v, err := f(x)
+		if err != nil {
+			return nil, fmt.Errorf("%s %d: %w", what, i, err)
 		}
-		return int64(x), nil
-	default:
-		return 0, fmt.Errorf("%v is a %T, want an integer", v, v)
+		out[i] = v
 	}
+	return out, nil
 }

@@ -176,8 +176,11 @@ func optFloat(options map[string]any, key string, def float64) (float64, error) 
 	case float32:
 		return float64(x), nil
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		n, err := envs.OptionInt(map[string]any{key: x}, key, 0)
-		return float64(n), err
+		n, err := envs.Int64Of(x)
+		if err != nil {
+			return 0, fmt.Errorf("option %q: %w", key, err)
+		}
+		return float64(n), nil
 	default:
 		return 0, fmt.Errorf("option %q is a %T, want a number", key, v)
 	}

@@ -1,7 +1,8 @@
-// Package envmaker makes the VecEnvs of a training run from an env id: a Go-native id from the
-// registry, any other id as a Gymnasium env through the bridge, from Python servers it starts
-// itself (with the project's .venv) or from running servers given by endpoint. It is where the
-// agent's EnvMaker contract meets the bridge, so that neither imports the other.
+// Package envmaker is the env factory: it makes the VecEnv an envs.VecRequest names, a Go-native id
+// from the registry, any other id as a Gymnasium env through the bridge, from Python servers it
+// starts itself (with the project's .venv) or from running servers given by endpoint. It knows
+// neither the trainer nor its config: the trainer asks for envs through its own small interface
+// (train.EnvFactory), and the program composes the two.
 package envmaker
 
 import (
@@ -17,9 +18,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/success"
-	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
@@ -27,7 +26,13 @@ import (
 // ErrUnknownEnv marks an env id that neither the Go registry nor the env server knows.
 var ErrUnknownEnv = errors.New("unknown environment id")
 
-// Maker implements train.EnvMaker.
+// ErrNoPython marks a remote env that cannot be served because there is no Python interpreter with
+// the server's packages (no .venv at the root, and SPARSEPCL_PYTHON unset or naming a missing
+// file). A program tells its user how to install one.
+var ErrNoPython = errors.New("no Python environment for the env server")
+
+// Maker makes VecEnvs from requests (it implements train.EnvFactory) and answers questions about
+// env ids (RewardThreshold) and replays (Render).
 type Maker struct {
 	// Registry holds the Go-native ids; any id it does not hold is made through the bridge.
 	Registry *envs.Registry
@@ -47,12 +52,7 @@ type Maker struct {
 	hello *bridge.Hello // the handshake of the last remote VecEnv made
 }
 
-var (
-	_ train.EnvMaker      = (*Maker)(nil)
-	_ train.EnvServerInfo = (*Maker)(nil)
-)
-
-// EnvServerVersions implements train.EnvServerInfo: the versions the env server of the last remote
+// EnvServerVersions returns the versions the env server of the last remote
 // VecEnv made reported in its handshake (nil when none was made).
 func (m *Maker) EnvServerVersions() map[string]string {
 	m.mu.Lock()
@@ -89,29 +89,30 @@ func (m *Maker) Remote(id string) bool {
 	return err != nil
 }
 
-// MakeVec implements train.EnvMaker.
-func (m *Maker) MakeVec(ctx context.Context, cfg config.Config, n int) (envs.VecEnv, error) {
-	if !m.Remote(cfg.Env) {
-		return train.RegistryEnvs{Registry: m.Registry}.MakeVec(ctx, cfg, n)
+// MakeVec makes the VecEnv req names: from the registry when req.ID is Go-native (with req.Options),
+// else through the bridge (with Kwargs).
+func (m *Maker) MakeVec(ctx context.Context, req envs.VecRequest) (envs.VecEnv, error) {
+	if !m.Remote(req.ID) {
+		return m.Registry.MakeRequest(req)
 	}
-	bc := bridge.Config{EnvID: cfg.Env, Kwargs: m.Kwargs, NumEnvs: n, Autoreset: envs.AutoresetDisabled}
+	bc := bridge.Config{EnvID: req.ID, Kwargs: m.Kwargs, NumEnvs: req.Copies, Autoreset: req.Autoreset}
 	// The servers live as long as the VecEnv, not the caller's context: an interrupted run still
 	// saves its checkpoint and closes them itself.
 	ctx = context.WithoutCancel(ctx)
 	if len(m.Servers) > 0 {
 		env, err := bridge.Dial(ctx, bc, m.Servers...)
 		if err != nil {
-			return nil, fmt.Errorf("envmaker: %s on %v: %w", cfg.Env, m.Servers, markUnknown(err))
+			return nil, fmt.Errorf("envmaker: %s on %v: %w", req.ID, m.Servers, markUnknown(err))
 		}
 		return m.remember(env), nil
 	}
 	opts := m.Server
 	if err := checkPython(&opts); err != nil {
-		return nil, fmt.Errorf("envmaker: %s is not a Go-native env, so it is served by the Python env server, but %w", cfg.Env, err)
+		return nil, fmt.Errorf("envmaker: %s is not a Go-native env, so it is served by the Python env server, but %w", req.ID, err)
 	}
 	env, err := bridge.Start(ctx, bc, 1, opts)
 	if err != nil {
-		return nil, fmt.Errorf("envmaker: %s through a local server: %w", cfg.Env, markUnknown(err))
+		return nil, fmt.Errorf("envmaker: %s through a local server: %w", req.ID, markUnknown(err))
 	}
 	return m.remember(env), nil
 }
@@ -142,7 +143,7 @@ func (m *Maker) RewardThreshold(ctx context.Context, id string) (threshold float
 }
 
 // checkPython resolves the server's root and interpreter, and refuses a missing interpreter with
-// the command that installs it.
+// ErrNoPython.
 func checkPython(opts *bridge.ServerOptions) error {
 	if opts.Root == "" {
 		root, err := bridge.FindRoot()
@@ -155,12 +156,11 @@ func checkPython(opts *bridge.ServerOptions) error {
 		opts.Python = bridge.FindPython(opts.Root)
 	}
 	if opts.Python == "python3" { // FindPython's fallback: no .venv, no SPARSEPCL_PYTHON
-		return fmt.Errorf("there is no Python environment with gymnasium at %s: run `bash scripts/setup` (or set SPARSEPCL_PYTHON)",
-			filepath.Join(opts.Root, ".venv"))
+		return fmt.Errorf("%w: none at %s and SPARSEPCL_PYTHON is not set", ErrNoPython, filepath.Join(opts.Root, ".venv"))
 	}
 	if _, err := os.Stat(opts.Python); err != nil && filepath.IsAbs(opts.Python) {
 		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("the Python interpreter %s does not exist: run `bash scripts/setup` (or set SPARSEPCL_PYTHON)", opts.Python)
+			return fmt.Errorf("%w: the interpreter %s does not exist", ErrNoPython, opts.Python)
 		}
 		return fmt.Errorf("the Python interpreter %s: %w", opts.Python, err)
 	}

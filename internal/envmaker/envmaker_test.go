@@ -17,6 +17,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/bridge"
+	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
@@ -54,7 +55,7 @@ func runIn(t *testing.T, dir string, cfg config.Config, m *Maker, resume bool) (
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	return train.Run(ctx, cfg, train.Options{Dir: dir, Resume: resume, Envs: m, Registry: m.Registry, Logger: quiet()})
+	return train.Run(ctx, cfg, train.Options{Dir: dir, Resume: resume, Envs: train.FactoryEnvs{Factory: m}, Registry: m.Registry, Logger: quiet()})
 }
 
 // Sparse and soft PCL learn CartPole-v1 served by the real Python server: the greedy return
@@ -202,14 +203,14 @@ func TestBadEnvInputIsAClearError(t *testing.T) {
 		t.Setenv("SPARSEPCL_PYTHON", "")
 		root := t.TempDir()
 		m := &Maker{Registry: registry.Default(), ForceRemote: true, Server: bridge.ServerOptions{Root: root}}
-		_, err := m.MakeVec(context.Background(), mlpConfig("CartPole-v1", func(*config.Config) {}), 1)
-		if err == nil || !strings.Contains(err.Error(), "scripts/setup") {
-			t.Fatalf("error %v, want one that says to run scripts/setup", err)
+		_, err := m.MakeVec(context.Background(), envs.VecRequest{ID: "CartPole-v1", Copies: 1})
+		if !errors.Is(err, ErrNoPython) || strings.Contains(err.Error(), "scripts/setup") {
+			t.Fatalf("error %v, want ErrNoPython, naming no command of this repository", err)
 		}
 	})
 	t.Run("unknown id is ErrUnknownEnv", func(t *testing.T) {
 		m := &Maker{Registry: registry.Default()}
-		_, err := m.MakeVec(context.Background(), mlpConfig("NoSuchEnv-v9", func(*config.Config) {}), 1)
+		_, err := m.MakeVec(context.Background(), envs.VecRequest{ID: "NoSuchEnv-v9", Copies: 1})
 		if !errors.Is(err, ErrUnknownEnv) {
 			t.Fatalf("error %v, want ErrUnknownEnv", err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -58,7 +59,7 @@ func TestObservationsFlattenLikeGymnasium(t *testing.T) {
 			m := &Maker{Registry: registry.Default(), Server: bridge.ServerOptions{AllowImports: true}}
 			cfg := config.Default()
 			cfg.Env = tc.id
-			env, err := m.MakeVec(ctx, cfg, len(seeds))
+			env, err := m.MakeVec(ctx, train.EnvRequest(cfg, len(seeds)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestUnflattenableObservationIsAClearError(t *testing.T) {
 	m := &Maker{Registry: registry.Default(), Server: bridge.ServerOptions{AllowImports: true}}
 	cfg := config.Default()
 	cfg.Env = "python_server.testing_envs:SpacesEnv"
-	env, err := m.MakeVec(ctx, cfg, 1)
+	env, err := m.MakeVec(ctx, train.EnvRequest(cfg, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

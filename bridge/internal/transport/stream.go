@@ -1,4 +1,4 @@
-package bridge
+package transport
 
 import (
 	"bufio"
@@ -26,22 +26,23 @@ import (
 // server over exactly one connection, so the socket's queueing and round robin are not needed; the
 // wire is the same (the servers see a DEALER peer).
 
-// streamConn is the net.Conn under the ZMTP connection: reads are buffered (one syscall brings in
+// Stream is the net.Conn under the ZMTP connection: reads are buffered (one syscall brings in
 // many frames) and writes are serialised, so a PONG sent by a reader cannot land inside a message
 // being written.
-type streamConn struct {
+type Stream struct {
 	net.Conn
 	r   *bufio.Reader
 	wmu sync.Mutex
 }
 
-func newStreamConn(c net.Conn) *streamConn {
-	return &streamConn{Conn: c, r: bufio.NewReaderSize(c, 64<<10)}
+// NewStream wraps c, on which the ZMTP handshake is still to be done (zmq4.Open does it).
+func NewStream(c net.Conn) *Stream {
+	return &Stream{Conn: c, r: bufio.NewReaderSize(c, 64<<10)}
 }
 
-func (s *streamConn) Read(p []byte) (int, error) { return s.r.Read(p) }
+func (s *Stream) Read(p []byte) (int, error) { return s.r.Read(p) }
 
-func (s *streamConn) Write(p []byte) (int, error) {
+func (s *Stream) Write(p []byte) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.Conn.Write(p)
@@ -54,9 +55,9 @@ const (
 	flagCommand = 0x04
 )
 
-// writeMessage writes one ZMTP message (frames with the MORE flag on all but the last) with a single
+// WriteMessage writes one ZMTP message (frames with the MORE flag on all but the last) with a single
 // writev, which must end by deadline.
-func (s *streamConn) writeMessage(deadline time.Time, frames ...[]byte) error {
+func (s *Stream) WriteMessage(deadline time.Time, frames ...[]byte) error {
 	hdrs := make([]byte, 0, 9*len(frames))
 	bufs := make(net.Buffers, 0, 2*len(frames))
 	for i, f := range frames {
@@ -82,20 +83,20 @@ func (s *streamConn) writeMessage(deadline time.Time, frames ...[]byte) error {
 	return err
 }
 
-// message is one ZMTP message as read by readMessage.
-type message struct {
-	frames [][]byte
-	// oversized is the length of a frame that was longer than the reader's limit (0: none); that
+// Message is one ZMTP message as read by ReadMessage.
+type Message struct {
+	Frames [][]byte
+	// Oversized is the length of a frame that was longer than the reader's limit (0: none); that
 	// frame was skipped and is nil in frames.
-	oversized uint64
+	Oversized uint64
 }
 
-// readMessage reads one ZMTP message. A frame longer than limit is skipped without being stored (a
+// ReadMessage reads one ZMTP message. A frame longer than limit is skipped without being stored (a
 // length read off the wire never sizes an allocation beyond limit) and reported in oversized, so the
 // stream stays in step. Commands are handled here: PING is answered with PONG, ERROR ends the
 // stream, others are ignored.
-func (s *streamConn) readMessage(limit int) (message, error) {
-	var m message
+func (s *Stream) ReadMessage(limit int) (Message, error) {
+	var m Message
 	for {
 		flags, err := s.r.ReadByte()
 		if err != nil {
@@ -122,8 +123,8 @@ func (s *streamConn) readMessage(limit int) (message, error) {
 			if _, err := s.r.Discard(int(size)); err != nil {
 				return m, err
 			}
-			m.oversized = size
-			m.frames = append(m.frames, nil)
+			m.Oversized = size
+			m.Frames = append(m.Frames, nil)
 		} else {
 			body := make([]byte, size)
 			if _, err := io.ReadFull(s.r, body); err != nil {
@@ -135,7 +136,7 @@ func (s *streamConn) readMessage(limit int) (message, error) {
 				}
 				continue
 			}
-			m.frames = append(m.frames, body)
+			m.Frames = append(m.Frames, body)
 		}
 		if flags&flagMore == 0 {
 			return m, nil
@@ -144,7 +145,7 @@ func (s *streamConn) readMessage(limit int) (message, error) {
 }
 
 // command handles a ZMTP command frame: a name (length-prefixed) and its data.
-func (s *streamConn) command(body []byte) error {
+func (s *Stream) command(body []byte) error {
 	if len(body) == 0 || int(body[0]) > len(body)-1 {
 		return fmt.Errorf("malformed ZMTP command of %d bytes", len(body))
 	}
@@ -167,7 +168,7 @@ func (s *streamConn) command(body []byte) error {
 }
 
 // writeCommand writes one command frame.
-func (s *streamConn) writeCommand(body []byte) error {
+func (s *Stream) writeCommand(body []byte) error {
 	var hdr []byte
 	if len(body) > 255 {
 		hdr = binary.BigEndian.AppendUint64([]byte{flagCommand | flagLong}, uint64(len(body)))
@@ -202,7 +203,7 @@ func splitEndpoint(endpoint string) (network, addr string, err error) {
 const dialRetry = 2 * time.Second
 
 // openStream dials endpoint and performs the ZMTP handshake as a DEALER, all within ctx.
-func openStream(ctx context.Context, endpoint string) (*streamConn, error) {
+func openStream(ctx context.Context, endpoint string) (*Stream, error) {
 	network, addr, err := splitEndpoint(endpoint)
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func openStream(ctx context.Context, endpoint string) (*streamConn, error) {
 		_ = nc.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
-	sc := newStreamConn(nc)
+	sc := NewStream(nc)
 	_, err = zmq4.Open(sc, null.Security(), zmq4.Dealer, zmq4.SocketIdentity(""), false, nil)
 	if !stop() || err != nil {
 		nc.Close()

@@ -1,4 +1,4 @@
-package bridge
+package wire
 
 import (
 	"encoding/binary"
@@ -13,12 +13,12 @@ import (
 // than a plain successful step (an error, infos, an unexpected key or type) is left to the generic
 // decoder, so errors read the same either way.
 
-// appendStepRequest appends the msgpack encoding of
+// AppendStepRequest appends the msgpack encoding of
 //
 //	{"op": "step", "handle": h, "lo": lo, "hi": hi, "actions": {"dtype": d, "shape": [rows, size], "data": bytes}}
 //
 // with the action values (rows*size of them, already validated) written straight into the bin.
-func appendStepRequest(dst []byte, handle int64, lo, hi int, actions envs.Array, d envs.DType, rows, size int) []byte {
+func AppendStepRequest(dst []byte, handle int64, lo, hi int, actions envs.Array, d envs.DType, rows, size int) []byte {
 	dst = append(dst, 0x85)
 	dst = appendStr(dst, "op")
 	dst = appendStr(dst, "step")
@@ -37,7 +37,7 @@ func appendStepRequest(dst []byte, handle int64, lo, hi int, actions envs.Array,
 	dst = appendInt(dst, int64(rows))
 	dst = appendInt(dst, int64(size))
 	dst = appendStr(dst, "data")
-	n := rows * size * itemSize(d)
+	n := rows * size * ItemSize(d)
 	dst = appendBinHeader(dst, n)
 	start := len(dst)
 	dst = append(dst, make([]byte, n)...)
@@ -45,7 +45,7 @@ func appendStepRequest(dst []byte, handle int64, lo, hi int, actions envs.Array,
 	return dst
 }
 
-// putValues writes the row-major values of a as little-endian dtype d into buf (len: values*itemSize).
+// putValues writes the row-major values of a as little-endian dtype d into buf (len: values*ItemSize).
 func putValues(buf []byte, a envs.Array, d envs.DType) {
 	switch d {
 	case envs.Float64:
@@ -114,7 +114,7 @@ func appendBinHeader(dst []byte, n int) []byte {
 
 // decodeFast decodes a successful step reply without infos into r, its arrays aliasing b. It
 // reports false, leaving r in any state, for anything else.
-func (r *stepReply) decodeFast(b []byte) bool {
+func (r *StepReply) decodeFast(b []byte) bool {
 	rd := mpReader{b: b}
 	n := rd.mapLen()
 	ok, sawResult := false, false
@@ -134,23 +134,24 @@ func (r *stepReply) decodeFast(b []byte) bool {
 	return ok && sawResult && !rd.bad && rd.i == len(b)
 }
 
-func (r *stepReply) decodeResult(rd *mpReader) bool {
+func (r *StepReply) decodeResult(rd *mpReader) bool {
+	// The four arrays are keys 0 to 3; then infos (4), env_seconds (5), server_seconds (6).
+	arrays := [4]struct {
+		key string
+		dst *Array
+	}{{"obs", &r.Obs}, {"rewards", &r.Rewards}, {"terminated", &r.Terminated}, {"truncated", &r.Truncated}}
 	var seen [7]bool
 	for range rd.mapLen() {
+		key := rd.str()
 		k := -1
-		switch string(rd.str()) {
-		case "obs":
-			k = 0
-			rd.array(&r.Obs)
-		case "rewards":
-			k = 1
-			rd.array(&r.Rewards)
-		case "terminated":
-			k = 2
-			rd.array(&r.Terminated)
-		case "truncated":
-			k = 3
-			rd.array(&r.Truncated)
+		for i, a := range arrays {
+			if string(key) == a.key {
+				k = i
+				rd.array(a.dst)
+				break
+			}
+		}
+		switch string(key) {
 		case "infos":
 			k = 4
 			if !rd.null() { // per-copy infos: the generic decoder's job
@@ -310,7 +311,7 @@ func (rd *mpReader) float() float64 {
 }
 
 // array reads {"dtype", "shape", "data"} in any order into w (Shape reuses w's backing array).
-func (rd *mpReader) array(w *wireArray) {
+func (rd *mpReader) array(w *Array) {
 	n := rd.mapLen()
 	if n != 3 {
 		rd.bad = true
@@ -347,7 +348,7 @@ func (rd *mpReader) array(w *wireArray) {
 }
 
 // dtypeName returns a dtype name as a string without allocating for the names the protocol knows;
-// others are copied, to be rejected by checkArray.
+// others are copied, to be rejected by CheckArray.
 func dtypeName(b []byte) string {
 	switch string(b) {
 	case "float64":

@@ -1,9 +1,10 @@
-package bridge
+package wire
 
 import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -17,11 +18,11 @@ import (
 
 // stepRequest is the step request's schema, decoded by the reflection codec to check the hand encoder.
 type stepRequest struct {
-	Op      string    `msgpack:"op"`
-	Handle  int64     `msgpack:"handle"`
-	Lo      int       `msgpack:"lo"`
-	Hi      int       `msgpack:"hi"`
-	Actions wireArray `msgpack:"actions"`
+	Op      string `msgpack:"op"`
+	Handle  int64  `msgpack:"handle"`
+	Lo      int    `msgpack:"lo"`
+	Hi      int    `msgpack:"hi"`
+	Actions Array  `msgpack:"actions"`
 }
 
 // TestAppendStepRequest decodes hand-encoded requests with the reflection codec, for every dtype,
@@ -55,15 +56,15 @@ func TestAppendStepRequest(t *testing.T) {
 			}
 			handle, lo := ints[(k*3)%len(ints)], int(ints[(k*5+1)%len(ints)])
 			hi := lo + rows
-			b := appendStepRequest([]byte{0xff}, handle, lo, hi, a, d, rows, size)
+			b := AppendStepRequest([]byte{0xff}, handle, lo, hi, a, d, rows, size)
 			if b[0] != 0xff {
-				t.Fatal("appendStepRequest overwrote dst")
+				t.Fatal("AppendStepRequest overwrote dst")
 			}
 			var got stepRequest
 			if err := msgpack.Unmarshal(b[1:], &got); err != nil {
 				t.Fatalf("%s %v: %v", d, sh, err)
 			}
-			want := stepRequest{Op: "step", Handle: handle, Lo: lo, Hi: hi, Actions: encodeArray(a, d, []int{rows, size})}
+			want := stepRequest{Op: "step", Handle: handle, Lo: lo, Hi: hi, Actions: EncodeArray(a, d, []int{rows, size})}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s %v: decoded %+v, want %+v", d, sh, got.Actions.Shape, want.Actions.Shape)
 			}
@@ -89,7 +90,6 @@ func TestAppendStepRequest(t *testing.T) {
 // bytes it really meets.
 func replyBytes(t *testing.T, script string) [][]byte {
 	t.Helper()
-	needServer(t)
 	cmd := pythonCmd(t, "-c", `
 import json, sys, msgpack, numpy as np
 from python_server import wire
@@ -121,9 +121,12 @@ json.dump(out, sys.stdout)`)
 }
 
 // genericStep decodes a step reply the slow way (the reference for the fast path).
-func genericStep(b []byte) (stepReply, error) {
-	var r stepReply
-	err := (&pending{op: "step", c: &conn{endpoint: "test"}}).decode(b, &r)
+func genericStep(b []byte) (StepReply, error) {
+	var r StepReply
+	e, err := decodeGeneric(b, &r)
+	if err == nil && e != nil {
+		err = fmt.Errorf("%s: %s", e.Type, e.Message)
+	}
 	return r, err
 }
 
@@ -145,7 +148,7 @@ out.append(msgpack.packb({"ok": False, "error": {"type": "ValueError", "message"
 out.append(msgpack.packb({"ok": True, "result": {"obs": None}}).hex())
 `)
 	for i, b := range fast {
-		var r stepReply
+		var r StepReply
 		if !r.decodeFast(b) {
 			t.Fatalf("reply %d: fast path refused a plain step reply", i)
 		}
@@ -158,7 +161,7 @@ out.append(msgpack.packb({"ok": True, "result": {"obs": None}}).hex())
 		}
 	}
 	for i, b := range slow {
-		var r stepReply
+		var r StepReply
 		if r.decodeFast(b) {
 			t.Fatalf("slow reply %d took the fast path", i)
 		}
@@ -171,12 +174,12 @@ out.append(msgpack.packb({"ok": True, "result": {"obs": None}}).hex())
 	// and whatever the fast path accepts the generic decoder reads the same way.
 	b := fast[1]
 	for n := range len(b) {
-		var r stepReply
+		var r StepReply
 		if r.decodeFast(b[:n]) {
 			t.Fatalf("a reply truncated to %d of %d bytes took the fast path", n, len(b))
 		}
 	}
-	var r stepReply
+	var r StepReply
 	if r.decodeFast(append(bytes.Clone(b), 0xc0)) {
 		t.Fatal("a reply with a trailing byte took the fast path")
 	}
@@ -192,7 +195,7 @@ out.append(msgpack.packb({"ok": True, "result": {"obs": None}}).hex())
 
 func checkFastAgrees(t *testing.T, b []byte) {
 	t.Helper()
-	var r stepReply
+	var r StepReply
 	if !r.decodeFast(b) {
 		return
 	}
@@ -207,8 +210,8 @@ func checkFastAgrees(t *testing.T, b []byte) {
 
 // sameStep compares decoded replies: env_seconds by bits (a corrupted one may be NaN), empty
 // shapes whether nil or not.
-func sameStep(a, b stepReply) bool {
-	arrays := func(r *stepReply) []*wireArray { return []*wireArray{&r.Obs, &r.Rewards, &r.Terminated, &r.Truncated} }
+func sameStep(a, b StepReply) bool {
+	arrays := func(r *StepReply) []*Array { return []*Array{&r.Obs, &r.Rewards, &r.Terminated, &r.Truncated} }
 	for i, x := range arrays(&a) {
 		y := arrays(&b)[i]
 		if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) || !bytes.Equal(x.Data, y.Data) {
@@ -244,7 +247,7 @@ func BenchmarkStepCodec(b *testing.B) {
 	act := envs.NewArray(envs.Float32, n, 6)
 	arr := func(d envs.DType, shape ...int) map[string]any {
 		a := envs.NewArray(d, shape...)
-		w := encodeArray(a, d, shape)
+		w := EncodeArray(a, d, shape)
 		return map[string]any{"dtype": w.DType, "shape": shape, "data": w.Data}
 	}
 	reply, err := msgpack.Marshal(map[string]any{"ok": true, "result": map[string]any{
@@ -254,23 +257,22 @@ func BenchmarkStepCodec(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &pending{op: "step", c: &conn{endpoint: "bench"}}
 	b.Run("reflection", func(b *testing.B) {
 		for b.Loop() {
-			req := stepRequest{Op: "step", Handle: 1, Lo: 0, Hi: n, Actions: encodeArray(act, envs.Float32, []int{n, 6})}
+			req := stepRequest{Op: "step", Handle: 1, Lo: 0, Hi: n, Actions: EncodeArray(act, envs.Float32, []int{n, 6})}
 			if _, err := msgpack.Marshal(&req); err != nil {
 				b.Fatal(err)
 			}
-			var r stepReply
-			if err := p.decode(reply, &r); err != nil {
+			var r StepReply
+			if _, err := decodeGeneric(reply, &r); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("hand", func(b *testing.B) {
 		for b.Loop() {
-			_ = appendStepRequest(make([]byte, 0, 96+n*6*4), 1, 0, n, act, envs.Float32, n, 6)
-			var r stepReply
+			_ = AppendStepRequest(make([]byte, 0, 96+n*6*4), 1, 0, n, act, envs.Float32, n, 6)
+			var r StepReply
 			if !r.decodeFast(reply) {
 				b.Fatal("fast path refused the reply")
 			}

@@ -1,4 +1,4 @@
-package bridge
+package transport
 
 import (
 	"context"
@@ -11,11 +11,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
-// conn is one ZMTP connection to one server (see stream.go) with requests matched to replies by id.
+// Conn is one ZMTP connection to one server (see stream.go) with requests matched to replies by id:
+// a request is [id, payload] and its reply [id, payload], the id 8 bytes little-endian.
 //
 // There is no reader goroutine: a call waiting for its reply reads the stream itself (leader and
 // followers: one waiter at a time holds the read token and hands the replies it reads for others to
@@ -23,9 +22,9 @@ import (
 // hand-off between goroutines, which costs scheduler wake-ups that the Python servers pay for on a
 // small machine. WaitAny, which must watch several connections at once, starts a pump per
 // connection instead (see pump).
-type conn struct {
+type Conn struct {
 	endpoint string
-	stream   *streamConn
+	stream   *Stream
 	maxReply int
 	// dead, when non-nil, closes when the server is known to be gone (a process we started exited).
 	dead   <-chan struct{}
@@ -63,46 +62,54 @@ const messageTimeout = 30 * time.Second
 // the last lines of its stderr rather than a bare EOF.
 const deathGrace = 2 * time.Second
 
+// ErrClosed is returned by calls on a closed connection.
+var ErrClosed = errors.New("bridge: closed")
+
+// ErrConnectionLost wraps failures of the transport (server died, socket closed under a call).
+var ErrConnectionLost = errors.New("bridge: connection lost")
+
+// ErrProtocol wraps replies that break the protocol: malformed msgpack, a message over the decoding
+// limits (declared lengths beyond the frame, too many values, nesting too deep), a wrong schema. The
+// connection they came on is closed (Violation).
+var ErrProtocol = errors.New("bridge: protocol violation")
+
 type reply struct {
 	payload []byte
 	err     error
 }
 
-// wireReply is every reply: ok with a result, or a structured error.
-type wireReply struct {
-	OK     bool               `msgpack:"ok"`
-	Result msgpack.RawMessage `msgpack:"result"`
-	Error  *wireError         `msgpack:"error"`
-}
-
-// wireReplyInto decodes a reply with its result directly into Result's pointee.
-type wireReplyInto struct {
-	OK     bool       `msgpack:"ok"`
-	Result any        `msgpack:"result"`
-	Error  *wireError `msgpack:"error"`
-}
-
-type wireError struct {
-	Type      string `msgpack:"type"`
-	Message   string `msgpack:"message"`
-	Traceback string `msgpack:"traceback"`
-	Copy      int    `msgpack:"copy"`
-	Fatal     bool   `msgpack:"fatal"`
-}
-
-func dialConn(ctx context.Context, endpoint string, maxReply int, notify chan<- struct{}) (*conn, error) {
+// Dial connects to endpoint (ipc://PATH or tcp://HOST:PORT) within ctx. Replies longer than maxReply
+// bytes are skipped and fail their call. notify, when not nil, gets a token (never blocking) whenever
+// a reply or a failure is delivered.
+func Dial(ctx context.Context, endpoint string, maxReply int, notify chan<- struct{}) (*Conn, error) {
 	stream, err := openStream(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{endpoint: endpoint, stream: stream, maxReply: maxReply, rtok: make(chan struct{}, 1),
+	return &Conn{endpoint: endpoint, stream: stream, maxReply: maxReply, rtok: make(chan struct{}, 1),
 		wait: map[uint64]chan reply{}, notify: notify}, nil
+}
+
+// Endpoint is the address the connection was dialled to.
+func (c *Conn) Endpoint() string { return c.endpoint }
+
+// WatchPeer tells the connection that the server is a process whose exit closes dead, and why
+// describes that exit: a call then fails as soon as the process is gone, and a connection that hits
+// end-of-stream reports how it ended. Call it before the first Send.
+func (c *Conn) WatchPeer(dead <-chan struct{}, why func() error) { c.dead, c.deadFn = dead, why }
+
+// LastSend is when the last request was sent (the zero time before any).
+func (c *Conn) LastSend() time.Time {
+	if ns := c.lastSend.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // readOne reads one message and hands it to its waiter; the read token must be held. ctx bounds
 // only the wait for the message's first byte, so giving up leaves the stream intact; any other
 // failure fails the connection.
-func (c *conn) readOne(ctx context.Context) error {
+func (c *Conn) readOne(ctx context.Context) error {
 	for {
 		if err := c.beginRead(ctx); err != nil {
 			return err
@@ -125,7 +132,7 @@ func (c *conn) readOne(ctx context.Context) error {
 	// A message has begun: the rest of it must come by the same deadline (a peer that sends half a
 	// reply and stalls must not hold the call), and a cut-off message fails the connection.
 	c.midMessage(ctx)
-	m, err := c.stream.readMessage(c.maxReply)
+	m, err := c.stream.ReadMessage(c.maxReply)
 	c.endRead()
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) && !c.closing.Load() && ctxOver(ctx) {
@@ -134,10 +141,10 @@ func (c *conn) readOne(ctx context.Context) error {
 		}
 		return c.lost(err)
 	}
-	if len(m.frames) != 2 || len(m.frames[0]) != 8 {
+	if len(m.Frames) != 2 || len(m.Frames[0]) != 8 {
 		return nil // not a reply of ours
 	}
-	id := binary.LittleEndian.Uint64(m.frames[0])
+	id := binary.LittleEndian.Uint64(m.Frames[0])
 	c.mu.Lock()
 	ch, ok := c.wait[id]
 	delete(c.wait, id)
@@ -145,10 +152,10 @@ func (c *conn) readOne(ctx context.Context) error {
 	if !ok {
 		return nil // late reply to an abandoned call
 	}
-	if m.oversized > 0 {
-		ch <- reply{err: fmt.Errorf("bridge: reply of %d bytes from %s exceeds the cap of %d", m.oversized, c.endpoint, c.maxReply)}
+	if m.Oversized > 0 {
+		ch <- reply{err: fmt.Errorf("bridge: reply of %d bytes from %s exceeds the cap of %d", m.Oversized, c.endpoint, c.maxReply)}
 	} else {
-		ch <- reply{payload: m.frames[1]}
+		ch <- reply{payload: m.Frames[1]}
 	}
 	c.poke()
 	return nil
@@ -161,7 +168,7 @@ func ctxOver(ctx context.Context) bool {
 }
 
 // beginRead starts a read on behalf of ctx: the wait for a message's first byte ends at ctx's deadline.
-func (c *conn) beginRead(ctx context.Context) error {
+func (c *Conn) beginRead(ctx context.Context) error {
 	c.rdl.Lock()
 	defer c.rdl.Unlock()
 	if ctx.Err() != nil {
@@ -173,7 +180,7 @@ func (c *conn) beginRead(ctx context.Context) error {
 }
 
 // midMessage bounds the rest of a message that has begun by ctx's deadline and messageTimeout.
-func (c *conn) midMessage(ctx context.Context) {
+func (c *Conn) midMessage(ctx context.Context) {
 	c.rdl.Lock()
 	defer c.rdl.Unlock()
 	dl := time.Now().Add(messageTimeout)
@@ -186,7 +193,7 @@ func (c *conn) midMessage(ctx context.Context) {
 	_ = c.stream.SetReadDeadline(dl)
 }
 
-func (c *conn) endRead() {
+func (c *Conn) endRead() {
 	c.rdl.Lock()
 	defer c.rdl.Unlock()
 	c.readCtx = nil
@@ -194,7 +201,7 @@ func (c *conn) endRead() {
 
 // interrupt makes a reader on behalf of ctx give up (ctx was cancelled): at once while it waits for a
 // message to begin, and by failing the connection in the middle of one.
-func (c *conn) interrupt(ctx context.Context) {
+func (c *Conn) interrupt(ctx context.Context) {
 	c.rdl.Lock()
 	defer c.rdl.Unlock()
 	if c.readCtx == ctx {
@@ -203,7 +210,7 @@ func (c *conn) interrupt(ctx context.Context) {
 }
 
 // lead reads messages, with the read token held, until done reports true or ctx ends.
-func (c *conn) lead(ctx context.Context, done func() bool) error {
+func (c *Conn) lead(ctx context.Context, done func() bool) error {
 	stop := context.AfterFunc(ctx, func() { c.interrupt(ctx) })
 	defer stop()
 	for !done() {
@@ -217,7 +224,7 @@ func (c *conn) lead(ctx context.Context, done func() bool) error {
 // lost fails the connection after a read or write error and returns the error it failed with. When
 // the peer hung up and is a process Start started, the error says how the process ended, with the
 // last lines of its stderr.
-func (c *conn) lost(err error) error {
+func (c *Conn) lost(err error) error {
 	if c.closing.Load() {
 		c.fail(ErrClosed)
 	} else {
@@ -241,18 +248,33 @@ func peerGone(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// violation fails the connection after a reply that breaks the protocol (malformed, over the
+// Violation fails the connection after a reply that breaks the protocol (malformed, over the
 // decoding limits), so that nothing else is read from a peer that cannot be trusted, and returns the
 // error for the call that received it.
-func (c *conn) violation(op string, err error) error {
+func (c *Conn) Violation(op string, err error) error {
 	e := fmt.Errorf("%w: %s reply from %s: %w", ErrProtocol, op, c.endpoint, err)
 	c.fail(e)
 	c.stream.Close()
 	return e
 }
 
+// ReadUntil reads the connection on behalf of every waiter until done reports true, or returns nil
+// as soon as wake delivers while another goroutine holds the reading; it gives up when ctx ends.
+func (c *Conn) ReadUntil(ctx context.Context, done func() bool, wake <-chan struct{}) error {
+	select {
+	case c.rtok <- struct{}{}:
+		err := c.lead(ctx, done)
+		<-c.rtok
+		return err
+	case <-wake:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
 // pump reads on behalf of others while anyone waits for a reply (WaitAny across connections).
-func (c *conn) pump() {
+func (c *Conn) pump() {
 	c.rtok <- struct{}{}
 	defer func() { <-c.rtok }()
 	for {
@@ -272,8 +294,9 @@ func (c *conn) pump() {
 	}
 }
 
-// ensurePump starts a pump unless one is running or nobody waits.
-func (c *conn) ensurePump() {
+// EnsurePump starts a goroutine that reads the connection for as long as anyone waits for a reply,
+// unless one runs already: for a caller that waits on several connections at once.
+func (c *Conn) EnsurePump() {
 	c.mu.Lock()
 	start := !c.pumping && c.err == nil && len(c.wait) > 0
 	if start {
@@ -286,7 +309,7 @@ func (c *conn) ensurePump() {
 }
 
 // poke tells a WaitAny, if any, that something was delivered.
-func (c *conn) poke() {
+func (c *Conn) poke() {
 	if c.notify != nil {
 		select {
 		case c.notify <- struct{}{}:
@@ -296,7 +319,7 @@ func (c *conn) poke() {
 }
 
 // fail marks the connection unusable and fails every waiting call.
-func (c *conn) fail(err error) {
+func (c *Conn) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
@@ -309,27 +332,24 @@ func (c *conn) fail(err error) {
 	c.poke()
 }
 
-// pending is a sent request whose reply has not been received yet.
-type pending struct {
-	c  *conn
+// Pending is a sent request whose reply has not been received yet.
+type Pending struct {
+	c  *Conn
 	id uint64
 	ch chan reply
 	op string
 }
 
-// send registers and sends one request; ctx's deadline (or messageTimeout) bounds the writing.
-func (c *conn) send(ctx context.Context, op string, req any) (*pending, error) {
-	payload, err := msgpack.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("bridge: encode %s request: %w", op, err)
-	}
-	dl, _ := ctx.Deadline()
-	return c.sendEncoded(dl, op, payload)
-}
+// Conn is the connection the request went out on.
+func (p *Pending) Conn() *Conn { return p.c }
 
-// sendEncoded registers and sends one request already encoded as msgpack. The writing must end by
-// deadline (zero: messageTimeout from now); a write that fails or times out fails the connection.
-func (c *conn) sendEncoded(deadline time.Time, op string, payload []byte) (*pending, error) {
+// Op is the request's operation, as Send was given it (for error messages).
+func (p *Pending) Op() string { return p.op }
+
+// Send registers and sends one request, its payload already encoded, under a fresh id. The writing
+// must end by deadline (zero: messageTimeout from now); a write that fails or times out fails the
+// connection.
+func (c *Conn) Send(deadline time.Time, op string, payload []byte) (*Pending, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -337,7 +357,7 @@ func (c *conn) sendEncoded(deadline time.Time, op string, payload []byte) (*pend
 		return nil, err
 	}
 	c.nextID++
-	p := &pending{c: c, id: c.nextID, ch: make(chan reply, 1), op: op}
+	p := &Pending{c: c, id: c.nextID, ch: make(chan reply, 1), op: op}
 	c.wait[p.id] = p.ch
 	c.mu.Unlock()
 	var idb [8]byte
@@ -346,27 +366,28 @@ func (c *conn) sendEncoded(deadline time.Time, op string, payload []byte) (*pend
 	if deadline.IsZero() {
 		deadline = now.Add(messageTimeout)
 	}
-	err := c.stream.writeMessage(deadline, idb[:], payload)
+	err := c.stream.WriteMessage(deadline, idb[:], payload)
 	c.lastSend.Store(now.UnixNano())
 	if err != nil {
-		p.abandon()
+		p.Abandon()
 		// A message may be half written: the connection is out of step.
 		return nil, fmt.Errorf("bridge: send %s: %w", op, c.lost(err))
 	}
 	return p, nil
 }
 
-// arrived reports whether the reply (or the connection's failure) is there to be received.
-func (p *pending) arrived() bool { return len(p.ch) > 0 }
+// Arrived reports whether the reply (or the connection's failure) is there to be received.
+func (p *Pending) Arrived() bool { return len(p.ch) > 0 }
 
-func (p *pending) abandon() {
+// Abandon gives up on the reply: it is discarded when it comes.
+func (p *Pending) Abandon() {
 	p.c.mu.Lock()
 	delete(p.c.wait, p.id)
 	p.c.mu.Unlock()
 }
 
 // await returns the reply, reading the stream itself while nobody else does.
-func (p *pending) await(ctx context.Context) (reply, error) {
+func (p *Pending) await(ctx context.Context) (reply, error) {
 	c := p.c
 	for {
 		select {
@@ -378,49 +399,28 @@ func (p *pending) await(ctx context.Context) (reply, error) {
 		case r := <-p.ch:
 			return r, nil
 		case c.rtok <- struct{}{}:
-			err := c.lead(ctx, p.arrived)
+			err := c.lead(ctx, p.Arrived)
 			<-c.rtok
-			if err != nil && !p.arrived() {
-				p.abandon()
+			if err != nil && !p.Arrived() {
+				p.Abandon()
 				if ctx.Err() != nil {
 					return reply{}, fmt.Errorf("bridge: %s on %s: %w", p.op, c.endpoint, context.Cause(ctx))
 				}
 				return reply{}, err
 			}
 		case <-ctx.Done():
-			p.abandon()
+			p.Abandon()
 			return reply{}, fmt.Errorf("bridge: %s on %s: %w", p.op, c.endpoint, context.Cause(ctx))
 		case <-c.dead:
-			p.abandon()
+			p.Abandon()
 			return reply{}, fmt.Errorf("%w: %s on %s: %w", ErrConnectionLost, p.op, c.endpoint, c.deadFn())
 		}
 	}
 }
 
-// recv waits for the reply and decodes its result into out; a remote error becomes *RemoteError.
-func (p *pending) recv(ctx context.Context, out any) error {
-	payload, err := p.awaitPayload(ctx)
-	if err != nil {
-		return err
-	}
-	return p.decode(payload, out)
-}
-
-// recvStep is recv for a step reply, decoded by hand when it is a plain successful one.
-func (p *pending) recvStep(ctx context.Context, out *stepReply) error {
-	payload, err := p.awaitPayload(ctx)
-	if err != nil {
-		return err
-	}
-	if out.decodeFast(payload) {
-		return nil
-	}
-	*out = stepReply{}
-	return p.decode(payload, out)
-}
-
-// awaitPayload waits for the reply's payload; a failed connection or oversized reply is an error.
-func (p *pending) awaitPayload(ctx context.Context) ([]byte, error) {
+// Await waits for the reply's payload, reading the connection itself while nobody else does; a failed
+// connection, an oversized reply and the end of ctx are errors.
+func (p *Pending) Await(ctx context.Context) ([]byte, error) {
 	r, err := p.await(ctx)
 	if err != nil {
 		return nil, err
@@ -431,66 +431,8 @@ func (p *pending) awaitPayload(ctx context.Context) ([]byte, error) {
 	return r.payload, nil
 }
 
-// decode decodes a reply's result into out; a remote error becomes *RemoteError, a malformed reply
-// fails the connection.
-func (p *pending) decode(payload []byte, out any) error {
-	e, err := decodeReply(payload, out)
-	if err != nil {
-		return p.c.violation(p.op, err)
-	}
-	if e != nil {
-		return &RemoteError{Op: p.op, Endpoint: p.c.endpoint, Type: e.Type, Message: e.Message, Traceback: e.Traceback, Copy: e.Copy, Fatal: e.Fatal}
-	}
-	return nil
-}
-
-// decodeReply decodes a reply payload within the limits of scanReply: its result into out (nil: not
-// kept), or the error it carries. err reports a malformed reply.
-func decodeReply(payload []byte, out any) (remote *wireError, err error) {
-	// The limits first: the reflection decoder trusts the lengths a message declares.
-	if err := scanReply(payload); err != nil {
-		return nil, err
-	}
-	// One decoding pass: the result goes straight into out (a pointer held by the interface field).
-	wr := wireReplyInto{Result: out}
-	if out == nil {
-		wr.Result = &msgpack.RawMessage{}
-	}
-	if err := unmarshal(payload, &wr); err != nil {
-		return nil, err
-	}
-	if !wr.OK {
-		if wr.Error == nil {
-			return nil, errors.New("neither ok nor an error")
-		}
-		return wr.Error, nil
-	}
-	return nil, nil
-}
-
-// unmarshal is msgpack.Unmarshal with its panics turned into errors: decoding a nil into the
-// interface field that holds the result's pointer ({"result": nil}, found by FuzzReplyDecode) makes
-// it panic in reflect, and a reply must never bring the process down.
-func unmarshal(b []byte, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("msgpack decoder panicked: %v", r)
-		}
-	}()
-	return msgpack.Unmarshal(b, v)
-}
-
-// call sends one request and waits for its reply.
-func (c *conn) call(ctx context.Context, op string, req, out any) error {
-	p, err := c.send(ctx, op, req)
-	if err != nil {
-		return err
-	}
-	return p.recv(ctx, out)
-}
-
-// close closes the connection, waits until nobody reads it and fails what is still waiting.
-func (c *conn) close() {
+// Close closes the connection, waits until nobody reads it and fails what is still waiting.
+func (c *Conn) Close() {
 	c.closing.Store(true)
 	c.stream.Close()
 	c.rtok <- struct{}{}
@@ -498,33 +440,9 @@ func (c *conn) close() {
 	<-c.rtok
 }
 
-// Hello is the server's answer to hello.
-type Hello struct {
-	Protocol  int    `msgpack:"protocol"`
-	Server    string `msgpack:"server"`
-	Python    string `msgpack:"python"`
-	Gymnasium string `msgpack:"gymnasium"`
-	NumPy     string `msgpack:"numpy"`
-	PyZMQ     string `msgpack:"pyzmq"`
-	Msgpack   string `msgpack:"msgpack"`
-	MuJoCo    string `msgpack:"mujoco"`
-	// IdleTimeout is the server's --idle-timeout in seconds (0: never): VecEnv pings every third of it.
-	IdleTimeout float64 `msgpack:"idle_timeout"`
-}
-
-func (c *conn) hello(ctx context.Context) (Hello, error) {
-	var h Hello
-	if err := c.call(ctx, "hello", map[string]any{"op": "hello"}, &h); err != nil {
-		return h, err
-	}
-	if h.Protocol != ProtocolVersion {
-		return h, fmt.Errorf("bridge: server %s speaks protocol %d, this client %d", c.endpoint, h.Protocol, ProtocolVersion)
-	}
-	return h, nil
-}
-
-// withDeadline applies d when ctx has no deadline of its own.
-func withDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+// WithTimeout applies d when ctx has no deadline of its own; the deadline's cause says which timeout
+// it was.
+func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok || d <= 0 {
 		return context.WithCancel(ctx)
 	}

@@ -1,4 +1,4 @@
-package bridge
+package transport
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestSplitEndpoint(t *testing.T) {
 	}
 }
 
-// TestStreamFramingWithZmq4Router sends messages framed by writeMessage to a zmq4 ROUTER, whose own
+// TestStreamFramingWithZmq4Router sends messages framed by WriteMessage to a zmq4 ROUTER, whose own
 // ZMTP reader must see the same frames: short, empty and long (> 255 bytes, 8-byte length) ones.
 func TestStreamFramingWithZmq4Router(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
@@ -56,7 +56,7 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 		{long},
 	}
 	for _, frames := range messages {
-		if err := stream.writeMessage(time.Now().Add(5*time.Second), frames...); err != nil {
+		if err := stream.WriteMessage(time.Now().Add(5*time.Second), frames...); err != nil {
 			t.Fatal(err)
 		}
 		got, err := router.Recv()
@@ -74,11 +74,11 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 		}
 		// And the echo comes back through our reader (read concurrently: a long message does not
 		// fit the socket buffer).
-		echo := make(chan message, 1)
+		echo := make(chan Message, 1)
 		go func() {
-			back, err := stream.readMessage(1 << 20)
+			back, err := stream.ReadMessage(1 << 20)
 			if err != nil {
-				back.frames = nil
+				back.Frames = nil
 			}
 			echo <- back
 		}()
@@ -86,12 +86,12 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 			t.Fatal(err)
 		}
 		back := <-echo
-		if len(back.frames) != len(frames) || back.oversized != 0 {
-			t.Fatalf("echo: got %d frames (oversized %d), want %d", len(back.frames), back.oversized, len(frames))
+		if len(back.Frames) != len(frames) || back.Oversized != 0 {
+			t.Fatalf("echo: got %d frames (oversized %d), want %d", len(back.Frames), back.Oversized, len(frames))
 		}
 		for i, f := range frames {
-			if !bytes.Equal(back.frames[i], f) {
-				t.Fatalf("echo frame %d: got %d bytes, want %d", i, len(back.frames[i]), len(f))
+			if !bytes.Equal(back.Frames[i], f) {
+				t.Fatalf("echo frame %d: got %d bytes, want %d", i, len(back.Frames[i]), len(f))
 			}
 		}
 	}
@@ -182,7 +182,7 @@ func TestReadMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ours, peer := net.Pipe()
 			defer peer.Close()
-			s := newStreamConn(ours)
+			s := NewStream(ours)
 			defer s.Close()
 			go func() {
 				for _, w := range tt.wire {
@@ -205,7 +205,7 @@ func TestReadMessage(t *testing.T) {
 					got <- b
 				}()
 			}
-			m, err := s.readMessage(tt.limit)
+			m, err := s.ReadMessage(tt.limit)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("got %v, want an error containing %q", err, tt.err)
@@ -215,12 +215,12 @@ func TestReadMessage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.oversized != tt.oversized || len(m.frames) != len(tt.frames) {
-				t.Fatalf("got %d frames (oversized %d), want %d (oversized %d)", len(m.frames), m.oversized, len(tt.frames), tt.oversized)
+			if m.Oversized != tt.oversized || len(m.Frames) != len(tt.frames) {
+				t.Fatalf("got %d frames (oversized %d), want %d (oversized %d)", len(m.Frames), m.Oversized, len(tt.frames), tt.oversized)
 			}
 			for i := range tt.frames {
-				if !bytes.Equal(m.frames[i], tt.frames[i]) || (m.frames[i] == nil) != (tt.frames[i] == nil) {
-					t.Errorf("frame %d = %q, want %q", i, m.frames[i], tt.frames[i])
+				if !bytes.Equal(m.Frames[i], tt.frames[i]) || (m.Frames[i] == nil) != (tt.frames[i] == nil) {
+					t.Errorf("frame %d = %q, want %q", i, m.Frames[i], tt.frames[i])
 				}
 			}
 			if tt.reply != nil {
@@ -230,4 +230,10 @@ func TestReadMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -1,4 +1,4 @@
-package bridge
+package wire
 
 import (
 	"errors"
@@ -122,50 +122,41 @@ func (s *mpScan) value() (int, error) {
 		return 0, s.skip(4)
 	case 0xcf, 0xd3, 0xcb:
 		return 0, s.skip(8)
-	case 0xd9, 0xc4: // str8, bin8
-		n, err := s.uint(1)
+	}
+	if width, per, ok := lengthPrefixed(c); ok {
+		n, err := s.uint(width)
 		if err != nil {
 			return 0, err
 		}
-		return 0, s.skip(n)
-	case 0xda, 0xc5: // str16, bin16
-		n, err := s.uint(2)
-		if err != nil {
-			return 0, err
+		if per == 0 {
+			return 0, s.skip(n)
 		}
-		return 0, s.skip(n)
-	case 0xdb, 0xc6: // str32, bin32
-		n, err := s.uint(4)
-		if err != nil {
-			return 0, err
-		}
-		return 0, s.skip(n)
-	case 0xdc: // array16
-		n, err := s.uint(2)
-		if err != nil {
-			return 0, err
-		}
-		return s.container(n, 1)
-	case 0xdd: // array32
-		n, err := s.uint(4)
-		if err != nil {
-			return 0, err
-		}
-		return s.container(n, 1)
-	case 0xde: // map16
-		n, err := s.uint(2)
-		if err != nil {
-			return 0, err
-		}
-		return s.container(n, 2)
-	case 0xdf: // map32
-		n, err := s.uint(4)
-		if err != nil {
-			return 0, err
-		}
-		return s.container(n, 2)
+		return s.container(n, per)
 	}
 	return 0, fmt.Errorf("%w: type byte %#x at offset %d (extension types and 0xc1 are not used)", errBadMsgpack, c, s.i-1)
+}
+
+// lengthPrefixed says how a type byte with a length after it reads: the length's width in bytes,
+// and what it counts (per 0: bytes of a string or bin; 1: array elements; 2: map entries, a key and
+// a value each).
+func lengthPrefixed(c byte) (width, per int, ok bool) {
+	switch c {
+	case 0xd9, 0xc4: // str8, bin8
+		return 1, 0, true
+	case 0xda, 0xc5: // str16, bin16
+		return 2, 0, true
+	case 0xdb, 0xc6: // str32, bin32
+		return 4, 0, true
+	case 0xdc: // array16
+		return 2, 1, true
+	case 0xdd: // array32
+		return 4, 1, true
+	case 0xde: // map16
+		return 2, 2, true
+	case 0xdf: // map32
+		return 4, 2, true
+	}
+	return 0, 0, false
 }
 
 // container checks that n entries of per values each can fit in what is left, and returns n*per.

@@ -1,4 +1,4 @@
-package bridge
+package wire
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // The fuzz targets feed arbitrary bytes to the client's reply decoding, as every op's reply, and
 // check that it never panics, never overflows its stack and never allocates more than a small
 // multiple of the reply's size (replies declaring 2^32-1 elements once made it allocate 4 GiB).
-// FuzzDecodeFast (stepwire_test.go) checks the hand-written step decoder against the generic one.
+// FuzzDecodeFast (step_test.go) checks the hand-written step decoder against the generic one.
 // `go test` runs their seeds; the longer runs are described in PROTOCOL.md (Reliability).
 
 // allocBound is what decoding a reply of n bytes, every way the client might, may allocate: a few
@@ -27,39 +27,39 @@ const fuzzMaxReply = 1 << 20
 
 // exerciseReply does with b everything the client does with a reply payload of any op.
 func exerciseReply(b []byte) {
-	var sr stepReply
+	var sr StepReply
 	if sr.decodeFast(b) {
-		for _, w := range []*wireArray{&sr.Obs, &sr.Rewards, &sr.Terminated, &sr.Truncated} {
-			_, _ = decodeArray(w, "fuzz")
+		for _, w := range []*Array{&sr.Obs, &sr.Rewards, &sr.Terminated, &sr.Truncated} {
+			_, _ = DecodeArray(w, "fuzz")
 		}
 	}
-	_, _ = decodeReply(b, nil)
+	_, _ = DecodeReply(b, nil)
 	var h Hello
-	_, _ = decodeReply(b, &h)
-	var mk makeReply
-	if e, err := decodeReply(b, &mk); err == nil && e == nil {
-		for _, w := range []*wireSpace{&mk.Obs, &mk.Act} {
+	_, _ = DecodeReply(b, &h)
+	var mk MakeReply
+	if e, err := DecodeReply(b, &mk); err == nil && e == nil {
+		for _, w := range []*Space{&mk.Obs, &mk.Act} {
 			s, err := w.toSpace(0)
-			if err == nil && fitsReplies(s, 1, fuzzMaxReply) == nil {
+			if err == nil && FitsReplies(s, 1, fuzzMaxReply) == nil {
 				envs.NewBatch(s, 1)
 				_ = s.String()
 			}
 		}
 	}
-	var rr resetReply
-	if e, err := decodeReply(b, &rr); err == nil && e == nil {
-		_, _ = decodeArray(&rr.Obs, "fuzz")
+	var rr ResetReply
+	if e, err := DecodeReply(b, &rr); err == nil && e == nil {
+		_, _ = DecodeArray(&rr.Obs, "fuzz")
 		for _, m := range rr.Infos {
-			plainInfo(m)
+			PlainInfo(m)
 		}
 	}
-	sr = stepReply{}
-	if e, err := decodeReply(b, &sr); err == nil && e == nil {
-		for _, w := range []*wireArray{&sr.Obs, &sr.Rewards, &sr.Terminated, &sr.Truncated} {
-			_, _ = decodeArray(w, "fuzz")
+	sr = StepReply{}
+	if e, err := DecodeReply(b, &sr); err == nil && e == nil {
+		for _, w := range []*Array{&sr.Obs, &sr.Rewards, &sr.Terminated, &sr.Truncated} {
+			_, _ = DecodeArray(w, "fuzz")
 		}
 		for _, m := range sr.Infos {
-			plainInfo(m)
+			PlainInfo(m)
 		}
 	}
 }
@@ -73,8 +73,8 @@ func replySeeds(tb testing.TB) [][]byte {
 		}
 		return b
 	}
-	arr := func(d string, shape []int, n int) wireArray {
-		return wireArray{DType: d, Shape: shape, Data: make([]byte, n)}
+	arr := func(d string, shape []int, n int) Array {
+		return Array{DType: d, Shape: shape, Data: make([]byte, n)}
 	}
 	box := map[string]any{"kind": "box", "shape": []int{2}, "dtype": "float32", "low": arr("float64", []int{2}, 16), "high": arr("float64", []int{2}, 16)}
 	tuple := map[string]any{"kind": "tuple", "spaces": []any{

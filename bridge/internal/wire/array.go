@@ -1,24 +1,24 @@
-package bridge
+package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// ProtocolVersion is the version of PROTOCOL.md this client speaks; hello and the ready handshake check it.
-const ProtocolVersion = 2
-
-// wireArray is an array on the wire: raw little-endian bytes with an explicit dtype and shape.
-type wireArray struct {
+// Array is an array on the wire: raw little-endian bytes with an explicit dtype and shape.
+type Array struct {
 	DType string `msgpack:"dtype"`
 	Shape []int  `msgpack:"shape"`
 	Data  []byte `msgpack:"data"`
 }
 
-func itemSize(d envs.DType) int {
+// ItemSize is the bytes of one value of dtype d on the wire.
+func ItemSize(d envs.DType) int {
 	switch d {
 	case envs.Int64, envs.Float64:
 		return 8
@@ -29,15 +29,15 @@ func itemSize(d envs.DType) int {
 	}
 }
 
-// encodeArray packs the row-major values of a (already validated) into wire bytes of dtype d.
-func encodeArray(a envs.Array, d envs.DType, shape []int) wireArray {
-	buf := make([]byte, a.Len()*itemSize(d))
+// EncodeArray packs the row-major values of a (already validated) into wire bytes of dtype d.
+func EncodeArray(a envs.Array, d envs.DType, shape []int) Array {
+	buf := make([]byte, a.Len()*ItemSize(d))
 	putValues(buf, a, d)
-	return wireArray{DType: d.String(), Shape: shape, Data: buf}
+	return Array{DType: d.String(), Shape: shape, Data: buf}
 }
 
-// checkArray validates a received array's dtype, shape and byte count.
-func checkArray(w *wireArray, what string, want envs.DType, shape []int) error {
+// CheckArray validates a received array's dtype, shape and byte count.
+func CheckArray(w *Array, what string, want envs.DType, shape []int) error {
 	d, err := envs.ParseDType(w.DType)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -60,14 +60,14 @@ func checkArray(w *wireArray, what string, want envs.DType, shape []int) error {
 		}
 		n *= shape[i]
 	}
-	if len(w.Data) != n*itemSize(d) {
+	if len(w.Data) != n*ItemSize(d) {
 		return fmt.Errorf("%s: %d bytes for shape %v of %s", what, len(w.Data), shape, d)
 	}
 	return nil
 }
 
-// decodeInto writes a checked array's values into dst (floats or ints, as its dtype says).
-func decodeInto(w *wireArray, d envs.DType, floats []float64, ints []int64) {
+// DecodeInto writes a checked array's values into dst (floats or ints, as its dtype says).
+func DecodeInto(w *Array, d envs.DType, floats []float64, ints []int64) {
 	b := w.Data
 	switch d {
 	case envs.Float64:
@@ -97,8 +97,8 @@ func decodeInto(w *wireArray, d envs.DType, floats []float64, ints []int64) {
 	}
 }
 
-// decodeArray turns any well-formed wire array into an envs.Array (used for space bounds and infos).
-func decodeArray(w *wireArray, what string) (envs.Array, error) {
+// DecodeArray turns any well-formed wire array into an envs.Array (used for space bounds and infos).
+func DecodeArray(w *Array, what string) (envs.Array, error) {
 	d, err := envs.ParseDType(w.DType)
 	if err != nil {
 		return envs.Array{}, fmt.Errorf("%s: %w", what, err)
@@ -108,32 +108,36 @@ func decodeArray(w *wireArray, what string) (envs.Array, error) {
 			return envs.Array{}, fmt.Errorf("%s: bad shape %v", what, w.Shape)
 		}
 	}
-	if err := checkArray(w, what, d, w.Shape); err != nil {
+	if err := CheckArray(w, what, d, w.Shape); err != nil {
 		return envs.Array{}, err
 	}
 	a := envs.NewArray(d, w.Shape...)
-	decodeInto(w, d, a.Floats, a.Ints)
+	DecodeInto(w, d, a.Floats, a.Ints)
 	return a, nil
 }
 
-// wireSpace describes a space; which fields are set depends on Kind.
-type wireSpace struct {
-	Kind   string      `msgpack:"kind"`
-	N      int64       `msgpack:"n"`
-	Start  int64       `msgpack:"start"`
-	Shape  []int       `msgpack:"shape"`
-	DType  string      `msgpack:"dtype"`
-	Low    *wireArray  `msgpack:"low"`
-	High   *wireArray  `msgpack:"high"`
-	Nvec   *wireArray  `msgpack:"nvec"`
-	Starts *wireArray  `msgpack:"starts"`
-	Spaces []wireSpace `msgpack:"spaces"`
-	Keys   []string    `msgpack:"keys"`
+// Space describes a space; which fields are set depends on Kind.
+type Space struct {
+	Kind   string   `msgpack:"kind"`
+	N      int64    `msgpack:"n"`
+	Start  int64    `msgpack:"start"`
+	Shape  []int    `msgpack:"shape"`
+	DType  string   `msgpack:"dtype"`
+	Low    *Array   `msgpack:"low"`
+	High   *Array   `msgpack:"high"`
+	Nvec   *Array   `msgpack:"nvec"`
+	Starts *Array   `msgpack:"starts"`
+	Spaces []Space  `msgpack:"spaces"`
+	Keys   []string `msgpack:"keys"`
 }
 
 const maxSpaceDepth = 32
 
-func (w *wireSpace) toSpace(depth int) (envs.Space, error) {
+// ToSpace turns a space description into an envs.Space, refusing what is malformed, nested deeper
+// than maxSpaceDepth or inconsistent.
+func (w *Space) ToSpace() (envs.Space, error) { return w.toSpace(0) }
+
+func (w *Space) toSpace(depth int) (envs.Space, error) {
 	if depth > maxSpaceDepth {
 		return nil, fmt.Errorf("space nested deeper than %d", maxSpaceDepth)
 	}
@@ -148,14 +152,7 @@ func (w *wireSpace) toSpace(depth int) (envs.Space, error) {
 		if err != nil {
 			return nil, fmt.Errorf("box: %w", err)
 		}
-		if w.Low == nil || w.High == nil {
-			return nil, fmt.Errorf("box without bounds")
-		}
-		lo, err := decodeArray(w.Low, "box low")
-		if err != nil {
-			return nil, err
-		}
-		hi, err := decodeArray(w.High, "box high")
+		lo, hi, err := decodeBoth(w.Low, w.High, "box low", "box high", "box without bounds")
 		if err != nil {
 			return nil, err
 		}
@@ -176,14 +173,7 @@ func (w *wireSpace) toSpace(depth int) (envs.Space, error) {
 		}
 		return b, nil
 	case "multi_discrete":
-		if w.Nvec == nil || w.Starts == nil {
-			return nil, fmt.Errorf("multi_discrete without nvec or starts")
-		}
-		nv, err := decodeArray(w.Nvec, "nvec")
-		if err != nil {
-			return nil, err
-		}
-		st, err := decodeArray(w.Starts, "starts")
+		nv, st, err := decodeBoth(w.Nvec, w.Starts, "nvec", "starts", "multi_discrete without nvec or starts")
 		if err != nil {
 			return nil, err
 		}
@@ -224,30 +214,47 @@ func (w *wireSpace) toSpace(depth int) (envs.Space, error) {
 	}
 }
 
-// plainInfo converts a decoded info map: wire arrays become envs.Array, everything else stays.
-func plainInfo(v any) any {
+// decodeBoth decodes the two arrays that describe a space (a Box's bounds, a MultiDiscrete's nvec
+// and starts), refusing with missing when either is absent.
+func decodeBoth(a, b *Array, aName, bName, missing string) (envs.Array, envs.Array, error) {
+	if a == nil || b == nil {
+		return envs.Array{}, envs.Array{}, errors.New(missing)
+	}
+	x, err := DecodeArray(a, aName)
+	if err != nil {
+		return envs.Array{}, envs.Array{}, err
+	}
+	y, err := DecodeArray(b, bName)
+	if err != nil {
+		return envs.Array{}, envs.Array{}, err
+	}
+	return x, y, nil
+}
+
+// PlainInfo converts a decoded info map: wire arrays become envs.Array, everything else stays.
+func PlainInfo(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		if d, ok := x["dtype"].(string); ok && len(x) == 3 {
 			if data, ok := x["data"].([]byte); ok {
 				if shape, ok := x["shape"].([]any); ok {
-					w := wireArray{DType: d, Data: data}
+					w := Array{DType: d, Data: data}
 					for _, s := range shape {
 						w.Shape = append(w.Shape, int(toInt64(s)))
 					}
-					if a, err := decodeArray(&w, "info array"); err == nil {
+					if a, err := DecodeArray(&w, "info array"); err == nil {
 						return a
 					}
 				}
 			}
 		}
 		for k, e := range x {
-			x[k] = plainInfo(e)
+			x[k] = PlainInfo(e)
 		}
 		return x
 	case []any:
 		for i, e := range x {
-			x[i] = plainInfo(e)
+			x[i] = PlainInfo(e)
 		}
 		return x
 	default:
@@ -255,25 +262,26 @@ func plainInfo(v any) any {
 	}
 }
 
+// toInt64 is an integer of any of the types msgpack decodes integers to, as an int64 (a uint64
+// beyond MaxInt64 wraps, as a conversion does); anything else is -1, which no shape accepts.
 func toInt64(v any) int64 {
 	switch x := v.(type) {
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		return int64(x)
+	case int8, int16, int32, int64:
+		return reflect.ValueOf(x).Int()
+	case uint8, uint16, uint32, uint64:
+		return int64(reflect.ValueOf(x).Uint())
 	default:
 		return -1
 	}
+}
+
+// FitsReplies refuses a space a batch of whose values (rows of them) would not fit in a message of
+// maxBytes: buffers are sized from the spaces, so a server must not make the client allocate more
+// than its replies could ever fill.
+func FitsReplies(s envs.Space, rows, maxBytes int) error {
+	size := s.FlatSize()
+	if size < 0 || size > maxBytes/(rows*ItemSize(s.DType())) {
+		return fmt.Errorf("%v: %d copies of %d elements would not fit in a message of at most %d bytes", s, rows, size, maxBytes)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package bridge
+package wire
 
 import (
 	"strings"
@@ -14,17 +14,17 @@ func TestDecodeArrayRejectsBadShapes(t *testing.T) {
 	data := make([]byte, big)
 	cases := []struct {
 		name    string
-		w       wireArray
+		w       Array
 		wantSub string
 	}{
-		{"wrapping product", wireArray{DType: "uint8", Shape: []int{big, big, big, big}, Data: data}, "does not fit"},
-		{"negative dim", wireArray{DType: "uint8", Shape: []int{-1}, Data: data}, "bad shape"},
-		{"too few bytes", wireArray{DType: "float64", Shape: []int{3}, Data: make([]byte, 16)}, "16 bytes"},
-		{"unknown dtype", wireArray{DType: "complex128", Shape: []int{1}, Data: make([]byte, 16)}, "complex128"},
+		{"wrapping product", Array{DType: "uint8", Shape: []int{big, big, big, big}, Data: data}, "does not fit"},
+		{"negative dim", Array{DType: "uint8", Shape: []int{-1}, Data: data}, "bad shape"},
+		{"too few bytes", Array{DType: "float64", Shape: []int{3}, Data: make([]byte, 16)}, "16 bytes"},
+		{"unknown dtype", Array{DType: "complex128", Shape: []int{1}, Data: make([]byte, 16)}, "complex128"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := decodeArray(&tc.w, "test array")
+			a, err := DecodeArray(&tc.w, "test array")
 			if err == nil || !strings.Contains(err.Error(), tc.wantSub) || !strings.Contains(err.Error(), "test array") {
 				t.Fatalf("got %v (array of %d values), want an error naming the array and %q", err, a.Len(), tc.wantSub)
 			}
@@ -36,8 +36,8 @@ func TestDecodeArrayRejectsBadShapes(t *testing.T) {
 // product wraps to 0, matching an empty payload; the array would then be allocated at full size.
 func TestCheckArrayProductCannotWrap(t *testing.T) {
 	shape := []int{1 << 32, 1 << 32}
-	w := wireArray{DType: "uint8", Shape: shape}
-	if err := checkArray(&w, "obs", envs.Uint8, shape); err == nil || !strings.Contains(err.Error(), "does not fit") {
+	w := Array{DType: "uint8", Shape: shape}
+	if err := CheckArray(&w, "obs", envs.Uint8, shape); err == nil || !strings.Contains(err.Error(), "does not fit") {
 		t.Fatalf("got %v, want a shape that does not fit its 0 bytes", err)
 	}
 }

@@ -1,4 +1,10 @@
-package bridge
+// Package server starts and stops sparsepcl's Python env server (python -m python_server) as a child
+// process: a fresh ipc endpoint in a directory of its own, the ready handshake on stdout, the kill
+// on Close or when the start's context is cancelled, the tail of its stderr for error messages, and
+// the sweep of socket directories that clients killed before they could clean up left behind. It
+// knows nothing of the messages the server speaks once it is ready (the bridge checks the protocol
+// version the handshake reports).
+package server
 
 import (
 	"bufio"
@@ -18,8 +24,8 @@ import (
 	"time"
 )
 
-// ServerOptions says how to start a local server process.
-type ServerOptions struct {
+// Options says how to start a local server process.
+type Options struct {
 	// Python is the interpreter. Empty: $SPARSEPCL_PYTHON, else <Root>/.venv/bin/python if it exists, else python3.
 	Python string
 	// Root is the directory holding python_server/. Empty: $SPARSEPCL_ROOT, else the nearest ancestor
@@ -47,6 +53,8 @@ type ServerOptions struct {
 type Server struct {
 	// Endpoint is the ipc:// address the server listens on.
 	Endpoint string
+	// Protocol is the protocol version the server's ready handshake reported.
+	Protocol int
 	cmd      *exec.Cmd
 	dir      string
 	exited   chan struct{}
@@ -89,9 +97,9 @@ func FindPython(root string) string {
 	return "python3"
 }
 
-// StartServer starts a server on a fresh ipc endpoint and waits for its ready handshake. The process
-// is killed by Close, or when ctx is cancelled.
-func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+// Start starts a server on a fresh ipc endpoint and waits for its ready handshake. The process is
+// killed by Close, or when ctx is cancelled.
+func Start(ctx context.Context, opts Options) (*Server, error) {
 	root := opts.Root
 	if root == "" {
 		r, err := FindRoot()
@@ -104,7 +112,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if python == "" {
 		python = FindPython(root)
 	}
-	sweepOnce.Do(func() { sweepStale(os.TempDir()) })
+	sweepStale(os.TempDir())
 	// The directory's name holds this process's pid, so a later start can tell whether it is stale.
 	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
 	if err != nil {
@@ -163,7 +171,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 		if err != nil {
 			ready <- fmt.Errorf("no ready handshake: %w", err)
 		} else {
-			ready <- checkHandshake(line, endpoint)
+			ready <- s.checkHandshake(line)
 		}
 		_, _ = io.Copy(io.Discard, r)
 	}()
@@ -174,7 +182,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	go func() { // kill on context cancel
 		select {
 		case <-ctx.Done():
-			s.kill()
+			s.Kill()
 		case <-s.stopCtx:
 		case <-s.exited:
 		}
@@ -188,7 +196,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	select {
 	case err = <-ready:
 	case <-s.exited:
-		err = fmt.Errorf("server exited before it was ready: %w", s.exitErr())
+		err = fmt.Errorf("server exited before it was ready: %w", s.ExitErr())
 	case <-timer.C:
 		err = fmt.Errorf("no ready handshake within %v", timeout)
 	case <-ctx.Done():
@@ -201,7 +209,8 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
-func checkHandshake(line, endpoint string) error {
+// checkHandshake reads the ready line and records the protocol version it reports.
+func (s *Server) checkHandshake(line string) error {
 	var h struct {
 		Ready    bool   `json:"ready"`
 		Protocol int    `json:"protocol"`
@@ -210,12 +219,10 @@ func checkHandshake(line, endpoint string) error {
 	if err := json.Unmarshal([]byte(line), &h); err != nil {
 		return fmt.Errorf("bad ready handshake %q: %w", line, err)
 	}
-	if !h.Ready || h.Endpoint != endpoint {
+	if !h.Ready || h.Endpoint != s.Endpoint {
 		return fmt.Errorf("bad ready handshake %q", line)
 	}
-	if h.Protocol != ProtocolVersion {
-		return fmt.Errorf("server speaks protocol %d, this client %d", h.Protocol, ProtocolVersion)
-	}
+	s.Protocol = h.Protocol
 	return nil
 }
 
@@ -225,8 +232,9 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 // Exited closes when the process has exited.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
 
-// exitErr describes how the process ended, with the last lines of its stderr.
-func (s *Server) exitErr() error {
+// ExitErr describes how the process ended, with the last lines of its stderr; call it once Exited
+// is closed.
+func (s *Server) ExitErr() error {
 	return fmt.Errorf("server process exited (%v); last lines of its stderr:\n%s", s.waitErr, lastLines(s.tail.String(), stderrLines, 6<<10))
 }
 
@@ -258,9 +266,7 @@ const (
 	legacyStaleAge = 10 * time.Minute
 )
 
-var sweepOnce sync.Once
-
-// sweepStale removes the socket directories that Start made in tmp for clients that are gone (a
+// sweepStale, run at every Start, removes the socket directories that Start made in tmp for clients that are gone (a
 // client killed with SIGKILL cannot remove its own, and neither can its server if it died too):
 // those whose owner process no longer runs, or, for names without an owner, that are old, and in
 // either case only when nothing listens on their socket any more. Best effort.
@@ -307,7 +313,8 @@ func listening(path string) bool {
 	return true
 }
 
-func (s *Server) kill() {
+// Kill kills the process at once (SIGKILL to its process group); Close still has to be called.
+func (s *Server) Kill() {
 	if s.cmd.Process != nil {
 		_ = killGroup(s.cmd.Process.Pid, syscall.SIGKILL)
 	}
@@ -323,7 +330,7 @@ func (s *Server) Close() error {
 		select {
 		case <-s.exited:
 		case <-time.After(2 * time.Second):
-			s.kill()
+			s.Kill()
 			<-s.exited
 		}
 		os.RemoveAll(s.dir)
