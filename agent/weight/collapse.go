@@ -3,11 +3,17 @@ package weight
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
-// oneAction is the mean support size at and below which a policy counts as collapsed onto one
-// action (a few states may keep a second action).
-const oneAction = 1.05
+// oneAction is the mean support size at and below which an iteration counts as collapsed onto
+// one action: most states keep a single action (the mean is over the sampled states, and a few
+// keep a second).
+const oneAction = 1.5
+
+// collapsedShare is the share of a window's iterations that must count as collapsed: a collapsed
+// sparse policy still shows a spread state now and then.
+const collapsedShare = 0.9
 
 // Point is one iteration as the collapse check reads it.
 type Point struct {
@@ -18,16 +24,19 @@ type Point struct {
 }
 
 // CollapseCheck watches a run for a policy that collapsed onto one action before it learned:
-// the support has stayed at one action for Window iterations, the return has not improved over
-// that stretch, the stretch began in the first half of the run's Budget (a near-deterministic
-// policy late in training is what learning ends in, and is not flagged) and the return is below
-// the run's Threshold (NaN: none). It warns once.
+// over the last Window iterations the support was one action (at least 90% of them), the
+// return did not improve from the window's first quarter to its last, and the run has not
+// learned: the window began in the first half of the run's Budget, the return is below the run's
+// Threshold (NaN: none) and it has not risen from the run's starting return (the mean of its
+// first Window/4 measured returns) by that start's magnitude, so from a negative start it is
+// still below 0. A near-deterministic policy after learning is what learning ends in, and is not
+// flagged. It warns once.
 type CollapseCheck struct {
 	Window, Budget int
 	Threshold      float64
 
-	onset   int // first iteration of the current one-action stretch; -1 outside one
-	stretch []Point
+	window  []Point   // the last Window iterations, oldest first
+	initial []float64 // the run's first Window/4 measured returns: where it started
 	warned  bool
 }
 
@@ -36,11 +45,11 @@ func NewCollapseCheck(window, budget int, threshold float64) (*CollapseCheck, er
 	if window < 4 {
 		return nil, fmt.Errorf("collapse window %d iterations, want ≥ 4", window)
 	}
-	return &CollapseCheck{Window: window, Budget: budget, Threshold: threshold, onset: -1}, nil
+	return &CollapseCheck{Window: window, Budget: budget, Threshold: threshold}, nil
 }
 
-// Collapse is the warning: where the stretch began, its length, and what the policy and the
-// return did over it.
+// Collapse is the warning: the first collapsed iteration of the window, how many iterations
+// since, and what the policy and the return did over the window.
 type Collapse struct {
 	Onset, Iterations        int
 	Support, MaxProb         float64
@@ -48,8 +57,8 @@ type Collapse struct {
 }
 
 func (c Collapse) String() string {
-	return fmt.Sprintf("the policy collapsed onto one action at iteration %d and has stayed there for %d iterations "+
-		"(support %.2f actions, max-prob %.3f) while its mean return did not improve (%.4g at the start of the stretch, %.4g now)",
+	return fmt.Sprintf("the policy has been on one action since iteration %d, for %d iterations "+
+		"(support %.2f actions, max-prob %.3f), while its mean return did not improve (%.4g at the start, %.4g now)",
 		c.Onset, c.Iterations, c.Support, c.MaxProb, c.ReturnAtOnset, c.ReturnNow)
 }
 
@@ -58,38 +67,55 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 	if c.warned {
 		return Collapse{}, false
 	}
-	if !(p.Support <= oneAction) {
-		c.onset, c.stretch = -1, c.stretch[:0]
+	if !math.IsNaN(p.Return) && len(c.initial) < c.Window/4 {
+		c.initial = append(c.initial, p.Return)
+	}
+	if len(c.window) == c.Window {
+		c.window = append(c.window[:0], c.window[1:]...)
+	}
+	c.window = append(c.window, p)
+	if len(c.window) < c.Window || 2*c.window[0].Iteration >= c.Budget {
 		return Collapse{}, false
 	}
-	if c.onset < 0 {
-		c.onset = p.Iteration
+	collapsed := 0
+	var sup, mp float64
+	for _, s := range c.window {
+		if s.Support <= oneAction {
+			collapsed++
+		}
+		sup += s.Support
+		mp += s.MaxProb
 	}
-	c.stretch = append(c.stretch, p)
-	if len(c.stretch) < c.Window || 2*c.onset >= c.Budget {
+	if float64(collapsed) < collapsedShare*float64(len(c.window)) {
 		return Collapse{}, false
 	}
-	// The return over the first and the last quarter of the stretch: not improved when the last
-	// is within 1% (of the larger magnitude, at least 1e-3) of the first, or below it.
-	q := len(c.stretch) / 4
-	first, last := meanReturn(c.stretch[:q]), meanReturn(c.stretch[len(c.stretch)-q:])
-	if math.IsNaN(first) || math.IsNaN(last) {
-		return Collapse{}, false
-	}
-	if last > first+0.01*max(math.Abs(first), math.Abs(last), 1e-3) {
+	// Not improved: the last quarter's mean return within 1% (of the larger magnitude, at least
+	// 1e-3) of the first quarter's, or below it.
+	q := len(c.window) / 4
+	first, last := meanReturn(c.window[:q]), meanReturn(c.window[len(c.window)-q:])
+	if math.IsNaN(first) || math.IsNaN(last) || last > first+0.01*max(math.Abs(first), math.Abs(last), 1e-3) {
 		return Collapse{}, false
 	}
 	if !math.IsNaN(c.Threshold) && last >= c.Threshold {
 		return Collapse{}, false
 	}
-	c.warned = true
-	var sup, mp float64
-	for _, s := range c.stretch {
-		sup += s.Support
-		mp += s.MaxProb
+	// Learned: the return has moved up from where the run started by at least that start's
+	// magnitude (from a negative start: it has passed 0).
+	if len(c.initial) < c.Window/4 {
+		return Collapse{}, false
 	}
-	n := float64(len(c.stretch))
-	return Collapse{Onset: c.onset, Iterations: len(c.stretch), Support: sup / n, MaxProb: mp / n,
+	var start float64
+	for _, r := range c.initial {
+		start += r
+	}
+	start /= float64(len(c.initial))
+	if last >= start+math.Abs(start) && last > start {
+		return Collapse{}, false
+	}
+	c.warned = true
+	n := float64(len(c.window))
+	onset := c.window[slices.IndexFunc(c.window, func(s Point) bool { return s.Support <= oneAction })].Iteration
+	return Collapse{Onset: onset, Iterations: p.Iteration - onset + 1, Support: sup / n, MaxProb: mp / n,
 		ReturnAtOnset: first, ReturnNow: last}, true
 }
 
