@@ -11,6 +11,10 @@ import (
 // keep a second).
 const oneAction = 1.5
 
+// oneActionProb is the max-prob at and above which an iteration counts as collapsed whatever its
+// support: a softmax policy keeps every action in its support.
+const oneActionProb = 0.99
+
 // collapsedShare is the share of a window's iterations that must count as collapsed: a collapsed
 // sparse policy still shows a spread state now and then.
 const collapsedShare = 0.9
@@ -22,6 +26,10 @@ type Point struct {
 	MaxProb   float64
 	Return    float64 // mean sampled return (NaN when no episode ended)
 }
+
+// oneAction reports whether the policy was on one action at p: a mean support of at most 1.5
+// actions (sparse), or a max-prob of 0.99 or more (soft).
+func (p Point) oneAction() bool { return p.Support <= oneAction || p.MaxProb >= oneActionProb }
 
 // CollapseCheck watches a run for a policy that collapsed onto one action before it learned:
 // over the last Window iterations the support was one action (at least 90% of them), the
@@ -80,7 +88,7 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 	collapsed := 0
 	var sup, mp float64
 	for _, s := range c.window {
-		if s.Support <= oneAction {
+		if s.oneAction() {
 			collapsed++
 		}
 		sup += s.Support
@@ -114,7 +122,7 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 	}
 	c.warned = true
 	n := float64(len(c.window))
-	onset := c.window[slices.IndexFunc(c.window, func(s Point) bool { return s.Support <= oneAction })].Iteration
+	onset := c.window[slices.IndexFunc(c.window, Point.oneAction)].Iteration
 	return Collapse{Onset: onset, Iterations: p.Iteration - onset + 1, Support: sup / n, MaxProb: mp / n,
 		ReturnAtOnset: first, ReturnNow: last}, true
 }

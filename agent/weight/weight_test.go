@@ -153,7 +153,7 @@ func TestCollapseCheck(t *testing.T) {
 		{"collapsed, a spread state now and then", func(it int) Point {
 			p := collapsedFrom(80, flat)(it)
 			if it%25 == 0 {
-				p.Support = 3
+				p.Support, p.MaxProb = 3, 0.4
 			}
 			return p
 		}, math.NaN(), 172},
@@ -170,7 +170,7 @@ func TestCollapseCheck(t *testing.T) {
 		{"one action in half the iterations only", func(it int) Point {
 			p := collapsedFrom(0, flat)(it)
 			if it%2 == 0 {
-				p.Support = 3
+				p.Support, p.MaxProb = 3, 0.4
 			}
 			return p
 		}, math.NaN(), -1},
