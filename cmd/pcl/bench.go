@@ -36,9 +36,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg := config.Default()
 	cfg.Base = 40
 	iters := fs.Int("measure", 3, "measured iterations (after one warm-up)")
-	cfgFlags := configFlags()
+	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
-		if cfgFlags[name] && !learnerFlag(name) {
+		if cfgFlags[name] && !config.LearnerFlag(name) {
 			return "bench times the sampling and the two training steps of one iteration, on one batch"
 		}
 		return ""

@@ -22,7 +22,7 @@ func compareIgnores(name string) string {
 		return "compare runs both sparse and soft PCL; give their weights with --sparse-alpha and --soft-alpha (one value, or base:weight,... per base)"
 	case name == "tsallis-q":
 		return "compare runs sparse and soft PCL, not tsallis"
-	case mlpFlag(name):
+	case config.MLPFlag(name):
 		return "compare trains the lstm family on the algorithmic tasks"
 	}
 	return ""

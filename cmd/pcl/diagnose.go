@@ -22,16 +22,14 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfg := config.Default()
 	out := fs.String("out", "", "probe `directory` (probe.csv, config.json, panels)")
 	every := fs.Int("every", 5, "inspect every N iterations")
-	alphaStart := fs.Float64("alpha-start", 0, "weight schedule: max(alpha, alpha-start*alpha-decay^(it/100)); 0: constant alpha")
-	alphaDecay := fs.Float64("alpha-decay", 0.5, "decay of the weight schedule per 100 iterations")
 	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
 	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
 	var probes stringList
 	fs.Var(&probes, "probe", "`name=dir` of a probe drawn by --overlay, repeatable")
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
-	cfgFlags := configFlags()
+	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
-		if cfgFlags[name] && !learnerFlag(name) && name != "iters" && !replayFlag(name) {
+		if cfgFlags[name] && !config.LearnerFlag(name) && name != "iters" && name != "alpha-start" && name != "alpha-decay" && !config.ReplayFlag(name) {
 			return "diagnose trains the lstm learner with replay, without evaluations, checkpoints or thresholds"
 		}
 		return ""
@@ -73,7 +71,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
 		return err
 	}
-	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d\n", *every, *alphaStart, *alphaDecay, *expert)
+	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d\n", *every, cfg.AlphaStart, cfg.AlphaDecay, *expert)
 	if err := atomicfile.WriteFile(filepath.Join(*out, "probe-options.txt"), []byte(note), 0o644); err != nil {
 		return err
 	}
@@ -82,8 +80,8 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer f.Close()
-	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: *alphaStart,
-		AlphaDecay: *alphaDecay, Expert: *expert, CSV: f})
+	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: cfg.AlphaStart,
+		AlphaDecay: cfg.AlphaDecay, Expert: *expert, CSV: f})
 	if err := f.Close(); err != nil {
 		return err
 	}

@@ -13,8 +13,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/sparsepcl/sparsepcl/agent/config"
 )
 
 // command is one subcommand: run gets the arguments after the subcommand's name.
@@ -200,42 +198,4 @@ func hideFlags(fs *flag.FlagSet, ignored func(name string) string) (check func()
 		})
 		return err
 	}
-}
-
-// mlpFlag reports whether a config flag only shapes the mlp network family of long-episode runs
-// (Box observations, such as HalfCheetah), so commands that only train the lstm family on the
-// algorithmic tasks do not honour it.
-func mlpFlag(name string) bool {
-	switch name {
-	case "net", "mlp-hidden", "norm-obs", "grid", "num-envs", "steps-per-iter", "sub-episodes", "replay-steps", "recency-weight", "on-policy-step":
-		return true
-	}
-	return false
-}
-
-// learnerFlag reports whether a config flag shapes the env, the lstm learner or its sampler:
-// the part of the config that bench and diagnose build without train.Run.
-func learnerFlag(name string) bool {
-	switch name {
-	case "env", "base", "max-steps", "curriculum", "algo", "form", "alpha", "tsallis-q", "gamma", "rollout", "critic-weight", "pg-scale",
-		"hidden", "lr", "adam-beta1", "adam-beta2", "adam-eps", "clip-norm", "batch", "seed",
-		"optimizer", "logit-init-scale", "lambda-init", "embed-std":
-		return true
-	}
-	return false
-}
-
-// configFlags is the set of flags config.RegisterFlags registers.
-func configFlags() map[string]bool {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	c := config.Default()
-	c.RegisterFlags(fs)
-	names := map[string]bool{}
-	fs.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
-	return names
-}
-
-// replayFlag reports whether a config flag shapes the episode replay of the lstm family.
-func replayFlag(name string) bool {
-	return name == "replay" || strings.HasPrefix(name, "replay-") && name != "replay-steps"
 }

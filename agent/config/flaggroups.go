@@ -1,0 +1,47 @@
+package config
+
+import (
+	"flag"
+	"strings"
+)
+
+// The flags of RegisterFlags by the part of a run they shape, for commands that build only part
+// of one (pcl bench, pcl diagnose, pcl eval) and refuse the flags they would ignore.
+
+// MLPFlag reports whether a config flag only shapes the mlp network family of long-episode runs
+// (Box observations, such as HalfCheetah), so commands that only train the lstm family on the
+// algorithmic tasks do not honour it.
+func MLPFlag(name string) bool {
+	switch name {
+	case "net", "mlp-hidden", "norm-obs", "grid", "num-envs", "steps-per-iter", "sub-episodes", "replay-steps", "recency-weight", "on-policy-step":
+		return true
+	}
+	return false
+}
+
+// LearnerFlag reports whether a config flag shapes the env, the lstm learner or its sampler:
+// the part of the config that bench and diagnose build without train.Run.
+func LearnerFlag(name string) bool {
+	switch name {
+	case "env", "base", "max-steps", "curriculum", "algo", "form", "alpha", "tsallis-q", "gamma", "rollout", "critic-weight", "pg-scale",
+		"hidden", "lr", "adam-beta1", "adam-beta2", "adam-eps", "clip-norm", "batch", "seed",
+		"optimizer", "logit-init-scale", "lambda-init", "embed-std":
+		return true
+	}
+	return false
+}
+
+// FlagNames is the set of flags RegisterFlags registers.
+func FlagNames() map[string]bool {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	c := Default()
+	c.RegisterFlags(fs)
+	names := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
+	return names
+}
+
+// ReplayFlag reports whether a config flag shapes the episode replay of the lstm family.
+func ReplayFlag(name string) bool {
+	return name == "replay" || strings.HasPrefix(name, "replay-") && name != "replay-steps"
+}
