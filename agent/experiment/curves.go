@@ -165,6 +165,15 @@ func settings(runs []Record) map[string]string {
 			counts[k][v]++
 		}
 	}
+	for _, vs := range counts { // a field left out of some configs (omitempty: alpha_auto) is "" there
+		n := 0
+		for _, c := range vs {
+			n += c
+		}
+		if n < len(runs) {
+			vs[""] += len(runs) - n
+		}
+	}
 	out := map[string]string{}
 	for k, vs := range counts {
 		if len(vs) < 2 || runControl(k) || k == "algo" || k == "alpha" {
@@ -212,8 +221,11 @@ func variantOf(c config.Config, modes map[string]string) variant {
 	all := configFields(c)
 	var parts []string
 	for _, f := range slices.Sorted(maps.Keys(modes)) {
-		if all[f] != modes[f] {
-			parts = append(parts, strings.ReplaceAll(f, "_", "-")+" "+all[f])
+		if v := all[f]; v != modes[f] {
+			if v == "" {
+				v = "off" // a field the config leaves out when it is zero (omitempty)
+			}
+			parts = append(parts, strings.ReplaceAll(f, "_", "-")+" "+v)
 		}
 	}
 	return variant{c.Algo, c.Alpha, strings.Join(parts, ", ")}
@@ -234,6 +246,8 @@ type curveFigure struct {
 	name            string
 	value           func(config.Config, train.Row) float64
 	extra           []series
+	// when, if set, says whether a group of runs gets the figure at all.
+	when func([]Record) bool
 }
 
 // series is a named value of a run's rows.
@@ -258,7 +272,22 @@ func curveFigures() []curveFigure {
 			}},
 		{suffix: "clip", what: "factor the gradient clip applied (1: did not bind)", y: "clip factor, log10",
 			value: func(_ config.Config, r train.Row) float64 { return math.Log10(r.ClipScale) }},
+		{suffix: "alpha", what: "the regularisation weight", y: "alpha (tau for soft), log10",
+			value: func(_ config.Config, r train.Row) float64 { return math.Log10(r.Alpha) }, when: alphaMoves},
 	}
+}
+
+// alphaMoves reports whether some run's weight changed during the run (a schedule or the
+// automatic weight): only then is the alpha figure more than flat lines.
+func alphaMoves(runs []Record) bool {
+	for _, r := range runs {
+		for _, row := range r.Rows {
+			if !math.IsNaN(row.Alpha) && row.Alpha != r.Cfg.Alpha {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // CurveFigures writes, per env and grid, <name>-return.png, <name>-maxprob.png and, where the runs
@@ -295,6 +324,9 @@ func CurveFigures(out string, runs []Record) ([]string, error) {
 		}
 		width := bucketWidth(g.runs)
 		for _, f := range curveFigures() {
+			if f.when != nil && !f.when(g.runs) {
+				continue
+			}
 			title := fmt.Sprintf("%s: %s\n%s, %s", strings.TrimSpace(g.env+" "+plot.SizeLabel(0, 0, g.grid)), plot.AlgosLabel(algos), f.what, plot.SeedsLabel(seedsLo, seedsHi))
 			file := fmt.Sprintf("%s-%s.png", g.name(), f.suffix)
 			var err error

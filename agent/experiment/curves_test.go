@@ -163,3 +163,22 @@ func TestUntil(t *testing.T) {
 		t.Error("Until changed its argument")
 	}
 }
+
+// A field a config leaves out when it is zero (alpha_auto, omitempty) still tells variants apart:
+// absent counts as its own value, and a run that departs from a mode set elsewhere says "off".
+func TestSettingsSeeOmittedFields(t *testing.T) {
+	auto := config.Default()
+	auto.AlphaAuto = true
+	fixed := config.Default()
+	runs := []Record{{Cfg: auto}, {Cfg: auto}, {Cfg: fixed}}
+	modes := settings(runs)
+	if modes["alpha_auto"] != "true" {
+		t.Fatalf("settings %v, want alpha_auto with its mode true", modes)
+	}
+	if got := variantOf(fixed, modes).settings; got != "alpha-auto off" {
+		t.Errorf("fixed run's settings %q, want %q", got, "alpha-auto off")
+	}
+	if got := variantOf(auto, modes).settings; got != "" {
+		t.Errorf("auto run's settings %q, want none", got)
+	}
+}

@@ -96,7 +96,7 @@ func (a *alphaControl) observe(r Row) {
 	}
 	lever := "try a larger --alpha (3x or more) or --alpha-auto"
 	if a.algo != config.AlgoSoft {
-		lever = "with one action in its support the policy gets no gradient outside it and cannot leave by itself; " + lever
+		lever = "at a one-action support sparsemax passes no gradient to the logits in that state, so only training elsewhere moves it; " + lever
 	}
 	a.log.Warn("policy collapsed: "+w.String()+"; "+lever, "iteration", r.Iteration, "onset", w.Onset,
 		"support", w.Support, "max_prob", w.MaxProb, "return", w.ReturnNow, "alpha", r.Alpha)
