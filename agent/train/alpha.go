@@ -69,23 +69,23 @@ func (a *alphaControl) apply(it int, maxProb float64, l alphaLearner) error {
 }
 
 // restore puts a resumed run's automatic weight back where its checkpoint left it.
-func (a *alphaControl) restore(logAlpha *float64, l alphaLearner) error {
-	if a.auto == nil || logAlpha == nil {
+func (a *alphaControl) restore(st *weight.AutoState, l alphaLearner) error {
+	if a.auto == nil || st == nil {
 		return nil
 	}
-	if err := a.auto.SetLogAlpha(*logAlpha); err != nil {
+	if err := a.auto.SetState(*st); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return l.SetAlpha(a.auto.Current())
 }
 
 // state is what a checkpoint saves of the weight (nil unless it is automatic).
-func (a *alphaControl) state() *float64 {
+func (a *alphaControl) state() *weight.AutoState {
 	if a.auto == nil {
 		return nil
 	}
-	v := a.auto.LogAlpha()
-	return &v
+	st := a.auto.State()
+	return &st
 }
 
 // observe feeds a finished row to the collapse check and warns, once, when it fires.

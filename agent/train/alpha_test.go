@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"math"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -39,8 +38,8 @@ func TestAlphaScheduleInTheLoop(t *testing.T) {
 	}
 }
 
-// The automatic weight steps log alpha up after a batch more deterministic than the target and
-// down after a more spread one, and a run stopped and resumed continues it bit for bit.
+// The loop trains each iteration at the automatic weight's alpha for the max-prob it sampled, and
+// a run stopped and resumed continues it bit for bit.
 func TestAlphaAutoInTheLoop(t *testing.T) {
 	cfg := resumeConfig()
 	cfg.AlphaAuto = true
@@ -49,18 +48,16 @@ func TestAlphaAutoInTheLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The loop's alpha is the controller's, fed each iteration's sampled max-prob.
 	auto, _ := weight.NewAuto(weight.DefaultAuto(cfg.Alpha))
-	prev, moved := math.Log(cfg.Alpha), 0
+	moved := 0
 	for i, r := range full.Rows {
-		step := math.Log(r.Alpha) - prev
-		want := auto.Rate * (r.MaxProb - auto.Target(i))
-		if math.Abs(step-want) > 1e-12 {
-			t.Fatalf("iteration %d: log alpha moved by %v, want rate·(max-prob %v − target %v) = %v", i, step, r.MaxProb, auto.Target(i), want)
+		if want := auto.Alpha(i, weight.Stats{MaxProb: r.MaxProb}); r.Alpha != want {
+			t.Fatalf("iteration %d: alpha %v, the controller gives %v (max-prob %v, target %v)", i, r.Alpha, want, r.MaxProb, auto.Target(i))
 		}
-		if step != 0 {
+		if r.Alpha != cfg.Alpha {
 			moved++
 		}
-		prev = math.Log(r.Alpha)
 	}
 	if moved == 0 {
 		t.Fatal("alpha never moved")
@@ -73,8 +70,8 @@ func TestAlphaAutoInTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta, err := ReadMeta(dir)
-	if err != nil || meta.LogAlpha == nil {
-		t.Fatalf("checkpoint meta lacks log alpha: %v, %+v", err, meta)
+	if err != nil || meta.AutoAlpha == nil {
+		t.Fatalf("checkpoint meta lacks the automatic weight's state: %v, %+v", err, meta)
 	}
 	resumed, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Registry: reg, Engine: tensor.GonumEngine()})
 	if err != nil {

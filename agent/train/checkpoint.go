@@ -17,6 +17,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
+	"github.com/sparsepcl/sparsepcl/agent/weight"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
@@ -41,9 +42,9 @@ type Meta struct {
 	ReplayFile string `json:"replay_file,omitempty"`
 	// Steps is the state of a long-episode (net mlp) run beyond its parameters and replay.
 	Steps *StepsState `json:"steps,omitempty"`
-	// LogAlpha is the automatic weight's log alpha after this iteration (nil for a fixed or
+	// AutoAlpha is the automatic weight's state after this iteration (nil for a fixed or
 	// scheduled weight, which the config and the iteration determine).
-	LogAlpha *float64 `json:"log_alpha,omitempty"`
+	AutoAlpha *weight.AutoState `json:"auto_alpha,omitempty"`
 }
 
 // StepsState is what a long-episode run's checkpoint holds besides parameters and replay.

@@ -225,7 +225,7 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 	if err != nil {
 		return Summary{}, err
 	}
-	if err := alphas.restore(meta.LogAlpha, r.learner); err != nil {
+	if err := alphas.restore(meta.AutoAlpha, r.learner); err != nil {
 		return Summary{}, err
 	}
 	log.Info("training", logNums("env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
@@ -327,7 +327,7 @@ func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary
 		}
 		row.MeanReward = float64(st.LastMeanReturn)
 		meta.EnvSteps += int64(col.EnvSteps)
-		meta.Iteration, meta.LogAlpha = it+1, alphas.state()
+		meta.Iteration, meta.AutoAlpha = it+1, alphas.state()
 		meta.WallSeconds = baseWall + time.Since(start).Seconds()
 		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
 		rows = append(rows, row)

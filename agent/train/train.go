@@ -361,7 +361,7 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 	if err != nil {
 		return Summary{}, err
 	}
-	if err := alphas.restore(meta.LogAlpha, learner); err != nil {
+	if err := alphas.restore(meta.AutoAlpha, learner); err != nil {
 		return Summary{}, err
 	}
 	log.Info("training", logNums("env", cfg.Env, "base", cfg.Base, "actions", spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
@@ -451,7 +451,7 @@ func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summ
 			row.GreedyReward = ev.MeanReward
 			sum.LastGreedy = ev.MeanReward
 		}
-		meta.Iteration, meta.LogAlpha = it+1, alphas.state()
+		meta.Iteration, meta.AutoAlpha = it+1, alphas.state()
 		meta.WallSeconds = baseWall + time.Since(start).Seconds()
 		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
 		rows = append(rows, row)

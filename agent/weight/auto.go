@@ -19,6 +19,12 @@ import (
 // than the target and shrinks while it is more spread. The step is on log α, so that the same
 // Rate serves weights a thousand times apart, and log α is kept in [log Min, log Max].
 //
+// Two asymmetries come from the first HalfCheetah probes (docs/results/auto-weight/probes): a
+// policy starts more spread than any useful target (sparse 0.2, soft 0.00 at 3^6), and lowering
+// α then is what drove it into a collapse within 10,000 steps. So α does not fall until the
+// policy has first reached the target, and it rises UpRate times faster than it falls, because a
+// collapse happens faster than a slow rise can answer it.
+//
 // The target itself may rise over training, from TargetStart toward TargetEnd by the released
 // code's exponential form (the gap shrinks by TargetRate every 100 iterations): spread early,
 // while V still lags its target and a collapse would be premature, near-deterministic late,
@@ -26,21 +32,29 @@ import (
 type Auto struct {
 	TargetStart, TargetEnd, TargetRate float64
 	Rate                               float64 // step on log α per unit of max-prob error
+	UpRate                             float64 // factor on Rate when α rises
 	Min, Max                           float64 // bounds on α
 
-	logAlpha float64
+	state AutoState
+}
+
+// AutoState is what a checkpoint saves of an Auto: log α, exactly, and whether the policy has
+// reached the target yet.
+type AutoState struct {
+	LogAlpha float64 `json:"log_alpha"`
+	Reached  bool    `json:"reached"`
 }
 
 // AutoOptions are the settings of NewAuto; zero fields take the defaults in DefaultAuto.
 type AutoOptions struct {
 	Start                              float64 // the initial α
 	TargetStart, TargetEnd, TargetRate float64
-	Rate, Min, Max                     float64
+	Rate, UpRate, Min, Max             float64
 }
 
 // DefaultAuto is the automatic weight's default settings around an initial weight.
 func DefaultAuto(start float64) AutoOptions {
-	return AutoOptions{Start: start, TargetStart: 0.5, TargetEnd: 0.9, TargetRate: 0.9, Rate: 0.01, Min: 1e-4, Max: 10}
+	return AutoOptions{Start: start, TargetStart: 0.5, TargetEnd: 0.9, TargetRate: 0.9, Rate: 0.01, UpRate: 4, Min: 1e-4, Max: 10}
 }
 
 // NewAuto checks o and returns the controller at α = o.Start.
@@ -57,9 +71,11 @@ func NewAuto(o AutoOptions) (*Auto, error) {
 		return nil, fmt.Errorf("max-prob target rate %v, want in (0, 1]", o.TargetRate)
 	case !(o.Rate > 0) || math.IsInf(o.Rate, 0):
 		return nil, fmt.Errorf("alpha learning rate %v, want > 0", o.Rate)
+	case !(o.UpRate >= 1) || math.IsInf(o.UpRate, 0):
+		return nil, fmt.Errorf("alpha up-rate factor %v, want ≥ 1", o.UpRate)
 	}
 	return &Auto{TargetStart: o.TargetStart, TargetEnd: o.TargetEnd, TargetRate: o.TargetRate, Rate: o.Rate,
-		Min: o.Min, Max: o.Max, logAlpha: math.Log(o.Start)}, nil
+		UpRate: o.UpRate, Min: o.Min, Max: o.Max, state: AutoState{LogAlpha: math.Log(o.Start)}}, nil
 }
 
 // Target is the max-prob target at iteration it.
@@ -76,26 +92,37 @@ func (a *Auto) Objective(logAlpha float64, it int, s Stats) float64 {
 func (a *Auto) Gradient(it int, s Stats) float64 { return a.Target(it) - s.MaxProb }
 
 // Alpha takes one step on log α from the batch measured at iteration it and returns the new
-// weight. A batch without a measurement (NaN max-prob) leaves α where it is.
+// weight: Rate·(MaxProb − target), times UpRate when positive, and none downward before the
+// policy has first reached the target. A batch without a measurement (NaN max-prob) leaves α
+// where it is.
 func (a *Auto) Alpha(it int, s Stats) float64 {
 	if !math.IsNaN(s.MaxProb) {
-		a.logAlpha -= a.Rate * a.Gradient(it, s)
-		a.logAlpha = min(max(a.logAlpha, math.Log(a.Min)), math.Log(a.Max))
+		g := a.Gradient(it, s)
+		if g <= 0 {
+			a.state.Reached = true
+		}
+		switch {
+		case g < 0:
+			a.state.LogAlpha -= a.UpRate * a.Rate * g
+		case a.state.Reached:
+			a.state.LogAlpha -= a.Rate * g
+		}
+		a.state.LogAlpha = min(max(a.state.LogAlpha, math.Log(a.Min)), math.Log(a.Max))
 	}
-	return math.Exp(a.logAlpha)
+	return math.Exp(a.state.LogAlpha)
 }
 
 // Current is the weight now, without a step.
-func (a *Auto) Current() float64 { return math.Exp(a.logAlpha) }
+func (a *Auto) Current() float64 { return math.Exp(a.state.LogAlpha) }
 
-// LogAlpha is the state a checkpoint saves: log α, exactly.
-func (a *Auto) LogAlpha() float64 { return a.logAlpha }
+// State is what a checkpoint saves.
+func (a *Auto) State() AutoState { return a.state }
 
-// SetLogAlpha restores the state LogAlpha returned, as a resumed run must.
-func (a *Auto) SetLogAlpha(v float64) error {
-	if !(v >= math.Log(a.Min) && v <= math.Log(a.Max)) {
-		return fmt.Errorf("restored log alpha %v outside [log %v, log %v]", v, a.Min, a.Max)
+// SetState restores the state State returned, as a resumed run must.
+func (a *Auto) SetState(st AutoState) error {
+	if !(st.LogAlpha >= math.Log(a.Min) && st.LogAlpha <= math.Log(a.Max)) {
+		return fmt.Errorf("restored log alpha %v outside [log %v, log %v]", st.LogAlpha, a.Min, a.Max)
 	}
-	a.logAlpha = v
+	a.state = st
 	return nil
 }

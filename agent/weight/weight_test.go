@@ -34,35 +34,37 @@ func TestDecayValues(t *testing.T) {
 }
 
 func TestAutoMovesTowardTarget(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		maxProb float64
-		up      bool
-	}{
-		{"more deterministic than the target: alpha rises", 0.99, true},
-		{"more spread than the target: alpha falls", 0.05, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a, err := NewAuto(DefaultAuto(0.1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			prev := a.Current()
-			for it := range 50 {
-				got := a.Alpha(it, Stats{MaxProb: tc.maxProb})
-				if (got > prev) != tc.up || got == prev {
-					t.Fatalf("iteration %d: alpha %v after %v with max-prob %v (target %v)", it, got, prev, tc.maxProb, a.Target(it))
-				}
-				prev = got
-			}
-		})
+	o := DefaultAuto(0.1)
+	a, err := NewAuto(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	a, _ := NewAuto(DefaultAuto(0.1))
-	if got := a.Alpha(0, Stats{MaxProb: a.Target(0)}); math.Abs(got-0.1) > 1e-12 {
-		t.Errorf("on target: alpha moved to %v", got)
+	step := func(it int, mp float64) float64 {
+		before := math.Log(a.Current())
+		return math.Log(a.Alpha(it, Stats{MaxProb: mp})) - before
 	}
-	if got := a.Alpha(1, Stats{MaxProb: math.NaN()}); math.Abs(got-0.1) > 1e-12 {
-		t.Errorf("unmeasured batch: alpha moved to %v", got)
+	// Before the policy first reaches the target, a spread policy leaves alpha where it is.
+	for it := range 10 {
+		if d := step(it, 0.2); d != 0 {
+			t.Fatalf("iteration %d, max-prob 0.2 below the target %v before reaching it: log alpha moved by %v", it, a.Target(it), d)
+		}
+	}
+	// More deterministic than the target: alpha rises, UpRate times faster.
+	if d, want := step(10, 0.99), o.UpRate*o.Rate*(0.99-a.Target(10)); !(d > 0) || math.Abs(d-want) > 1e-12 {
+		t.Fatalf("max-prob 0.99: log alpha moved by %v, want %v", d, want)
+	}
+	// Once reached, a more spread policy lowers it at Rate.
+	for it := 11; it < 20; it++ {
+		if d, want := step(it, 0.05), o.Rate*(0.05-a.Target(it)); !(d < 0) || math.Abs(d-want) > 1e-12 {
+			t.Fatalf("iteration %d, max-prob 0.05: log alpha moved by %v, want %v", it, d, want)
+		}
+	}
+	before := a.Current()
+	if got := a.Alpha(20, Stats{MaxProb: math.NaN()}); got != before {
+		t.Errorf("unmeasured batch: alpha moved to %v from %v", got, before)
+	}
+	if got := a.Alpha(21, Stats{MaxProb: a.Target(21)}); math.Abs(got-before) > 1e-15 {
+		t.Errorf("on target: alpha moved to %v from %v", got, before)
 	}
 }
 
@@ -98,7 +100,7 @@ func TestAutoBoundsAndTarget(t *testing.T) {
 	for _, bad := range []func(*AutoOptions){
 		func(o *AutoOptions) { o.Start = 20 }, func(o *AutoOptions) { o.TargetEnd = 1 },
 		func(o *AutoOptions) { o.TargetRate = 0 }, func(o *AutoOptions) { o.Rate = math.Inf(1) },
-		func(o *AutoOptions) { o.Min = 0 },
+		func(o *AutoOptions) { o.Min = 0 }, func(o *AutoOptions) { o.UpRate = 0.5 },
 	} {
 		o := DefaultAuto(0.1)
 		bad(&o)
@@ -106,11 +108,11 @@ func TestAutoBoundsAndTarget(t *testing.T) {
 			t.Errorf("NewAuto(%+v): no error", o)
 		}
 	}
-	if err := a.SetLogAlpha(math.Log(0.02)); err != nil || a.LogAlpha() != math.Log(0.02) {
-		t.Errorf("SetLogAlpha: %v, log alpha %v", err, a.LogAlpha())
+	if err := a.SetState(AutoState{LogAlpha: math.Log(0.02), Reached: true}); err != nil || a.State() != (AutoState{math.Log(0.02), true}) {
+		t.Errorf("SetState: %v, state %+v", err, a.State())
 	}
-	if err := a.SetLogAlpha(math.Log(100)); err == nil {
-		t.Error("SetLogAlpha above the bound: no error")
+	if err := a.SetState(AutoState{LogAlpha: math.Log(100)}); err == nil {
+		t.Error("SetState above the bound: no error")
 	}
 }
 
