@@ -35,6 +35,7 @@ func TestDecayValues(t *testing.T) {
 
 func TestAutoMovesTowardTarget(t *testing.T) {
 	o := DefaultAuto(0.1)
+	o.UpRate = 4
 	a, err := NewAuto(o)
 	if err != nil {
 		t.Fatal(err)
