@@ -11,6 +11,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/diag"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
@@ -22,8 +23,6 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfg := config.Default()
 	out := fs.String("out", "", "probe `directory` (probe.csv, config.json, panels)")
 	every := fs.Int("every", 5, "inspect every N iterations")
-	alphaStart := fs.Float64("alpha-start", 0, "weight schedule: max(alpha, alpha-start*alpha-decay^(it/100)); 0: constant alpha")
-	alphaDecay := fs.Float64("alpha-decay", 0.5, "decay of the weight schedule per 100 iterations")
 	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
 	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
 	var probes stringList
@@ -31,7 +30,9 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
 	cfgFlags := configFlags()
 	check := hideFlags(fs, func(name string) string {
-		if cfgFlags[name] && !learnerFlag(name) && name != "iters" && !replayFlag(name) {
+		// The weight schedule is the config's own (--alpha-start, --alpha-decay): the probe
+		// applies it itself.
+		if cfgFlags[name] && !learnerFlag(name) && name != "iters" && !replayFlag(name) && name != "alpha-start" && name != "alpha-decay" {
 			return "diagnose trains the lstm learner with replay, without evaluations, checkpoints or thresholds"
 		}
 		return ""
@@ -41,6 +42,9 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if err := check(); err != nil {
 		return err
+	}
+	if cfg.AlphaStart > 0 && !givenFlags(fs)["alpha-decay"] {
+		cfg.AlphaDecay = 0.5 // diagnose's default decay, from before the config had a schedule
 	}
 	if *overlay != "" {
 		var names []string
@@ -64,7 +68,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *out == "" {
 		return usageError{errors.New("diagnose: --out is required")}
 	}
-	if cfg.Net != config.NetLSTM { // parseTrainConfig resolved the family from the env
+	if train.LongEpisodes(cfg) {
 		return usageError{fmt.Errorf("diagnose probes the lstm learner of the algorithmic tasks; %s trains the mlp family (train it with pcl train)", cfg.Env)}
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -73,7 +77,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
 		return err
 	}
-	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d\n", *every, *alphaStart, *alphaDecay, *expert)
+	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d\n", *every, cfg.AlphaStart, cfg.AlphaDecay, *expert)
 	if err := atomicfile.WriteFile(filepath.Join(*out, "probe-options.txt"), []byte(note), 0o644); err != nil {
 		return err
 	}
@@ -82,8 +86,8 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer f.Close()
-	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: *alphaStart,
-		AlphaDecay: *alphaDecay, Expert: *expert, CSV: f})
+	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: cfg.AlphaStart,
+		AlphaDecay: cfg.AlphaDecay, Expert: *expert, CSV: f})
 	if err := f.Close(); err != nil {
 		return err
 	}
