@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 	}
 	sess := provenance.Collect(ctx, opts.Engine.Backend(), 0)
 	opts.session = &sess
-	if cfg.Net == config.NetMLP {
+	if cfg.LongEpisodes() { // cfg.Net is resolved: the network family picks the regime
 		reg, err := newSteps(ctx, cfg, opts)
 		if err != nil {
 			return Summary{}, err
