@@ -1,5 +1,5 @@
-// Package train runs PCL training: the iteration loop (fresh batch, on-policy step, replay, replay
-// step, greedy evaluation), the run directory (config.json and checkpoints written atomically,
+// Package train runs PCL training: one iteration loop (loop.go: sample, train, greedy evaluation,
+// metrics, checkpoint) over two sampling regimes (episodes.go, steps.go), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
 // the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
 // training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
