@@ -195,6 +195,25 @@ func DefaultAlpha(algo string, base int) float64 {
 	}
 }
 
+// WithNet returns c with Net "auto" replaced by the family of an env that is (algorithmic) or is
+// not an algorithmic task: the LSTM on whole episodes, or the MLPs on long episodes. A Net that
+// was given is kept. Which envs are algorithmic is the trainer's to say (train.ResolveNet).
+func (c Config) WithNet(algorithmic bool) Config {
+	switch {
+	case c.Net != NetAuto:
+	case algorithmic:
+		c.Net = NetLSTM
+	default:
+		c.Net = NetMLP
+	}
+	return c
+}
+
+// LongEpisodes reports whether c (with its Net resolved) trains the MLPs on sub-episodes of long
+// episodes rather than the LSTM on whole episodes: the one place the trainer's two regimes, and
+// the commands that only work with one of them, are told apart.
+func (c Config) LongEpisodes() bool { return c.Net == NetMLP }
+
 // EffectiveReplayBatch is ReplayBatchSize, or BatchSize when it is 0.
 func (c Config) EffectiveReplayBatch() int {
 	if c.ReplayBatchSize > 0 {

@@ -64,13 +64,6 @@ func (r RegistryEnvs) MakeVec(_ context.Context, cfg config.Config, n int) (envs
 // for: the LSTM for a Discrete observation of a Go-native algorithmic task, the feed-forward
 // networks otherwise.
 func ResolveNet(cfg config.Config) config.Config {
-	if cfg.Net != config.NetAuto {
-		return cfg
-	}
-	if _, err := algorithmic.TaskByID(cfg.Env); err == nil {
-		cfg.Net = config.NetLSTM
-	} else {
-		cfg.Net = config.NetMLP
-	}
-	return cfg
+	_, err := algorithmic.TaskByID(cfg.Env)
+	return cfg.WithNet(err == nil)
 }

@@ -5,6 +5,10 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/success"
 )
 
+// LongEpisodes reports whether cfg (its Net "auto" resolved from the env) is a long-episode run:
+// the MLPs trained on sub-episodes, rather than the LSTM on whole episodes of an algorithmic task.
+func LongEpisodes(cfg config.Config) bool { return ResolveNet(cfg).LongEpisodes() }
+
 // Resolve applies, in one place, every default a run's config takes from the fields that were not
 // given (given reports whether a field was set, by its flag name): the algorithm's default weight
 // (alpha), the env's solved threshold (threshold), the network family of "auto" (ResolveNet), and
@@ -17,7 +21,7 @@ func Resolve(cfg config.Config, given func(name string) bool) (config.Config, er
 		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
 	}
 	cfg = ResolveNet(cfg)
-	if cfg.Net == config.NetMLP {
+	if cfg.LongEpisodes() {
 		if err := cfg.ApplyLongEpisodeDefaults(given); err != nil {
 			return cfg, err
 		}

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"path/filepath"
 	"time"
@@ -174,205 +175,171 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// runSteps is the training loop of long-episode envs: each iteration takes cfg.StepsPerIter steps
-// per copy from where the copies stand, adds the pieces to the step replay, optionally takes a
-// gradient step on them, and takes one gradient step on cfg.SubEpisodes sub-episodes sampled by
-// recency. The metrics' mean_reward is the mean return of the episodes completed in the iteration
-// (the previous row's value when none completed); support_size and max_prob are means over the last
-// 1000 on-policy steps.
-func runSteps(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err error) {
-	log := opts.logger()
+// steps is the regime of long-episode envs: each iteration takes cfg.StepsPerIter steps per copy
+// from where the copies stand, adds the pieces to the step replay, optionally takes a gradient
+// step on them, and takes one gradient step on cfg.SubEpisodes sub-episodes sampled by recency.
+// The metrics' mean_reward is the mean return of the episodes completed in the iteration (the
+// previous row's value when none completed); support_size and max_prob are means over the last
+// 1000 on-policy steps. The greedy evaluation plays the policy that sampled the iteration.
+type steps struct {
+	*stepsRun
+	dir string
+	log *slog.Logger
+	est MemoryEstimate
+	st  *StepsState       // the time split and last return, saved in the checkpoint
+	col control.Collected // the iteration's steps
+}
+
+// newSteps makes the envs and the learner of cfg, refusing a run estimated to need too much
+// memory before the learner is allocated. Close closes the envs.
+func newSteps(ctx context.Context, cfg config.Config, opts Options) (*steps, error) {
 	m := 0
 	if cfg.EvalEvery > 0 {
 		m = cfg.EvalEpisodes
 	}
-	var est MemoryEstimate
+	r := &steps{dir: opts.Dir, log: opts.logger()}
 	check := func(dim, numActions int) error {
-		est = EstimateStepsMemory(cfg, dim, numActions)
-		return checkMemory(opts, memorySubject(cfg, numActions), est)
+		r.est = EstimateStepsMemory(cfg, dim, numActions)
+		return checkMemory(opts, memorySubject(cfg, numActions), r.est)
 	}
-	r, err := newStepsRunChecked(ctx, cfg, opts.envMaker(), opts.Engine, m, check)
-	if err != nil {
-		return Summary{}, err
+	var err error
+	if r.stepsRun, err = newStepsRunChecked(ctx, cfg, opts.envMaker(), opts.Engine, m, check); err != nil {
+		return nil, err
 	}
-	defer r.Close()
-	meta := Meta{Config: cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
-	cp := newCheckpoints(opts.Dir)
-	var rows []Row
-	var mw *metricsWriter
-	if opts.Resume {
+	return r, nil
+}
+
+func (r *steps) Alpha() float64               { return r.learner.Alpha() }
+func (r *steps) SetAlpha(alpha float64) error { return r.learner.SetAlpha(alpha) }
+
+func (r *steps) start(resume bool) (Meta, *checkpoints, error) {
+	meta := Meta{Config: r.cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
+	cp := newCheckpoints(r.dir)
+	if resume {
 		restore := func(path string, f *checkpoint.File, meta Meta) error { return r.restore(path, f, meta, true) }
-		if meta, cp, err = resumeCheckpoints(opts.Dir, log, restore); err != nil {
-			return Summary{}, err
+		var err error
+		if meta, cp, err = resumeCheckpoints(r.dir, r.log, restore); err != nil {
+			return Meta{}, nil, err
 		}
-		meta.Config = cfg
+		meta.Config = r.cfg
 		if meta.Steps.MidEpisode > 0 {
-			log.Warn("resuming inexactly: copies that were mid-episode at the checkpoint start new episodes", "copies", meta.Steps.MidEpisode)
+			r.log.Warn("resuming inexactly: copies that were mid-episode at the checkpoint start new episodes", "copies", meta.Steps.MidEpisode)
 		}
 	}
-	if mw, rows, err = openRunMetrics(opts, cfg, meta.Iteration, log); err != nil {
-		return Summary{}, err
-	}
-	defer func() {
-		if cerr := mw.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", MetricsFile, cerr)
-		}
-	}()
-	pr := newProgress(opts, meta.Iteration, cfg.Iters, true)
-	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
-	log = pr.logger(log)
-	alphas, err := newAlphaControl(cfg, log)
-	if err != nil {
-		return Summary{}, err
-	}
-	if err := alphas.restore(meta.AutoAlpha, r.learner); err != nil {
-		return Summary{}, err
-	}
-	log.Info("training", logNums("env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
+	r.st = meta.Steps
+	return meta, cp, nil
+}
+
+func (r *steps) describe(from int) []any {
+	cfg := r.cfg
+	return []any{"env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
 		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter, "iters", cfg.Iters,
-		"from", meta.Iteration, "memory_estimate", FormatBytes(est.Total()), "dir", opts.Dir)...)
-	saveAt := func() error {
-		if cp.last == meta.Iteration {
-			return nil
-		}
-		meta.Steps.Window = r.sampler.WindowState()
-		meta.Steps.MidEpisode = r.sampler.MidEpisode()
-		saveReplay := func(path string) error { return r.replay.SaveFile(path) }
-		return cp.write(meta, r.params(), saveReplay)
+		"from", from, "memory_estimate", FormatBytes(r.est.Total()), "dir", r.dir}
+}
+
+func (r *steps) startPoint(meta Meta, _ []Row) progressPoint {
+	return progressPoint{Done: meta.Iteration, Reward: float64(r.st.LastMeanReturn), EnvSteps: meta.EnvSteps}
+}
+
+func (r *steps) sample(ctx context.Context, it int, row *Row) (int, error) {
+	col, err := r.sampler.Collect(ctx, iterRNG(r.cfg.Seed, it, 1), r.cfg.StepsPerIter, it)
+	r.st.EnvSeconds += col.EnvSeconds
+	r.st.PolicySeconds += col.PolicySeconds
+	if err != nil {
+		return 0, err
 	}
-	stopped := func(it int, what string, err error) error { return stoppedError(cp, it, what, err) }
-	writePlots := func() {
-		if err := StepPlots(opts.Dir, cfg, r.learner.Model.NumActions(), rows); err != nil {
-			log.Warn("plots not written", "err", err)
-		}
+	r.col = col
+	row.MaxProb, row.Support = r.sampler.Window()
+	if len(col.Returns) > 0 {
+		r.st.LastMeanReturn = jsonFloat(mean(col.Returns))
+		r.st.Episodes += int64(len(col.Returns))
 	}
-	start := time.Now()
-	baseWall := meta.WallSeconds
-	sum = Summary{Config: cfg, LastGreedy: math.NaN()}
-	for _, row := range rows {
-		if !math.IsNaN(row.GreedyReward) {
-			sum.LastGreedy = row.GreedyReward
-		}
+	row.MeanReward = float64(r.st.LastMeanReturn)
+	return col.EnvSteps, nil
+}
+
+func (r *steps) train(it int, row *Row) (string, error) {
+	t0 := time.Now()
+	if r.learner.Model.Norm != nil {
+		r.learner.Model.Norm.Update(r.col.Observations)
 	}
-	firstIter := meta.Iteration
-	st := meta.Steps
-	point := progressPoint{Done: meta.Iteration, Reward: float64(st.LastMeanReturn), Greedy: sum.LastGreedy, EnvSteps: meta.EnvSteps}
-	pr.begin(point)
-	for it := meta.Iteration; it < cfg.Iters; it++ {
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			break
-		}
-		col, err := r.sampler.Collect(ctx, iterRNG(cfg.Seed, it, 1), cfg.StepsPerIter, it)
-		st.EnvSeconds += col.EnvSeconds
-		st.PolicySeconds += col.PolicySeconds
-		if err != nil {
-			if ctx.Err() != nil {
-				sum.Interrupted = true
-				break
-			}
-			return sum, stopped(it, "sampling", err)
-		}
-		row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN(), Diagnostics: NoDiagnostics()}
-		// The greedy evaluation plays the policy that sampled this iteration, before the
-		// normaliser's update and the training step, like every other column of the row.
-		if r.evalEnv != nil && it%cfg.EvalEvery == 0 {
-			t1 := time.Now()
-			g, err := r.evaluate(context.WithoutCancel(ctx), iterSeed(cfg.Seed, it, 5))
-			if err != nil {
-				return sum, stopped(it, "greedy evaluation", err)
-			}
-			st.EvalSeconds += time.Since(t1).Seconds()
-			row.GreedyReward, sum.LastGreedy = g, g
-		}
-		row.MaxProb, row.Support = r.sampler.Window()
-		if err := alphas.apply(it, row.MaxProb, r.learner); err != nil {
-			return sum, stopped(it, "alpha", err)
-		}
-		row.Alpha = r.learner.Alpha()
-		t0 := time.Now()
-		if r.learner.Model.Norm != nil {
-			r.learner.Model.Norm.Update(col.Observations)
-		}
-		if cfg.OnPolicyStep {
-			info, err := r.learner.TrainStep(col.Segments)
-			if err == nil {
-				err = checkDiverged(cfg, info.Loss)
-			}
-			if err != nil {
-				return sum, stopped(it, "on-policy step", err)
-			}
-			row.Loss, row.GradNorm = info.Loss, info.GradNorm
-		}
-		for _, s := range col.Segments {
-			r.replay.Add(s)
-		}
-		batch := r.replay.Sample(iterRNG(cfg.Seed, it, 3), cfg.SubEpisodes, cfg.RecencyWeight)
-		info, err := r.learner.TrainStep(batch)
+	if r.cfg.OnPolicyStep {
+		info, err := r.learner.TrainStep(r.col.Segments)
 		if err == nil {
-			err = checkDiverged(cfg, info.Loss)
+			err = checkDiverged(r.cfg, info.Loss)
 		}
 		if err != nil {
-			return sum, stopped(it, "replay step", err)
+			return "on-policy step", err
 		}
-		row.ReplayLoss, row.GradNorm = info.Loss, info.GradNorm
-		row.Diagnostics = stepDiagnostics(info, control.ValueDiagnostics(r.learner, batch))
-		if !cfg.OnPolicyStep {
-			row.Loss = info.Loss
-		}
-		st.TrainSeconds += time.Since(t0).Seconds()
-		if len(col.Returns) > 0 {
-			st.LastMeanReturn = jsonFloat(mean(col.Returns))
-			st.Episodes += int64(len(col.Returns))
-		}
-		row.MeanReward = float64(st.LastMeanReturn)
-		meta.EnvSteps += int64(col.EnvSteps)
-		meta.Iteration, meta.AutoAlpha = it+1, alphas.state()
-		meta.WallSeconds = baseWall + time.Since(start).Seconds()
-		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
-		rows = append(rows, row)
-		if err := mw.write(row); err != nil {
-			return sum, stopped(it, "metrics", err)
-		}
-		alphas.observe(row)
-		point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: sum.LastGreedy, EnvSteps: meta.EnvSteps}
-		pr.update(point)
-		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {
-			if err := saveAt(); err != nil {
-				return sum, err
-			}
-			writePlots()
-			if err := logMemory(opts.Dir, meta.Iteration, meta.EnvSteps); err != nil {
-				log.Warn("memory not logged", "err", err)
-			}
-			if pr == nil || pr.format != ProgressLive {
-				log.Info("checkpoint", logNums("iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", row.MeanReward,
-					"greedy", sum.LastGreedy, "max_prob", row.MaxProb, "support", row.Support,
-					"s/it", meta.WallSeconds/float64(meta.Iteration))...)
-			}
-		}
-		if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
-			log.Info("reward threshold reached", logNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
-			break
-		}
+		row.Loss, row.GradNorm = info.Loss, info.GradNorm
 	}
-	if err := saveAt(); err != nil {
-		return sum, err
+	for _, s := range r.col.Segments {
+		r.replay.Add(s)
 	}
-	writePlots()
-	sum.Iterations = meta.Iteration
-	sum.Rows = rows
+	batch := r.replay.Sample(iterRNG(r.cfg.Seed, it, 3), r.cfg.SubEpisodes, r.cfg.RecencyWeight)
+	info, err := r.learner.TrainStep(batch)
+	if err == nil {
+		err = checkDiverged(r.cfg, info.Loss)
+	}
+	if err != nil {
+		return "replay step", err
+	}
+	row.ReplayLoss, row.GradNorm = info.Loss, info.GradNorm
+	row.Diagnostics = stepDiagnostics(info, control.ValueDiagnostics(r.learner, batch))
+	if !r.cfg.OnPolicyStep {
+		row.Loss = info.Loss
+	}
+	r.st.TrainSeconds += time.Since(t0).Seconds()
+	return "", nil
+}
+
+// evalAfter: the greedy evaluation plays the policy that sampled this iteration, before the
+// normaliser's update and the training step, like every other column of the row.
+func (r *steps) evalAfter() bool { return false }
+
+func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
+	t1 := time.Now()
+	g, err := r.stepsRun.evaluate(ctx, iterSeed(r.cfg.Seed, it, 5))
+	if err != nil {
+		return 0, err
+	}
+	r.st.EvalSeconds += time.Since(t1).Seconds()
+	return g, nil
+}
+
+// completed: a long-episode checkpoint takes everything from the run as it stands.
+func (r *steps) completed() {}
+
+func (r *steps) save(cp *checkpoints, meta Meta) error {
+	if cp.last == meta.Iteration {
+		return nil
+	}
+	meta.Steps.Window = r.sampler.WindowState()
+	meta.Steps.MidEpisode = r.sampler.MidEpisode()
+	saveReplay := func(path string) error { return r.replay.SaveFile(path) }
+	return cp.write(meta, r.params(), saveReplay)
+}
+
+func (r *steps) plots(rows []Row) error {
+	return StepPlots(r.dir, r.cfg, r.learner.Model.NumActions(), rows)
+}
+
+// checkpointed also logs the process's memory (memory.csv), to find slow growth over long runs.
+func (r *steps) checkpointed(meta Meta, row Row, greedy float64) []any {
+	if err := logMemory(r.dir, meta.Iteration, meta.EnvSteps); err != nil {
+		r.log.Warn("memory not logged", "err", err)
+	}
+	return []any{"iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", row.MeanReward,
+		"greedy", greedy, "max_prob", row.MaxProb, "support", row.Support,
+		"s/it", meta.WallSeconds / float64(meta.Iteration)}
+}
+
+func (r *steps) finish(sum *Summary, meta Meta, dir string) []any {
+	st := r.st
 	sum.EnvSteps, sum.Steps = meta.EnvSteps, st
-	if n := meta.Iteration - firstIter; n > 0 {
-		sum.SecondsPerIt = time.Since(start).Seconds() / float64(n)
-	}
-	if perr := pr.end(point, sum.Interrupted); perr != nil {
-		return sum, fmt.Errorf("progress output: %w", perr)
-	}
-	log.Info("run saved", logNums("dir", opts.Dir, "iterations", meta.Iteration, "env_steps", meta.EnvSteps, "interrupted", sum.Interrupted,
+	return []any{"dir", dir, "iterations", meta.Iteration, "env_steps", meta.EnvSteps, "interrupted", sum.Interrupted,
 		"greedy", sum.LastGreedy, "env_s", st.EnvSeconds, "policy_s", st.PolicySeconds, "train_s", st.TrainSeconds,
-		"eval_s", st.EvalSeconds)...)
-	return sum, nil
+		"eval_s", st.EvalSeconds}
 }
 
 // stepDiagnostics is the metrics row's form of a replay step's diagnostics.

@@ -13,7 +13,7 @@ import (
 // IsStepsRun reports whether dir holds a long-episode (net mlp) run, and its config.
 func IsStepsRun(dir string) (bool, config.Config, error) {
 	cfg, err := readRunConfig(dir)
-	return err == nil && ResolveNet(cfg).Net == config.NetMLP, cfg, err
+	return err == nil && LongEpisodes(cfg), cfg, err
 }
 
 // readRunConfig reads the config.json of the run in dir.

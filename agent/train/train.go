@@ -1,5 +1,5 @@
-// Package train runs PCL training: the iteration loop (fresh batch, on-policy step, replay, replay
-// step, greedy evaluation), the run directory (config.json and checkpoints written atomically,
+// Package train runs PCL training: one iteration loop (loop.go: sample, train, greedy evaluation,
+// metrics, checkpoint) over two sampling regimes (episodes.go, steps.go), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
 // the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
 // training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
@@ -31,7 +31,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
@@ -167,10 +166,20 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 	}
 	sess := provenance.Collect(ctx, opts.Engine.Backend(), 0)
 	opts.session = &sess
-	if cfg.Net == config.NetMLP {
-		return runSteps(ctx, cfg, opts)
+	if cfg.LongEpisodes() { // cfg.Net is resolved: the network family picks the regime
+		reg, err := newSteps(ctx, cfg, opts)
+		if err != nil {
+			return Summary{}, err
+		}
+		defer reg.Close()
+		return run(ctx, cfg, opts, reg, true)
 	}
-	return runEpisodes(ctx, cfg, opts)
+	reg, err := newEpisodes(ctx, cfg, opts)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer reg.close()
+	return run(ctx, cfg, opts, reg, false)
 }
 
 // envMaker is opts.Envs, or the registry's Go-native envs.
@@ -287,216 +296,10 @@ func stoppedError(cp *checkpoints, it int, what string, err error) error {
 	return fmt.Errorf("stopped at iteration %d, %s: %w; %s", it, what, err, kept)
 }
 
-// runEpisodes is the training loop of the algorithmic tasks: whole fresh episodes per iteration,
-// an on-policy step, then a replay step.
-func runEpisodes(ctx context.Context, cfg config.Config, opts Options) (sum Summary, err error) {
-	log := opts.logger()
-	eng := opts.Engine
-	if eng == nil {
-		if eng, err = tensor.NewEngine(); err != nil {
-			return Summary{}, err
-		}
-	}
-	envMaker := opts.envMaker()
-	env, err := envMaker.MakeVec(ctx, cfg, cfg.BatchSize)
-	if err != nil {
-		return Summary{}, err
-	}
-	defer env.Close()
-	spec, err := rollout.CheckEnv(env)
-	if err != nil {
-		return Summary{}, err
-	}
-	est := EstimateEpisodesMemory(cfg, spec)
-	if err := checkMemory(opts, memorySubject(cfg, spec.NumActions()), est); err != nil {
-		return Summary{}, err
-	}
-	learner, err := pcl.NewLearner(cfg, spec, eng)
-	if err != nil {
-		return Summary{}, err
-	}
-	sampler, err := rollout.NewSampler(env, learner.Model, cfg.MaxSteps)
-	if err != nil {
-		return Summary{}, err
-	}
-	var evalSampler *rollout.Sampler
-	var evalEnv envs.VecEnv
-	if cfg.EvalEvery > 0 {
-		if evalEnv, err = envMaker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
-			return Summary{}, fmt.Errorf("evaluation env: %w", err)
-		}
-		defer evalEnv.Close()
-		if evalSampler, err = rollout.NewSampler(evalEnv, learner.Model, cfg.MaxSteps); err != nil {
-			return Summary{}, err
-		}
-	}
-	var buf *replay.Buffer
-	if cfg.Replay {
-		if buf, err = replay.New(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction); err != nil {
-			return Summary{}, err
-		}
-	}
-	sv := &saver{checkpoints: newCheckpoints(opts.Dir), learner: learner, env: env, buf: buf}
-	meta := Meta{Config: cfg}
-	var rows []Row
-	var mw *metricsWriter
-	if opts.Resume {
-		if meta, sv.checkpoints, err = resume(opts.Dir, cfg, learner, env, buf, log); err != nil {
-			return Summary{}, err
-		}
-	}
-	if mw, rows, err = openRunMetrics(opts, cfg, meta.Iteration, log); err != nil {
-		return Summary{}, err
-	}
-	sv.mark()
-	defer func() {
-		if cerr := mw.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", MetricsFile, cerr)
-		}
-	}()
-	pr := newProgress(opts, meta.Iteration, cfg.Iters, false)
-	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
-	log = pr.logger(log)
-	alphas, err := newAlphaControl(cfg, log)
-	if err != nil {
-		return Summary{}, err
-	}
-	if err := alphas.restore(meta.AutoAlpha, learner); err != nil {
-		return Summary{}, err
-	}
-	log.Info("training", logNums("env", cfg.Env, "base", cfg.Base, "actions", spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
-		"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters, "from", meta.Iteration, "blas", eng.Backend(),
-		"memory_estimate", FormatBytes(est.Total()), "dir", opts.Dir)...)
-
-	writePlots := func() {
-		if err := Plots(opts.Dir, cfg, spec.NumActions(), rows); err != nil {
-			log.Warn("plots not written", "err", err)
-		}
-	}
-	stopped := func(it int, what string, err error) error { return stoppedError(sv.checkpoints, it, what, err) }
-	start := time.Now()
-	baseWall := meta.WallSeconds
-	sum = Summary{Config: cfg, LastGreedy: math.NaN()}
-	point := progressPoint{Done: meta.Iteration, Reward: math.NaN(), Greedy: math.NaN(), Curriculum: curriculumOf(env)}
-	for _, r := range rows { // a resumed run's last evaluation may precede the resume
-		if !math.IsNaN(r.GreedyReward) {
-			sum.LastGreedy = r.GreedyReward
-		}
-		point.Reward = r.MeanReward
-	}
-	point.Greedy = sum.LastGreedy
-	pr.begin(point)
-	firstIter := meta.Iteration
-	for it := meta.Iteration; it < cfg.Iters; it++ {
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			break
-		}
-		res, err := sampler.Sample(ctx, iterRNG(cfg.Seed, it, 1), false, it, iterSeed(cfg.Seed, it, 2))
-		if err != nil {
-			if ctx.Err() != nil {
-				sum.Interrupted = true
-				break
-			}
-			return sum, stopped(it, "sampling", err)
-		}
-		row := Row{Diagnostics: NoDiagnostics(), Iteration: it, MeanReward: res.MeanReward, Support: res.Stats.MeanSupport(), MaxProb: res.Stats.MeanMaxProb(),
-			Curriculum: curriculumOf(env), GreedyReward: math.NaN(), ReplayLoss: math.NaN()}
-		if err := alphas.apply(it, row.MaxProb, learner); err != nil {
-			return sum, stopped(it, "alpha", err)
-		}
-		row.Alpha = learner.Alpha()
-		info, err := learner.TrainStep(res.Episodes)
-		if err == nil {
-			err = checkDiverged(cfg, info.Loss)
-		}
-		if err != nil {
-			return sum, stopped(it, "on-policy step", err)
-		}
-		row.Loss, row.GradNorm = info.Loss, info.GradNorm
-		if buf != nil {
-			rng := iterRNG(cfg.Seed, it, 3)
-			for _, e := range res.Episodes {
-				prio := e.TotalReward()
-				if cfg.ReplayPriority == config.PriorityRecency {
-					prio = float64(e.Iteration)
-				}
-				if err := buf.Add(rng, e, prio); err != nil {
-					return sum, stopped(it, "replay", err)
-				}
-			}
-			batch := buf.Sample(rng, cfg.EffectiveReplayBatch())
-			rinfo, err := learner.TrainStep(batch)
-			if err == nil {
-				err = checkDiverged(cfg, rinfo.Loss)
-			}
-			if err != nil {
-				return sum, stopped(it, "replay step", err)
-			}
-			row.ReplayLoss = rinfo.Loss
-		}
-		meta.EnvSteps += int64(res.EnvSteps)
-		// Only on the schedule (not also at the last iteration): a run cut short and resumed must
-		// evaluate exactly as the uninterrupted run.
-		if evalSampler != nil && it%cfg.EvalEvery == 0 {
-			if err := syncEvalCurriculum(evalEnv, env); err != nil {
-				return sum, stopped(it, "greedy evaluation", err)
-			}
-			// Not cancellable: the iteration's training steps are done, and stopping here would
-			// save parameters of iteration it+1 under iteration it. The stop comes at the next one.
-			ev, err := evalSampler.Sample(context.WithoutCancel(ctx), iterRNG(cfg.Seed, it, 4), true, it, iterSeed(cfg.Seed, it, 5))
-			if err != nil {
-				return sum, stopped(it, "greedy evaluation", err)
-			}
-			row.GreedyReward = ev.MeanReward
-			sum.LastGreedy = ev.MeanReward
-		}
-		meta.Iteration, meta.AutoAlpha = it+1, alphas.state()
-		meta.WallSeconds = baseWall + time.Since(start).Seconds()
-		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
-		rows = append(rows, row)
-		sv.mark()
-		if err := mw.write(row); err != nil {
-			return sum, stopped(it, "metrics", err)
-		}
-		alphas.observe(row)
-		point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: sum.LastGreedy, Curriculum: row.Curriculum}
-		pr.update(point)
-		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {
-			if err := sv.save(meta); err != nil {
-				return sum, err
-			}
-			writePlots()
-			if pr == nil || pr.format != ProgressLive {
-				log.Info("checkpoint", logNums("iteration", meta.Iteration, "reward", row.MeanReward, "greedy", sum.LastGreedy,
-					"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds/float64(meta.Iteration))...)
-			}
-		}
-		if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
-			log.Info("reward threshold reached", logNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
-			break
-		}
-	}
-	if err := sv.save(meta); err != nil {
-		return sum, err
-	}
-	writePlots()
-	sum.Iterations = meta.Iteration
-	sum.Rows = rows
-	if n := meta.Iteration - firstIter; n > 0 {
-		sum.SecondsPerIt = time.Since(start).Seconds() / float64(n)
-	}
-	if perr := pr.end(point, sum.Interrupted); perr != nil {
-		return sum, fmt.Errorf("progress output: %w", perr)
-	}
-	log.Info("run saved", logNums("dir", opts.Dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy)...)
-	return sum, nil
-}
-
-// resume loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
+// resumeEpisodes loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
 // the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
 // curriculum is ignored: evaluation copies the training one.
-func resume(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *checkpoints, error) {
+func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *checkpoints, error) {
 	var notes []string
 	restore := func(path string, f *checkpoint.File, meta Meta) error {
 		notes = notes[:0]

@@ -63,7 +63,7 @@ func Open(dir string, reg *envs.Registry, eng *tensor.Engine) (*Player, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Net == config.NetMLP {
+	if train.LongEpisodes(cfg) {
 		return nil, fmt.Errorf("watch: %s is a long-episode (mlp) run on %s; pcl eval --record draws one of its episodes", dir, cfg.Env)
 	}
 	raw, err := reg.Make(cfg.Env, map[string]any{"base": cfg.Base})

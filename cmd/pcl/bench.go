@@ -49,7 +49,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := check(); err != nil {
 		return err
 	}
-	if cfg.Net != config.NetLSTM { // parseTrainConfig resolved the family from the env
+	if train.LongEpisodes(cfg) {
 		return usageError{fmt.Errorf("bench times the lstm learner of the algorithmic tasks; %s trains the mlp family (time it with pcl train)", cfg.Env)}
 	}
 	if err := cfg.Validate(); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/diag"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
@@ -29,7 +30,9 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
 	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
-		if cfgFlags[name] && !config.LearnerFlag(name) && name != "iters" && name != "alpha-start" && name != "alpha-decay" && !config.ReplayFlag(name) {
+		// The weight schedule is the config's own (--alpha-start, --alpha-decay): the probe
+		// applies it itself.
+		if cfgFlags[name] && !config.LearnerFlag(name) && name != "iters" && !config.ReplayFlag(name) && name != "alpha-start" && name != "alpha-decay" {
 			return "diagnose trains the lstm learner with replay, without evaluations, checkpoints or thresholds"
 		}
 		return ""
@@ -39,6 +42,9 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if err := check(); err != nil {
 		return err
+	}
+	if cfg.AlphaStart > 0 && !givenFlags(fs)["alpha-decay"] {
+		cfg.AlphaDecay = 0.5 // diagnose's default decay, from before the config had a schedule
 	}
 	if *overlay != "" {
 		var names []string
@@ -62,7 +68,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *out == "" {
 		return usageError{errors.New("diagnose: --out is required")}
 	}
-	if cfg.Net != config.NetLSTM { // parseTrainConfig resolved the family from the env
+	if train.LongEpisodes(cfg) {
 		return usageError{fmt.Errorf("diagnose probes the lstm learner of the algorithmic tasks; %s trains the mlp family (train it with pcl train)", cfg.Env)}
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {

@@ -1,0 +1,186 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/replay"
+	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
+)
+
+// episodes is the regime of the algorithmic tasks: each iteration samples a batch of whole fresh
+// episodes, takes an on-policy step on them, adds them to the replay buffer and takes a replay
+// step; the greedy evaluation plays the trained policy at the training curriculum's length.
+type episodes struct {
+	*pcl.EpisodeLearner
+	cfg     config.Config
+	dir     string
+	log     *slog.Logger
+	est     MemoryEstimate
+	eng     *tensor.Engine
+	spec    pcl.Spec
+	env     envs.VecEnv
+	sampler *rollout.Sampler
+	evalEnv envs.VecEnv // nil without greedy evaluation
+	evaler  *rollout.Sampler
+	buf     *replay.Buffer // nil without replay
+	sv      *saver
+	res     rollout.Result // the iteration's episodes
+}
+
+// newEpisodes makes the envs (refusing a run estimated to need too much memory before the
+// learner is allocated), the learner, the samplers and the replay buffer of cfg. close closes
+// the envs.
+func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episodes, err error) {
+	r := &episodes{cfg: cfg, dir: opts.Dir, log: opts.logger(), eng: opts.Engine}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	maker := opts.envMaker()
+	if r.env, err = maker.MakeVec(ctx, cfg, cfg.BatchSize); err != nil {
+		return nil, err
+	}
+	if r.spec, err = rollout.CheckEnv(r.env); err != nil {
+		return nil, err
+	}
+	r.est = EstimateEpisodesMemory(cfg, r.spec)
+	if err := checkMemory(opts, memorySubject(cfg, r.spec.NumActions()), r.est); err != nil {
+		return nil, err
+	}
+	if r.EpisodeLearner, err = pcl.NewLearner(cfg, r.spec, opts.Engine); err != nil {
+		return nil, err
+	}
+	if r.sampler, err = rollout.NewSampler(r.env, r.Model, cfg.MaxSteps); err != nil {
+		return nil, err
+	}
+	if cfg.EvalEvery > 0 {
+		if r.evalEnv, err = maker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
+			return nil, fmt.Errorf("evaluation env: %w", err)
+		}
+		if r.evaler, err = rollout.NewSampler(r.evalEnv, r.Model, cfg.MaxSteps); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Replay {
+		if r.buf, err = replay.New(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction); err != nil {
+			return nil, err
+		}
+	}
+	r.sv = &saver{learner: r.EpisodeLearner, env: r.env, buf: r.buf}
+	return r, nil
+}
+
+func (r *episodes) close() {
+	if r.env != nil {
+		r.env.Close()
+	}
+	if r.evalEnv != nil {
+		r.evalEnv.Close()
+	}
+}
+
+func (r *episodes) start(resume bool) (Meta, *checkpoints, error) {
+	if !resume {
+		return Meta{Config: r.cfg}, newCheckpoints(r.dir), nil
+	}
+	return resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log)
+}
+
+func (r *episodes) describe(from int) []any {
+	return []any{"env", r.cfg.Env, "base", r.cfg.Base, "actions", r.spec.NumActions(), "algo", r.cfg.Algo, "form", r.cfg.Form,
+		"alpha", r.cfg.Alpha, "batch", r.cfg.BatchSize, "iters", r.cfg.Iters, "from", from, "blas", r.eng.Backend(),
+		"memory_estimate", FormatBytes(r.est.Total()), "dir", r.dir}
+}
+
+func (r *episodes) startPoint(meta Meta, rows []Row) progressPoint {
+	p := progressPoint{Done: meta.Iteration, Reward: math.NaN(), Curriculum: curriculumOf(r.env)}
+	if len(rows) > 0 {
+		p.Reward = rows[len(rows)-1].MeanReward
+	}
+	return p
+}
+
+func (r *episodes) sample(ctx context.Context, it int, row *Row) (int, error) {
+	res, err := r.sampler.Sample(ctx, iterRNG(r.cfg.Seed, it, 1), false, it, iterSeed(r.cfg.Seed, it, 2))
+	if err != nil {
+		return 0, err
+	}
+	r.res = res
+	row.MeanReward, row.Support, row.MaxProb = res.MeanReward, res.Stats.MeanSupport(), res.Stats.MeanMaxProb()
+	row.Curriculum = curriculumOf(r.env)
+	return res.EnvSteps, nil
+}
+
+func (r *episodes) train(it int, row *Row) (string, error) {
+	info, err := r.TrainStep(r.res.Episodes)
+	if err == nil {
+		err = checkDiverged(r.cfg, info.Loss)
+	}
+	if err != nil {
+		return "on-policy step", err
+	}
+	row.Loss, row.GradNorm = info.Loss, info.GradNorm
+	if r.buf == nil {
+		return "", nil
+	}
+	rng := iterRNG(r.cfg.Seed, it, 3)
+	for _, e := range r.res.Episodes {
+		prio := e.TotalReward()
+		if r.cfg.ReplayPriority == config.PriorityRecency {
+			prio = float64(e.Iteration)
+		}
+		if err := r.buf.Add(rng, e, prio); err != nil {
+			return "replay", err
+		}
+	}
+	batch := r.buf.Sample(rng, r.cfg.EffectiveReplayBatch())
+	rinfo, err := r.TrainStep(batch)
+	if err == nil {
+		err = checkDiverged(r.cfg, rinfo.Loss)
+	}
+	if err != nil {
+		return "replay step", err
+	}
+	row.ReplayLoss = rinfo.Loss
+	return "", nil
+}
+
+// evalAfter: the released code evaluated the trained policy.
+func (r *episodes) evalAfter() bool { return true }
+
+func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
+	if err := syncEvalCurriculum(r.evalEnv, r.env); err != nil {
+		return 0, err
+	}
+	ev, err := r.evaler.Sample(ctx, iterRNG(r.cfg.Seed, it, 4), true, it, iterSeed(r.cfg.Seed, it, 5))
+	if err != nil {
+		return 0, err
+	}
+	return ev.MeanReward, nil
+}
+
+func (r *episodes) completed() { r.sv.mark() }
+
+func (r *episodes) save(cp *checkpoints, meta Meta) error {
+	r.sv.checkpoints = cp
+	return r.sv.save(meta)
+}
+
+func (r *episodes) plots(rows []Row) error { return Plots(r.dir, r.cfg, r.spec.NumActions(), rows) }
+
+func (r *episodes) checkpointed(meta Meta, row Row, greedy float64) []any {
+	return []any{"iteration", meta.Iteration, "reward", row.MeanReward, "greedy", greedy,
+		"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds / float64(meta.Iteration)}
+}
+
+func (r *episodes) finish(sum *Summary, meta Meta, dir string) []any {
+	return []any{"dir", dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy}
+}
