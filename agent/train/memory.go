@@ -246,11 +246,15 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 		batchFlags = "--grid, --sub-episodes or --steps-per-iter"
 	}
 	// |A|-wide per row: the logits layer's output, the objective's logits and policy, the head
-	// gradient.
-	const kArrays = 4
+	// gradient; sparse PCL in the separate form passes the head gradient as sparse rows
+	// (Heads.TakesSparseGrad) and holds no dense one.
+	kArrays := 4.0
+	if heads.TakesSparseGrad() {
+		kArrays = 3
+	}
 	parts = append(parts, MemoryPart{
 		What:   "the training batch's per-action arrays",
-		Detail: fmt.Sprintf("%s sub-episodes × %s steps × %s actions × %d float32 arrays", count(B), count(T1), count(K), kArrays),
+		Detail: fmt.Sprintf("%s sub-episodes × %s steps × %s actions × %g float32 arrays", count(B), count(T1), count(K), kArrays),
 		Bytes:  clampBytes(rows * K * kArrays * f32),
 		Lower:  batchFlags,
 	})
