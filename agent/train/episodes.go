@@ -87,12 +87,21 @@ func (r *episodes) close() {
 	}
 }
 
+// start also marks the curriculum a checkpoint before the first iteration saves.
 func (r *episodes) start(resume bool) (Meta, *checkpoints, error) {
 	if !resume {
+		r.sv.mark()
 		return Meta{Config: r.cfg}, newCheckpoints(r.dir), nil
 	}
-	return resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log)
+	meta, cp, err := resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log)
+	if err == nil {
+		r.sv.mark()
+	}
+	return meta, cp, err
 }
+
+// traits: the released code evaluated the trained policy.
+func (r *episodes) traits() traits { return traits{evalAfter: true} }
 
 func (r *episodes) describe(from int) []any {
 	return []any{"env", r.cfg.Env, "base", r.cfg.Base, "actions", r.spec.NumActions(), "algo", r.cfg.Algo, "form", r.cfg.Form,
@@ -129,6 +138,7 @@ func (r *episodes) train(it int, row *Row) (string, error) {
 	}
 	row.Loss, row.GradNorm = info.Loss, info.GradNorm
 	if r.buf == nil {
+		r.sv.mark()
 		return "", nil
 	}
 	rng := iterRNG(r.cfg.Seed, it, 3)
@@ -150,11 +160,9 @@ func (r *episodes) train(it int, row *Row) (string, error) {
 		return "replay step", err
 	}
 	row.ReplayLoss = rinfo.Loss
+	r.sv.mark()
 	return "", nil
 }
-
-// evalAfter: the released code evaluated the trained policy.
-func (r *episodes) evalAfter() bool { return true }
 
 func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
 	if err := syncEvalCurriculum(r.evalEnv, r.env); err != nil {
@@ -166,8 +174,6 @@ func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
 	}
 	return ev.MeanReward, nil
 }
-
-func (r *episodes) completed() { r.sv.mark() }
 
 func (r *episodes) save(cp *checkpoints, meta Meta) error {
 	r.sv.checkpoints = cp

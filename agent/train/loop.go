@@ -10,15 +10,17 @@ import (
 )
 
 // regime is how a run gathers experience and learns from it; the loop (run) is the same for
-// every run. episodes.go is the algorithmic tasks' regime (whole fresh episodes per iteration, the
-// LSTM), steps.go the long-episode envs' (a fixed number of steps per copy cut into
-// sub-episodes, the MLPs).
+// every run. Each network family makes its own (Family.newRegime): episodes.go is the LSTM's
+// (whole fresh episodes per iteration), steps.go the MLPs' (a fixed number of steps per copy cut
+// into sub-episodes).
 type regime interface {
 	alphaLearner // the learner whose weight the alpha control sets
 
 	// start returns the state of a new run, or with resume that of the run directory's
 	// checkpoint, restored into the regime (exactly, or with a warning saying what is not).
 	start(resume bool) (Meta, *checkpoints, error)
+	// traits are the loop's fixed choices for the regime.
+	traits() traits
 	// describe is the "training" log line's fields for a run starting at iteration from.
 	describe(from int) []any
 	// startPoint is the progress report's state before the first iteration of this process.
@@ -28,16 +30,12 @@ type regime interface {
 	// support, max-prob, curriculum); it returns the env steps taken.
 	sample(ctx context.Context, it int, row *Row) (envSteps int, err error)
 	// train stores the sampled experience and takes the iteration's gradient steps, filling the
-	// loss columns; on error, stage names the step that failed.
+	// loss columns; on error, stage names the step that failed. What the iteration's checkpoint
+	// must save is taken by the end of it.
 	train(it int, row *Row) (stage string, err error)
-	// evaluate plays the greedy policy at iteration it and returns its mean return. evalAfter
-	// says which policy that is: the one that sampled the iteration (false: evaluated before the
-	// training step) or the trained one (true).
+	// evaluate plays the greedy policy at iteration it and returns its mean return.
 	evaluate(ctx context.Context, it int) (float64, error)
-	evalAfter() bool
 
-	// completed marks the end of an iteration: what its checkpoint must save is taken now.
-	completed()
 	// save writes the checkpoint of meta.Iteration into cp (nothing when it is on disk).
 	save(cp *checkpoints, meta Meta) error
 	plots(rows []Row) error
@@ -46,13 +44,25 @@ type regime interface {
 	// finish completes the summary of a run saved in dir and returns the "run saved" log line's
 	// fields.
 	finish(sum *Summary, meta Meta, dir string) []any
+	// close releases the envs.
+	close()
+}
+
+// traits are a regime's fixed choices of the loop.
+type traits struct {
+	// evalAfter says which policy the greedy evaluation plays: the one that sampled the iteration
+	// (false: evaluated before the training step) or the trained one (true).
+	evalAfter bool
+	// envSteps: the progress report counts env steps and calls the reward a return.
+	envSteps bool
 }
 
 // run is the training loop: per iteration sample, train (with the greedy evaluation before or
-// after the training step, as the regime says), log the metrics row, and checkpoint on schedule;
+// after the training step, as the regime's traits say), log the metrics row, and checkpoint on schedule;
 // a checkpoint and the plots are written at the end, also after a cancel.
-func run(ctx context.Context, cfg config.Config, opts Options, reg regime, steps bool) (sum Summary, err error) {
+func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum Summary, err error) {
 	log := opts.logger()
+	tr := reg.traits()
 	meta, cp, err := reg.start(opts.Resume)
 	if err != nil {
 		return Summary{}, err
@@ -61,13 +71,12 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime, steps
 	if err != nil {
 		return Summary{}, err
 	}
-	reg.completed()
 	defer func() {
 		if cerr := mw.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close %s: %w", MetricsFile, cerr)
 		}
 	}()
-	pr := newProgress(opts, meta.Iteration, cfg.Iters, steps)
+	pr := newProgress(opts, meta.Iteration, cfg.Iters, tr.envSteps)
 	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
 	log = pr.logger(log)
 	alphas, err := newAlphaControl(cfg, log)
@@ -123,7 +132,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime, steps
 			return nil
 		}
 		due := cfg.EvalEvery > 0 && it%cfg.EvalEvery == 0
-		if due && !reg.evalAfter() {
+		if due && !tr.evalAfter {
 			if err := evaluate(); err != nil {
 				return sum, err
 			}
@@ -136,7 +145,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime, steps
 			return sum, stopped(it, stage, err)
 		}
 		meta.EnvSteps += int64(n)
-		if due && reg.evalAfter() {
+		if due && tr.evalAfter {
 			if err := evaluate(); err != nil {
 				return sum, err
 			}
@@ -145,7 +154,6 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime, steps
 		meta.WallSeconds = baseWall + time.Since(start).Seconds()
 		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
 		rows = append(rows, row)
-		reg.completed()
 		if err := mw.write(row); err != nil {
 			return sum, stopped(it, "metrics", err)
 		}

@@ -19,8 +19,8 @@ type fakeRegime struct {
 func (f *fakeRegime) Alpha() float64                        { return f.alpha }
 func (f *fakeRegime) SetAlpha(a float64) error              { f.alpha = a; return nil }
 func (f *fakeRegime) describe(int) []any                    { return nil }
-func (f *fakeRegime) evalAfter() bool                       { return f.after }
-func (f *fakeRegime) completed()                            { f.calls = append(f.calls, "completed") }
+func (f *fakeRegime) traits() traits                        { return traits{evalAfter: f.after} }
+func (f *fakeRegime) close()                                {}
 func (f *fakeRegime) plots([]Row) error                     { return nil }
 func (f *fakeRegime) checkpointed(Meta, Row, float64) []any { return nil }
 func (f *fakeRegime) finish(*Summary, Meta, string) []any   { return nil }
@@ -65,16 +65,16 @@ func TestLoopOrder(t *testing.T) {
 		want  string
 	}{
 		{"evaluate before training (mlp)", false,
-			"completed sample evaluate train completed sample train completed save sample evaluate train completed save"},
+			"sample evaluate train sample train save sample evaluate train save"},
 		{"evaluate after training (lstm)", true,
-			"completed sample train evaluate completed sample train completed save sample train evaluate completed save"},
+			"sample train evaluate sample train save sample train evaluate save"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Iters, cfg.EvalEvery, cfg.CheckpointEvery = 3, 2, 2
 			reg := &fakeRegime{after: tc.after}
-			sum, err := run(context.Background(), cfg, Options{Dir: t.TempDir()}, reg, false)
+			sum, err := run(context.Background(), cfg, Options{Dir: t.TempDir()}, reg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,14 +5,11 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/success"
 )
 
-// LongEpisodes reports whether cfg (its Net "auto" resolved from the env) is a long-episode run:
-// the MLPs trained on sub-episodes, rather than the LSTM on whole episodes of an algorithmic task.
-func LongEpisodes(cfg config.Config) bool { return ResolveNet(cfg).LongEpisodes() }
-
 // Resolve applies, in one place, every default a run's config takes from the fields that were not
 // given (given reports whether a field was set, by its flag name): the algorithm's default weight
 // (alpha), the env's solved threshold (threshold), the network family of "auto" (ResolveNet), and
-// for the mlp family the long-episode preset (config.LongEpisodePreset) on the fields not given.
+// the family's own defaults (Family.defaults: for the mlp family the long-episode preset,
+// config.LongEpisodePreset) on the fields not given.
 func Resolve(cfg config.Config, given func(name string) bool) (config.Config, error) {
 	if !given("alpha") {
 		cfg.Alpha = config.DefaultAlpha(cfg.Algo, cfg.Base)
@@ -21,10 +18,5 @@ func Resolve(cfg config.Config, given func(name string) bool) (config.Config, er
 		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
 	}
 	cfg = ResolveNet(cfg)
-	if cfg.LongEpisodes() {
-		if err := cfg.ApplyLongEpisodeDefaults(given); err != nil {
-			return cfg, err
-		}
-	}
-	return cfg, nil
+	return FamilyOf(cfg).defaults(cfg, given)
 }

@@ -212,6 +212,9 @@ func newSteps(ctx context.Context, cfg config.Config, opts Options) (*steps, err
 func (r *steps) Alpha() float64               { return r.learner.Alpha() }
 func (r *steps) SetAlpha(alpha float64) error { return r.learner.SetAlpha(alpha) }
 
+func (r *steps) close() { r.Close() }
+
+// start: a long-episode checkpoint takes everything from the run as it stands when it is saved.
 func (r *steps) start(resume bool) (Meta, *checkpoints, error) {
 	meta := Meta{Config: r.cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
 	cp := newCheckpoints(r.dir)
@@ -293,9 +296,10 @@ func (r *steps) train(it int, row *Row) (string, error) {
 	return "", nil
 }
 
-// evalAfter: the greedy evaluation plays the policy that sampled this iteration, before the
-// normaliser's update and the training step, like every other column of the row.
-func (r *steps) evalAfter() bool { return false }
+// traits: the greedy evaluation plays the policy that sampled this iteration, before the
+// normaliser's update and the training step, like every other column of the row; the progress
+// report counts env steps.
+func (r *steps) traits() traits { return traits{evalAfter: false, envSteps: true} }
 
 func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
 	t1 := time.Now()
@@ -306,9 +310,6 @@ func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
 	r.st.EvalSeconds += time.Since(t1).Seconds()
 	return g, nil
 }
-
-// completed: a long-episode checkpoint takes everything from the run as it stands.
-func (r *steps) completed() {}
 
 func (r *steps) save(cp *checkpoints, meta Meta) error {
 	if cp.last == meta.Iteration {

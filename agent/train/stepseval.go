@@ -10,12 +10,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// IsStepsRun reports whether dir holds a long-episode (net mlp) run, and its config.
-func IsStepsRun(dir string) (bool, config.Config, error) {
-	cfg, err := readRunConfig(dir)
-	return err == nil && LongEpisodes(cfg), cfg, err
-}
-
 // readRunConfig reads the config.json of the run in dir.
 func readRunConfig(dir string) (config.Config, error) {
 	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))

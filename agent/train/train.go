@@ -1,5 +1,5 @@
 // Package train runs PCL training: one iteration loop (loop.go: sample, train, greedy evaluation,
-// metrics, checkpoint) over two sampling regimes (episodes.go, steps.go), the run directory (config.json and checkpoints written atomically,
+// metrics, checkpoint) over the sampling regime of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
 // the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
 // training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
@@ -166,20 +166,12 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) 
 	}
 	sess := provenance.Collect(ctx, opts.Engine.Backend(), 0)
 	opts.session = &sess
-	if cfg.LongEpisodes() { // cfg.Net is resolved: the network family picks the regime
-		reg, err := newSteps(ctx, cfg, opts)
-		if err != nil {
-			return Summary{}, err
-		}
-		defer reg.Close()
-		return run(ctx, cfg, opts, reg, true)
-	}
-	reg, err := newEpisodes(ctx, cfg, opts)
+	reg, err := FamilyOf(cfg).newRegime(ctx, cfg, opts)
 	if err != nil {
 		return Summary{}, err
 	}
 	defer reg.close()
-	return run(ctx, cfg, opts, reg, false)
+	return run(ctx, cfg, opts, reg)
 }
 
 // envMaker is opts.Envs, or the registry's Go-native envs.

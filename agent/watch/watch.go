@@ -63,8 +63,8 @@ func Open(dir string, reg *envs.Registry, eng *tensor.Engine) (*Player, error) {
 	if err != nil {
 		return nil, err
 	}
-	if train.LongEpisodes(cfg) {
-		return nil, fmt.Errorf("watch: %s is a long-episode (mlp) run on %s; pcl eval --record draws one of its episodes", dir, cfg.Env)
+	if err := train.FamilyOf(cfg).Supports(train.ToolPlay, dir); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
 	}
 	raw, err := reg.Make(cfg.Env, map[string]any{"base": cfg.Base})
 	if err != nil {

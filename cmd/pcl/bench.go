@@ -49,8 +49,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := check(); err != nil {
 		return err
 	}
-	if train.LongEpisodes(cfg) {
-		return usageError{fmt.Errorf("bench times the lstm learner of the algorithmic tasks; %s trains the mlp family (time it with pcl train)", cfg.Env)}
+	if err := train.FamilyOf(cfg).Supports(train.ToolBench, cfg.Env); err != nil {
+		return usageError{err}
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}

@@ -53,8 +53,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *jobs < 1 {
 		return usageError{fmt.Errorf("--jobs = %d, want >= 1", *jobs)}
 	}
-	if train.LongEpisodes(cfg) {
-		return usageError{fmt.Errorf("compare sweeps the bases of the algorithmic tasks; %s trains the mlp family on long episodes: run the seeds with pcl train (scripts/halfcheetah does it for HalfCheetah) and gather them with pcl report", cfg.Env)}
+	if err := train.FamilyOf(cfg).Supports(train.ToolCompare, cfg.Env); err != nil {
+		return usageError{err}
 	}
 	p.Env = cfg.Env
 	cells, err := p.Cells()

@@ -68,8 +68,8 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *out == "" {
 		return usageError{errors.New("diagnose: --out is required")}
 	}
-	if train.LongEpisodes(cfg) {
-		return usageError{fmt.Errorf("diagnose probes the lstm learner of the algorithmic tasks; %s trains the mlp family (train it with pcl train)", cfg.Env)}
+	if err := train.FamilyOf(cfg).Supports(train.ToolDiagnose, cfg.Env); err != nil {
+		return usageError{err}
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err

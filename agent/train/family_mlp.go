@@ -1,0 +1,88 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+)
+
+// mlpFamily is the paper's continuous-control model (config.NetMLP): separate feed-forward policy
+// and value networks trained on sub-episodes of copies that keep running across iterations (the
+// steps regime), with the long-episode preset as its defaults, and greedy evaluation of whole
+// episodes, one of which can be drawn as a GIF.
+type mlpFamily struct{}
+
+func (mlpFamily) Net() string { return config.NetMLP }
+
+func (mlpFamily) Supports(tool Tool, subject string) error {
+	switch tool {
+	case ToolBench:
+		return unsupported("bench times the lstm learner of the algorithmic tasks; %s trains the mlp family (time it with pcl train)", subject)
+	case ToolDiagnose:
+		return unsupported("diagnose probes the lstm learner of the algorithmic tasks; %s trains the mlp family (train it with pcl train)", subject)
+	case ToolCompare:
+		return unsupported("compare sweeps the bases of the algorithmic tasks; %s trains the mlp family on long episodes: run the seeds with pcl train (scripts/halfcheetah does it for HalfCheetah) and gather them with pcl report", subject)
+	case ToolPlay:
+		return unsupported("%s is a long-episode (mlp) run; pcl eval --record draws one of its episodes", subject)
+	case ToolPerLength:
+		return unsupported("--per-length is for the algorithmic tasks' curriculum; %s is a long-episode run", subject)
+	}
+	return nil
+}
+
+// defaults applies the long-episode preset (config.LongEpisodePreset) to the fields not given.
+func (mlpFamily) defaults(cfg config.Config, given func(string) bool) (config.Config, error) {
+	err := cfg.ApplyLongEpisodeDefaults(given)
+	return cfg, err
+}
+
+func (mlpFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
+	return newSteps(ctx, cfg, opts)
+}
+
+// Evaluate prints the greedy returns of the checkpoint over opts.Episodes episodes and, with
+// opts.Record, draws one greedy episode into a GIF and checks that the replay that rendered it
+// reached the same return.
+func (mlpFamily) Evaluate(ctx context.Context, dir string, opts EvalOptions, w io.Writer) error {
+	if opts.Episodes < 1 {
+		return fmt.Errorf("eval: %d episodes, want >= 1", opts.Episodes)
+	}
+	maker := opts.envMaker()
+	returns, meta, err := EvaluateSteps(ctx, dir, maker, nil, opts.Episodes, opts.Seed)
+	if err != nil {
+		return err
+	}
+	c := meta.Config
+	m, sd := stat.PopMeanStdDev(returns, nil)
+	size := ""
+	if c.Grid > 0 {
+		size = fmt.Sprintf(" grid %d", c.Grid)
+	}
+	fmt.Fprintf(w, "run %s (%s%s, %s/%s, alpha %g) after %d iterations (%d env steps): greedy return %.1f ± %.1f over %d episodes [min %.1f, max %.1f]\n",
+		dir, c.Env, size, c.Algo, c.Form, c.Alpha, meta.Iteration, meta.EnvSteps, m, sd, opts.Episodes, slices.Min(returns), slices.Max(returns))
+	if opts.Record == "" {
+		return nil
+	}
+	if opts.Render == nil {
+		return fmt.Errorf("record: no renderer")
+	}
+	ep, cfg, err := RecordSteps(ctx, dir, maker, nil, opts.Seed)
+	if err != nil {
+		return err
+	}
+	frames, ret, err := opts.Render(ctx, cfg.Env, ep.Seed, ep.Actions, opts.Record)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "recorded %s: %d steps, return %.1f (replayed: %.1f), %d frames\n", opts.Record, len(ep.Actions), ep.Return, ret, frames)
+	if math.Abs(ret-ep.Return) > 1e-6*math.Max(1, math.Abs(ep.Return)) {
+		return fmt.Errorf("record: the rendered replay returned %v, the episode %v: the env is not deterministic for this seed, the GIF shows another episode", ret, ep.Return)
+	}
+	return nil
+}
