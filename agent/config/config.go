@@ -52,8 +52,9 @@ const (
 	LambdaInitOne   = "one"
 	LambdaInitAlpha = "alpha"
 
-	// NetAuto picks the network family from the observation space: an LSTM for a Discrete
-	// observation (the algorithmic tasks), feed-forward networks for a Box.
+	// NetAuto picks the network family from the env's observation space (train.ResolveNet): an
+	// LSTM for a Discrete observation (the algorithmic tasks), feed-forward networks for a Box or
+	// any other space.
 	NetAuto = "auto"
 	// NetLSTM is the recurrent network of the algorithmic tasks, trained on whole episodes.
 	NetLSTM = "lstm"
@@ -194,25 +195,6 @@ func DefaultAlpha(algo string, base int) float64 {
 		return 0.05
 	}
 }
-
-// WithNet returns c with Net "auto" replaced by the family of an env that is (algorithmic) or is
-// not an algorithmic task: the LSTM on whole episodes, or the MLPs on long episodes. A Net that
-// was given is kept. Which envs are algorithmic is the trainer's to say (train.ResolveNet).
-func (c Config) WithNet(algorithmic bool) Config {
-	switch {
-	case c.Net != NetAuto:
-	case algorithmic:
-		c.Net = NetLSTM
-	default:
-		c.Net = NetMLP
-	}
-	return c
-}
-
-// LongEpisodes reports whether c (with its Net resolved) trains the MLPs on sub-episodes of long
-// episodes rather than the LSTM on whole episodes: the one place the trainer's two regimes, and
-// the commands that only work with one of them, are told apart.
-func (c Config) LongEpisodes() bool { return c.Net == NetMLP }
 
 // EffectiveReplayBatch is ReplayBatchSize, or BatchSize when it is 0.
 func (c Config) EffectiveReplayBatch() int {

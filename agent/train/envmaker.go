@@ -59,11 +59,3 @@ func (r RegistryEnvs) MakeVec(_ context.Context, cfg config.Config, n int) (envs
 	}
 	return r.Registry.MakeRequest(EnvRequest(cfg, n))
 }
-
-// ResolveNet returns cfg with Net "auto" replaced by the family the env's observation space calls
-// for: the LSTM for a Discrete observation of a Go-native algorithmic task, the feed-forward
-// networks otherwise.
-func ResolveNet(cfg config.Config) config.Config {
-	_, err := algorithmic.TaskByID(cfg.Env)
-	return cfg.WithNet(err == nil)
-}
