@@ -19,9 +19,11 @@ type Family interface {
 	// Net is the family's config.Net value.
 	Net() string
 	// Supports returns nil when the family has tool, or an *UnsupportedError that says what to
-	// use instead; subject is what the message names: the env (bench, diagnose, compare) or the
+	// use instead; subject is what the message names: the env (diagnose, compare) or the
 	// run directory (play, eval's options).
 	Supports(tool Tool, subject string) error
+	// Bench times training iterations of cfg's learner and writes the rates to w (pcl bench).
+	Bench(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error
 	// Evaluate plays the greedy policy of the checkpoint of the run in dir and writes eval's
 	// report to w.
 	Evaluate(ctx context.Context, dir string, opts EvalOptions, w io.Writer) error
@@ -55,8 +57,7 @@ type Tool int
 
 // The tools only one family has.
 const (
-	ToolBench     Tool = iota // pcl bench: the LSTM's training iteration timed
-	ToolDiagnose              // pcl diagnose: the LSTM learner's probe
+	ToolDiagnose  Tool = iota // pcl diagnose: the LSTM learner's probe
 	ToolCompare               // pcl compare: a sweep over the algorithmic tasks' bases
 	ToolPlay                  // pcl play --run: the tape of an algorithmic task, step by step
 	ToolPerLength             // pcl eval --per-length: every curriculum level

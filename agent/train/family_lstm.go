@@ -25,6 +25,10 @@ func (lstmFamily) Supports(tool Tool, _ string) error {
 	return nil
 }
 
+func (lstmFamily) Bench(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
+	return benchEpisodes(ctx, cfg, opts, w)
+}
+
 // defaults: the config's defaults are the algorithmic tasks' (the paper's).
 func (lstmFamily) defaults(cfg config.Config, _ func(string) bool) (config.Config, error) {
 	return cfg, nil

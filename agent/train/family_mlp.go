@@ -22,8 +22,6 @@ func (mlpFamily) Net() string { return config.NetMLP }
 
 func (mlpFamily) Supports(tool Tool, subject string) error {
 	switch tool {
-	case ToolBench:
-		return unsupported("bench times the lstm learner of the algorithmic tasks; %s trains the mlp family (time it with pcl train)", subject)
 	case ToolDiagnose:
 		return unsupported("diagnose probes the lstm learner of the algorithmic tasks; %s trains the mlp family (train it with pcl train)", subject)
 	case ToolCompare:
@@ -34,6 +32,11 @@ func (mlpFamily) Supports(tool Tool, subject string) error {
 		return unsupported("--per-length is for the algorithmic tasks' curriculum; %s is a long-episode run", subject)
 	}
 	return nil
+}
+
+// Bench: the long-episode regime is timed by pcl train itself (the time split in its log).
+func (mlpFamily) Bench(_ context.Context, cfg config.Config, _ BenchOptions, _ io.Writer) error {
+	return unsupported("bench times the lstm learner of the algorithmic tasks; %s trains the mlp family (time it with pcl train)", cfg.Env)
 }
 
 // defaults applies the long-episode preset (config.LongEpisodePreset) to the fields not given.
