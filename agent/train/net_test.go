@@ -1,6 +1,10 @@
 package train
 
 import (
+	"context"
+	"errors"
+	"io"
+	"slices"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -61,5 +65,29 @@ func TestResolveNetFollowsTheObservationSpace(t *testing.T) {
 		if got := FamilyOf(cfg).Net(); got != c.want {
 			t.Errorf("%s with net %q: family %q, want %q", c.env, c.net, got, c.want)
 		}
+	}
+}
+
+// Each family says which of the one-family tools it lacks, with an error that wraps
+// ErrUnsupported; Bench of the mlp family refuses the same way.
+func TestFamilySupports(t *testing.T) {
+	tools := []Tool{ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolRecord}
+	lacks := map[string][]Tool{config.NetLSTM: {ToolRecord}, config.NetMLP: {ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength}}
+	for _, env := range []string{"Copy-v0", "CartPole-v1"} {
+		cfg := config.Default()
+		cfg.Env = env
+		fam := FamilyOf(cfg)
+		for _, tool := range tools {
+			err := fam.Supports(tool, env)
+			want := slices.Contains(lacks[fam.Net()], tool)
+			if (err != nil) != want || (err != nil && !errors.Is(err, ErrUnsupported)) {
+				t.Errorf("%s (%s) tool %d: %v, want unsupported %v", env, fam.Net(), tool, err, want)
+			}
+		}
+	}
+	cfg := config.Default()
+	cfg.Env = "CartPole-v1"
+	if err := FamilyOf(cfg).Bench(context.Background(), cfg, BenchOptions{Measure: 1}, io.Discard); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("mlp Bench: %v, want ErrUnsupported", err)
 	}
 }
