@@ -343,6 +343,22 @@ func (r *steps) finish(sum *Summary, meta Meta, dir string) []any {
 		"eval_s", st.EvalSeconds}
 }
 
+// TimeSplit is the line that says where a long-episode run's time went over the whole run (env
+// stepping, sampling forwards, training, greedy evaluation) and its env steps per second of wall
+// time; ok is false for a run that keeps no time split (Summary.Steps nil) or has no rows.
+func (s Summary) TimeSplit() (line string, ok bool) {
+	st := s.Steps
+	if st == nil || len(s.Rows) == 0 {
+		return "", false
+	}
+	last := s.Rows[len(s.Rows)-1]
+	total := st.EnvSeconds + st.PolicySeconds + st.TrainSeconds + st.EvalSeconds
+	pct := func(x float64) float64 { return 100 * x / max(total, 1e-9) }
+	return fmt.Sprintf("time over the whole run: %.0f env steps/s of wall time; env stepping (transport included) %.1f s (%.0f%%), sampling forwards %.1f s (%.0f%%), training steps %.1f s (%.0f%%), greedy evaluation %.1f s (%.0f%%)",
+		float64(s.EnvSteps)/max(last.WallSeconds, 1e-9), st.EnvSeconds, pct(st.EnvSeconds), st.PolicySeconds, pct(st.PolicySeconds),
+		st.TrainSeconds, pct(st.TrainSeconds), st.EvalSeconds, pct(st.EvalSeconds)), true
+}
+
 // stepDiagnostics is the metrics row's form of a replay step's diagnostics.
 func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) Diagnostics {
 	return Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: info.ClipScale,

@@ -192,13 +192,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, train.Verdict(sum.Rows, sum.Iterations, sum.Config.Threshold()))
-	if st := sum.Steps; st != nil && sum.Rows != nil {
-		last := sum.Rows[len(sum.Rows)-1]
-		total := st.EnvSeconds + st.PolicySeconds + st.TrainSeconds + st.EvalSeconds
-		pct := func(x float64) float64 { return 100 * x / max(total, 1e-9) }
-		fmt.Fprintf(stdout, "time over the whole run: %.0f env steps/s of wall time; env stepping (transport included) %.1f s (%.0f%%), sampling forwards %.1f s (%.0f%%), training steps %.1f s (%.0f%%), greedy evaluation %.1f s (%.0f%%)\n",
-			float64(sum.EnvSteps)/max(last.WallSeconds, 1e-9), st.EnvSeconds, pct(st.EnvSeconds), st.PolicySeconds, pct(st.PolicySeconds),
-			st.TrainSeconds, pct(st.TrainSeconds), st.EvalSeconds, pct(st.EvalSeconds))
+	if line, ok := sum.TimeSplit(); ok {
+		fmt.Fprintln(stdout, line)
 	}
 	if sum.Interrupted {
 		// After the summary: the run is saved and resumable, and the exit code says it stopped early.
