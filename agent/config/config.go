@@ -142,11 +142,11 @@ func (c Config) EffectiveReplayBatch() int {
 	return c.BatchSize
 }
 
-// Validate reports every invalid field, naming it.
+// Validate reports every invalid field, each as a *FieldError (joined by errors.Join).
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(field string, v any, want string) {
-		errs = append(errs, fmt.Errorf("config: %s = %v: %s", field, v, want))
+	bad := func(field string, v any, reason string, related ...string) {
+		errs = append(errs, &FieldError{Field: field, Value: v, Reason: reason, Related: related})
 	}
 	// Every number must be finite: a NaN passes most range checks (every comparison is false)
 	// and an Inf would only fail when config.json is written.
@@ -180,19 +180,19 @@ func (c Config) Validate() error {
 	}
 	if c.AlphaStart != 0 {
 		if !(c.AlphaStart >= c.Alpha) || math.IsInf(c.AlphaStart, 0) {
-			bad("alpha_start", c.AlphaStart, "must be at least alpha, the schedule's floor")
+			bad("alpha_start", c.AlphaStart, "must be at least %s, the schedule's floor", "alpha")
 		}
 		if !(c.AlphaDecay > 0 && c.AlphaDecay <= 1) {
-			bad("alpha_decay", c.AlphaDecay, "must be in (0, 1] with alpha_start")
+			bad("alpha_decay", c.AlphaDecay, "must be in (0, 1] with %s", "alpha_start")
 		}
 		if c.AlphaAuto {
-			bad("alpha_auto", c.AlphaAuto, "excludes alpha_start (a schedule or the automatic weight, not both)")
+			bad("alpha_auto", c.AlphaAuto, "excludes %s (a schedule or the automatic weight, not both)", "alpha_start")
 		}
 	} else if c.AlphaDecay != 0 {
-		bad("alpha_decay", c.AlphaDecay, "needs alpha_start")
+		bad("alpha_decay", c.AlphaDecay, "needs %s", "alpha_start")
 	}
 	if c.Algo == AlgoTsallis && !(c.TsallisQ > 1) {
-		bad("tsallis_q", c.TsallisQ, "must be > 1 (q = 1 is soft PCL: use --algo soft)")
+		bad("tsallis_q", c.TsallisQ, "must be > 1 (q = 1 is soft PCL: use %s soft)", "algo")
 	}
 	if !(c.Gamma > 0 && c.Gamma <= 1) {
 		bad("gamma", c.Gamma, "must be in (0, 1]")
@@ -267,7 +267,7 @@ func (c Config) Validate() error {
 		bad("batch_size", c.BatchSize, "must be >= 1")
 	}
 	if c.ReplayBatchSize < 0 {
-		bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means batch_size)")
+		bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means %s)", "batch_size")
 	}
 	if c.Replay && c.ReplayCapacity < 1 {
 		bad("replay_capacity", c.ReplayCapacity, "must be >= 1")
@@ -288,7 +288,7 @@ func (c Config) Validate() error {
 		bad("iters", c.Iters, "must be >= 0")
 	}
 	if c.NoThreshold && c.StopAtThreshold {
-		bad("stop_at_threshold", c.StopAtThreshold, "needs a reward threshold, and "+c.Env+" registers none: give --threshold")
+		bad("stop_at_threshold", c.StopAtThreshold, "needs a reward threshold, and "+strings.ReplaceAll(c.Env, "%", "%%")+" registers none: give %s", "reward_threshold")
 	}
 	if c.EvalEvery < 0 {
 		bad("eval_every", c.EvalEvery, "must be >= 0 (0 disables greedy evaluation)")
@@ -395,8 +395,10 @@ type field struct {
 }
 
 // fields lists c's fields in the order config.json has them, through the embedded sections.
-func fields(c Config) []field {
-	rv := reflect.ValueOf(c)
+func fields(c Config) []field { return fieldsOf(reflect.ValueOf(c)) }
+
+// fieldsOf is fields of a reflect.Value of a Config (addressable when the fields must be).
+func fieldsOf(rv reflect.Value) []field {
 	var out []field
 	for _, sf := range reflect.VisibleFields(rv.Type()) {
 		if sf.Anonymous {

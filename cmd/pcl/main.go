@@ -112,10 +112,11 @@ func interrupted(ctx context.Context, err error, kept string) error {
 	return fmt.Errorf("%w: %s", errInterrupted, kept)
 }
 
-// usageError marks errors in the command line, as opposed to failures while running.
+// usageError marks errors in the command line, as opposed to failures while running. Its
+// message names the flags of the config fields it is about (flagText).
 type usageError struct{ err error }
 
-func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Error() string { return flagText(e.err) }
 func (e usageError) Unwrap() error { return e.err }
 
 // newFlagSet returns a flag set that reports errors instead of exiting; -h writes the usage

@@ -123,6 +123,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if limit, err = train.ParseMemoryLimit(*maxMemory); err != nil {
 			return usageError{fmt.Errorf("--max-memory: %w", err)}
 		}
+		if !limit.Off() {
+			limit.From = "--max-memory " + strings.TrimSpace(*maxMemory)
+		}
 	}
 	if *out == "" {
 		if *resume {
@@ -174,12 +177,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch {
 	case errors.Is(err, envmaker.ErrUnknownEnv), errors.Is(err, train.ErrMemory):
 		return usageError{err}
+	case errors.Is(err, train.ErrRunExists):
+		return fmt.Errorf("%w (use --resume, or another --out)", err)
 	case errors.As(err, &done) && given["iters"]:
 		return usageError{fmt.Errorf("--iters %d is not above the %d iterations %s has already done: with --resume, --iters is the total number of iterations, "+
 			"so pass --iters %d or more to continue the run; nothing was changed", done.Total, done.Done, done.Dir, done.Done+1)}
 	case errors.As(err, &done):
 		return usageError{fmt.Errorf("%s has already done %d iterations, its total: pass --iters N with N above %d to train it longer; nothing was changed",
 			done.Dir, done.Done, done.Done)}
+	case err != nil && !*resume:
+		return flagError{err} // the config came from the flags: name them
 	case err != nil:
 		return err
 	}
