@@ -40,8 +40,8 @@ func flagValue(t *testing.T, c *Config, name string) string {
 	return f.Value.String()
 }
 
-// Every preset value names a flag and parses; with nothing given each lands on its field (for its
-// algorithm only), and a flag given keeps its value.
+// Every preset value names a field with a flag and parses; with nothing given each lands on its
+// field (for its algorithm only), and a field given keeps its value.
 func TestLongEpisodePreset(t *testing.T) {
 	for _, algo := range []string{AlgoSparse, AlgoSoft, AlgoTsallis} {
 		c := Default()
@@ -52,10 +52,12 @@ func TestLongEpisodePreset(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s: the preset is invalid: %v", algo, err)
 		}
+		flags := FieldFlags()
 		for _, v := range LongEpisodePreset() {
 			if v.Source == "" {
-				t.Errorf("--%s: no source", v.Flag)
+				t.Errorf("%s: no source", v.Field)
 			}
+			name := flags[v.Field]
 			if v.Algo != "" && v.Algo != algo {
 				continue
 			}
@@ -64,14 +66,14 @@ func TestLongEpisodePreset(t *testing.T) {
 			fs := flag.NewFlagSet("ref", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			ref.RegisterFlags(fs)
-			if err := fs.Set(v.Flag, v.Value); err != nil {
-				t.Fatalf("--%s %s: %v", v.Flag, v.Value, err)
+			if err := fs.Set(name, v.Value); err != nil {
+				t.Fatalf("%s (--%s) %s: %v", v.Field, name, v.Value, err)
 			}
-			if got, want := flagValue(t, &c, v.Flag), fs.Lookup(v.Flag).Value.String(); got != want {
-				t.Errorf("%s: --%s is %s after the preset, want %s", algo, v.Flag, got, want)
+			if got, want := flagValue(t, &c, name), fs.Lookup(name).Value.String(); got != want {
+				t.Errorf("%s: %s is %s after the preset, want %s", algo, v.Field, got, want)
 			}
 		}
-		// Every flag given keeps the value it was given.
+		// Every field given keeps the value it was given.
 		given := Default()
 		given.Algo, given.Gamma, given.LearningRate, given.EvalEvery, given.Alpha = algo, 0.5, 0.123, 7, 0.77
 		given.PGScale, given.ClipNorm, given.ValueScale, given.LogitInitScale, given.AdamEps = PGScaleInverseAlpha, 3, 2, 0.5, 1e-3

@@ -50,16 +50,32 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// parseTrainConfig registers every config flag on fs, parses args and resolves the defaults of the
-// flags not given (train.Resolve: alpha, threshold, network family, long-episode preset). It
-// returns the names of the flags given.
-func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
+// parseConfigFlags registers every config flag on fs and parses args into cfg, defaults not yet
+// applied (train.Resolve does). It returns the names of the flags given.
+func parseConfigFlags(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
 	cfg.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	set := givenFlags(fs)
-	resolved, err := train.Resolve(*cfg, func(name string) bool { return set[name] })
+	return givenFlags(fs), nil
+}
+
+// givenFields reports a config field (by JSON name, as train.Resolve asks) as given when its flag
+// is among the flags given.
+func givenFields(given map[string]bool) func(field string) bool {
+	flags := config.FieldFlags()
+	return func(field string) bool { return given[flags[field]] }
+}
+
+// parseTrainConfig is parseConfigFlags followed by train.Resolve without a threshold lookup, for
+// the commands that build a learner of an algorithmic task without train.Run (bench, diagnose):
+// the caller validates.
+func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
+	set, err := parseConfigFlags(fs, args, cfg)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := train.Resolve(*cfg, givenFields(set), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +124,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var servers stringList
 	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
 	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
-	given, err := parseTrainConfig(fs, args, &cfg)
+	given, err := parseConfigFlags(fs, args, &cfg)
 	if err != nil {
 		return err
 	}
@@ -158,17 +174,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			cfg.Iters = saved.Iters
 		}
-	} else {
-		if err := cfg.Validate(); err != nil {
-			return usageError{err}
-		}
 	}
 	reg := registry.Default()
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote}
-	if !*resume && !given["threshold"] {
-		if err := registeredThreshold(ctx, maker, &cfg); err != nil {
+	if !*resume { // a resumed run keeps its config.json
+		lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
+		resolved, err := train.Resolve(cfg, givenFields(given), lookup)
+		switch {
+		case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
+			return usageError{err}
+		case err != nil:
 			return err
 		}
+		cfg = resolved
 	}
 	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit}
 	trainOutput{logFormat: *logFormat, progressEvery: *progressEvery}.options(&opts, stderr)
@@ -210,26 +228,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		// After the summary: the run is saved and resumable, and the exit code says it stopped early.
 		return fmt.Errorf("%w at iteration %d of %d; the checkpoint is saved, continue with: pcl train --out %s --resume", errInterrupted, sum.Iterations, sum.Config.Iters, *out)
-	}
-	return nil
-}
-
-// registeredThreshold sets cfg's reward threshold to the one its env registers (Gymnasium's
-// reward_threshold, through the env server for remote ids), or marks it as having none.
-func registeredThreshold(ctx context.Context, maker *envmaker.Maker, cfg *config.Config) error {
-	th, ok, err := maker.RewardThreshold(ctx, cfg.Env)
-	switch {
-	case errors.Is(err, envmaker.ErrUnknownEnv):
-		return usageError{err}
-	case err != nil:
-		return err
-	}
-	cfg.RewardThreshold, cfg.NoThreshold = th, !ok
-	if !ok {
-		cfg.RewardThreshold = 0
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
 	}
 	return nil
 }
