@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -77,5 +78,21 @@ func TestFieldFlags(t *testing.T) {
 	}
 	if f, ok := m["no_threshold"]; ok {
 		t.Errorf("no_threshold has flag %q; it has none", f)
+	}
+}
+
+// TestRenamed checks that every FieldError of a wrapped, joined error is renamed, and the rest of
+// the message kept.
+func TestRenamed(t *testing.T) {
+	c := Default()
+	c.Gamma, c.ReplayBatchSize = 2, -1
+	err := fmt.Errorf("run: %w", c.Validate())
+	upper := func(f string) string { return strings.ToUpper(f) }
+	want := "run: GAMMA = 2: must be in (0, 1]\nREPLAY_BATCH_SIZE = -1: must be >= 0 (0 means BATCH_SIZE)"
+	if got := Renamed(err, upper); got != want {
+		t.Errorf("Renamed = %q, want %q", got, want)
+	}
+	if got := Renamed(errors.New("plain"), upper); got != "plain" {
+		t.Errorf("Renamed(plain) = %q", got)
 	}
 }

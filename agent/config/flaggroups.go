@@ -64,3 +64,10 @@ func FieldFlags() map[string]string {
 	}
 	return out
 }
+
+// FieldsGiven reports a field (by JSON name, as train.Resolve asks) as given when its flag is
+// among the flags given.
+func FieldsGiven(flags map[string]bool) func(field string) bool {
+	byField := FieldFlags()
+	return func(field string) bool { return flags[byField[field]] }
+}

@@ -50,32 +50,16 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// parseConfigFlags registers every config flag on fs and parses args into cfg, defaults not yet
-// applied (train.Resolve does). It returns the names of the flags given.
-func parseConfigFlags(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
+// parseTrainConfig registers every config flag on fs, parses args and applies the defaults of the
+// fields not given (train.Resolve without a threshold lookup: for bench and diagnose, which
+// validate). It returns the names of the flags given.
+func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
 	cfg.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	return givenFlags(fs), nil
-}
-
-// givenFields reports a config field (by JSON name, as train.Resolve asks) as given when its flag
-// is among the flags given.
-func givenFields(given map[string]bool) func(field string) bool {
-	flags := config.FieldFlags()
-	return func(field string) bool { return given[flags[field]] }
-}
-
-// parseTrainConfig is parseConfigFlags followed by train.Resolve without a threshold lookup, for
-// the commands that build a learner of an algorithmic task without train.Run (bench, diagnose):
-// the caller validates.
-func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
-	set, err := parseConfigFlags(fs, args, cfg)
-	if err != nil {
-		return nil, err
-	}
-	resolved, err := train.Resolve(*cfg, givenFields(set), nil)
+	set := givenFlags(fs)
+	resolved, err := train.Resolve(*cfg, config.FieldsGiven(set), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -124,10 +108,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var servers stringList
 	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
 	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
-	given, err := parseConfigFlags(fs, args, &cfg)
-	if err != nil {
+	cfg.RegisterFlags(fs) // train.Resolve applies the defaults below, unless the run resumes
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	given := givenFlags(fs)
 	if *logFormat != "text" && *logFormat != "json" {
 		return usageError{fmt.Errorf("--log-format %q: want text or json", *logFormat)}
 	}
@@ -136,6 +121,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var limit train.MemoryLimit // the zero value: train's default, 80% of the machine's memory
 	if *maxMemory != "" {
+		var err error
 		if limit, err = train.ParseMemoryLimit(*maxMemory); err != nil {
 			return usageError{fmt.Errorf("--max-memory: %w", err)}
 		}
@@ -179,7 +165,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote}
 	if !*resume { // a resumed run keeps its config.json
 		lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
-		resolved, err := train.Resolve(cfg, givenFields(given), lookup)
+		resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
 		switch {
 		case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
 			return usageError{err}
