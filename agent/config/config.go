@@ -1,6 +1,9 @@
 // Package config holds every hyperparameter of a PCL training run in one JSON-serialisable struct,
-// with the paper's values (Nachum, Chow, Ghavamzadeh 2018, appendix "Experimental Details") as
-// documented defaults, validation, and registration of one command-line flag per field.
+// in sections by the part of the run each shapes, with the paper's values (Nachum, Chow,
+// Ghavamzadeh 2018, appendix "Experimental Details") as documented defaults, validation, and
+// registration of one command-line flag per field. Its errors (FieldError) name fields as
+// config.json does; FieldFlags gives a program the flag of each field. The defaults that depend on
+// other fields or on the env are applied by train.Resolve.
 //
 // Where the paper and the released soft-PCL code (tensorflow/models research/pcl_rl) differ, the
 // choice is a field; the comment on each field says which one the default follows and why.
