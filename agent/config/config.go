@@ -1,6 +1,9 @@
 // Package config holds every hyperparameter of a PCL training run in one JSON-serialisable struct,
-// with the paper's values (Nachum, Chow, Ghavamzadeh 2018, appendix "Experimental Details") as
-// documented defaults, validation, and registration of one command-line flag per field.
+// in sections by the part of the run each shapes, with the paper's values (Nachum, Chow,
+// Ghavamzadeh 2018, appendix "Experimental Details") as documented defaults, validation, and
+// registration of one command-line flag per field. Its errors (FieldError) name fields as
+// config.json does; FieldFlags gives a program the flag of each field. The defaults that depend on
+// other fields or on the env are applied by train.Resolve.
 //
 // Where the paper and the released soft-PCL code (tensorflow/models research/pcl_rl) differ, the
 // choice is a field; the comment on each field says which one the default follows and why.
@@ -63,120 +66,40 @@ const (
 	NetMLP = "mlp"
 )
 
-// Config is one training run's complete configuration. The zero value is not useful: start from
-// Default and override.
+// Config is one training run's complete configuration, in sections by the part of the run each
+// shapes. The sections are embedded, so their fields read as Config's own (cfg.Alpha) and
+// config.json lists them flat, in the order below; that order is the one config.json has always
+// had, which is why the two sampling regimes have a section each on either side of the optimiser.
+// The zero value is not useful: start from Default and override.
 type Config struct {
-	// Environment.
-	Env        string `json:"env"`        // registered env id, e.g. "Copy-v0"
-	Base       int    `json:"base"`       // alphabet size of the algorithmic task (|A| = 2*2*base for Copy)
-	MaxSteps   int    `json:"max_steps"`  // cap on episode length; a cut-off episode is truncated (200 as in pcl_rl)
-	Curriculum string `json:"curriculum"` // "shared" (default, like the reference runs) or "per-copy"
-
-	// Algorithm.
-	Algo     string  `json:"algo"`      // "sparse", "soft" or "tsallis"
-	Form     string  `json:"form"`      // "separate" (default) or "unified"
-	Alpha    float64 `json:"alpha"`     // regularisation weight: alpha for sparse/tsallis, tau for soft
-	TsallisQ float64 `json:"tsallis_q"` // entropic index q of the tsallis algo (1 < q; q = 2 is sparse)
-	// AlphaStart and AlphaDecay, when AlphaStart > 0, make Alpha the floor of the released code's
-	// schedule: alpha = max(AlphaStart * AlphaDecay^(iteration/100), Alpha).
-	AlphaStart float64 `json:"alpha_start,omitempty"`
-	AlphaDecay float64 `json:"alpha_decay,omitempty"`
-	// AlphaAuto learns alpha from Alpha on, steering the policy's max-prob toward a target that
-	// rises from 0.5 to 0.9 (agent/weight.Auto).
-	AlphaAuto bool    `json:"alpha_auto,omitempty"`
-	Gamma     float64 `json:"gamma"`   // discount; 0.9 (paper)
-	Rollout   int     `json:"rollout"` // d of the d-step consistency; 10 (paper)
-	// CriticWeight multiplies the gradient reaching V; 1.0 as in the pcl_rl README's PCL command.
-	CriticWeight float64 `json:"critic_weight"`
-	// PGScale is "inverse-alpha" (default, the released code: policy gradient = grad(C^2/2)/alpha)
-	// or "none" (the paper's Algorithm 1: plain grad(C^2/2)). The default follows the code because
-	// its learning rate, clipping and Adam settings were tuned with that scaling.
-	PGScale string `json:"pg_scale"`
-
-	// Network.
-	Net       string `json:"net"`        // "auto" (default: lstm for Discrete observations, mlp for Box), "lstm" or "mlp"
-	Hidden    int    `json:"hidden"`     // LSTM units; 128 (paper)
-	MLPHidden int    `json:"mlp_hidden"` // units of each of the two tanh layers of the mlp networks; 64 (paper)
-	// NormObs normalises Box observations of the mlp by running mean and std (checkpointed).
-	NormObs bool `json:"norm_obs"`
-	// LogitInitScale multiplies the initial weights and bias of the policy's logit (or Q) head, of
-	// either network family; 1 keeps Glorot's, a small value starts the policy near uniform
-	// (CleanRL's PPO: std 0.01), 0 exactly uniform.
-	LogitInitScale float64 `json:"logit_init_scale"`
-	// LambdaInit sets where the sparse (and Tsallis) multiplier's log-scale head starts: "one"
-	// (default: bias 0, exp(head) = 1, as the paper's parameterisation initialises it) or "alpha"
-	// (bias log α, so exp(head) starts at the weight: the multiplier's scale at the optimum).
-	LambdaInit string `json:"lambda_init"`
-	// EmbedStd is the truncated-normal std of the LSTM's input embeddings; 0.01 (the released code).
-	EmbedStd float64 `json:"embed_std"`
-	// ValueScale multiplies the mlp value network's output: V = ValueScale * NN(x). Under Adam the
-	// output moves at most about lr * (H + 1) per step, so a return scale of -40 takes ~1,000
-	// steps at scale 1 and ValueScale times fewer at a larger scale.
-	ValueScale float64 `json:"value_scale"`
-
-	// Actions.
-	Grid int `json:"grid"` // points per dimension of the action grid over a Box action space (0: none; paper: 3 or 5)
-
-	// Long-episode sampling (net mlp): copies are not reset per iteration.
-	NumEnvs       int     `json:"num_envs"`       // copies stepping together; 1 (paper: one trajectory)
-	StepsPerIter  int     `json:"steps_per_iter"` // env steps per copy per iteration; 100 (paper)
-	SubEpisodes   int     `json:"sub_episodes"`   // sub-episodes per replay training batch; 25 (paper)
-	ReplaySteps   int     `json:"replay_steps"`   // step replay capacity in env steps; 1,000,000
-	RecencyWeight float64 `json:"recency_weight"` // sub-episode sampling weight exp(w * (iteration - newest)); 0.01 (paper)
-	// OnPolicyStep adds a gradient step on the fresh sub-episodes before the replay step (the
-	// paper takes the replay step alone).
-	OnPolicyStep bool `json:"on_policy_step"`
-
-	// Optimiser.
-	// Optimizer is "adam" (default: the released code's), "sgd" (plain gradient steps, the paper's
-	// Algorithm 1) or "rmsprop" (decay 0.9, epsilon AdamEps, no momentum).
-	Optimizer    string  `json:"optimizer"`
-	LearningRate float64 `json:"learning_rate"` // 0.005 (paper)
-	AdamBeta1    float64 `json:"adam_beta1"`    // 0.9 (TF default, used by pcl_rl)
-	AdamBeta2    float64 `json:"adam_beta2"`    // 0.999
-	AdamEps      float64 `json:"adam_eps"`      // 2e-4 (pcl_rl); also RMSProp's epsilon
-	ClipNorm     float64 `json:"clip_norm"`     // global-norm clip; 10 (pcl_rl README PCL command; the paper is silent)
-
-	// Batches and replay.
-	BatchSize       int     `json:"batch_size"`        // fresh episodes per iteration; 400 (paper)
-	Replay          bool    `json:"replay"`            // one extra step on a replayed batch per iteration (paper: on)
-	ReplayBatchSize int     `json:"replay_batch_size"` // episodes per replay step; 0 means BatchSize
-	ReplayCapacity  int     `json:"replay_capacity"`   // episodes; 10,000 (paper)
-	ReplayAlpha     float64 `json:"replay_alpha"`      // softmax temperature on priorities; 0.5 (paper)
-	ReplayUniform   float64 `json:"replay_uniform"`    // uniform mixture weight; 0.1 (paper: 0.1 + 0.9 softmax)
-	ReplayPriority  string  `json:"replay_priority"`   // "reward" (default, the paper) or "recency" (the released code)
-	ReplayEviction  string  `json:"replay_eviction"`   // "random" (default) or "fifo"
-
-	// Run control.
-	Iters           int     `json:"iters"`            // training iterations
-	Seed            int64   `json:"seed"`             // seeds the network, the sampler and the envs
-	EvalEvery       int     `json:"eval_every"`       // greedy evaluation period in iterations
-	EvalEpisodes    int     `json:"eval_episodes"`    // episodes per greedy evaluation
-	CheckpointEvery int     `json:"checkpoint_every"` // checkpoint period in iterations (and always at the end)
-	RewardThreshold float64 `json:"reward_threshold"` // greedy reward counted as "solved" (Copy-v0: 25, gym's threshold)
-	StopAtThreshold bool    `json:"stop_at_threshold"`
-	// NoThreshold marks a run on an env that registers no reward threshold, given none: no
-	// solved/not-solved verdict (RewardThreshold is unused).
-	NoThreshold bool `json:"no_threshold,omitempty"`
-	// MaxLoss stops the run when a training step's loss exceeds it (0: no ceiling): a divergence
-	// that stays finite is stopped like a NaN, with the last good checkpoint intact.
-	MaxLoss float64 `json:"max_loss"`
+	EnvConfig
+	AlgorithmConfig
+	NetworkConfig
+	StepSamplingConfig
+	OptimiserConfig
+	EpisodeSamplingConfig
+	RunConfig
 }
 
 // Default returns the paper's configuration for Copy-v0 with sparse PCL, separate form.
 func Default() Config {
 	return Config{
-		Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared,
-		Algo: AlgoSparse, Form: FormSeparate, Alpha: DefaultAlpha(AlgoSparse, 5), TsallisQ: 1.5,
-		Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
-		Net: NetAuto, Hidden: 128, MLPHidden: 64, LogitInitScale: 1, ValueScale: 1,
-		LambdaInit: LambdaInitOne, EmbedStd: 0.01, Optimizer: "adam",
-		NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01,
-		LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10,
-		BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
-		ReplayAlpha: 0.5, ReplayUniform: 0.1, ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,
-		Iters: 2000, Seed: 1, EvalEvery: 5, EvalEpisodes: 100, CheckpointEvery: 50,
-		RewardThreshold: 25,
+		EnvConfig: EnvConfig{Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared},
+		AlgorithmConfig: AlgorithmConfig{
+			Algo: AlgoSparse, Form: FormSeparate, Alpha: DefaultAlpha(AlgoSparse, 5), TsallisQ: 1.5,
+			Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
+		},
+		NetworkConfig: NetworkConfig{
+			Net: NetAuto, Hidden: 128, MLPHidden: 64, LogitInitScale: 1, ValueScale: 1,
+			LambdaInit: LambdaInitOne, EmbedStd: 0.01,
+		},
+		StepSamplingConfig: StepSamplingConfig{NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01},
+		OptimiserConfig:    OptimiserConfig{Optimizer: "adam", LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10},
+		EpisodeSamplingConfig: EpisodeSamplingConfig{
+			BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
+			ReplayAlpha: 0.5, ReplayUniform: 0.1, ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,
+		},
+		RunConfig: RunConfig{Iters: 2000, Seed: 1, EvalEvery: 5, EvalEpisodes: 100, CheckpointEvery: 50, RewardThreshold: 25},
 	}
 }
 
@@ -204,19 +127,17 @@ func (c Config) EffectiveReplayBatch() int {
 	return c.BatchSize
 }
 
-// Validate reports every invalid field, naming it.
+// Validate reports every invalid field, each as a *FieldError (joined by errors.Join).
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(field string, v any, want string) {
-		errs = append(errs, fmt.Errorf("config: %s = %v: %s", field, v, want))
+	bad := func(field string, v any, reason string, related ...string) {
+		errs = append(errs, &FieldError{Field: field, Value: v, Reason: reason, Related: related})
 	}
 	// Every number must be finite: a NaN passes most range checks (every comparison is false)
 	// and an Inf would only fail when config.json is written.
-	rv := reflect.ValueOf(c)
-	for i := range rv.NumField() {
-		if f := rv.Field(i); f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
-			name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
-			bad(name, f.Float(), "must be a finite number")
+	for _, f := range fields(c) {
+		if f.v.Kind() == reflect.Float64 && (math.IsNaN(f.v.Float()) || math.IsInf(f.v.Float(), 0)) {
+			bad(f.name, f.v.Float(), "must be a finite number")
 		}
 	}
 	if c.Env == "" {
@@ -244,19 +165,19 @@ func (c Config) Validate() error {
 	}
 	if c.AlphaStart != 0 {
 		if !(c.AlphaStart >= c.Alpha) || math.IsInf(c.AlphaStart, 0) {
-			bad("alpha_start", c.AlphaStart, "must be at least alpha, the schedule's floor")
+			bad("alpha_start", c.AlphaStart, "must be at least %s, the schedule's floor", "alpha")
 		}
 		if !(c.AlphaDecay > 0 && c.AlphaDecay <= 1) {
-			bad("alpha_decay", c.AlphaDecay, "must be in (0, 1] with alpha_start")
+			bad("alpha_decay", c.AlphaDecay, "must be in (0, 1] with %s", "alpha_start")
 		}
 		if c.AlphaAuto {
-			bad("alpha_auto", c.AlphaAuto, "excludes alpha_start (a schedule or the automatic weight, not both)")
+			bad("alpha_auto", c.AlphaAuto, "excludes %s (a schedule or the automatic weight, not both)", "alpha_start")
 		}
 	} else if c.AlphaDecay != 0 {
-		bad("alpha_decay", c.AlphaDecay, "needs alpha_start")
+		bad("alpha_decay", c.AlphaDecay, "needs %s", "alpha_start")
 	}
 	if c.Algo == AlgoTsallis && !(c.TsallisQ > 1) {
-		bad("tsallis_q", c.TsallisQ, "must be > 1 (q = 1 is soft PCL: use --algo soft)")
+		bad("tsallis_q", c.TsallisQ, "must be > 1 (q = 1 is soft PCL: use %s soft)", "algo")
 	}
 	if !(c.Gamma > 0 && c.Gamma <= 1) {
 		bad("gamma", c.Gamma, "must be in (0, 1]")
@@ -331,7 +252,7 @@ func (c Config) Validate() error {
 		bad("batch_size", c.BatchSize, "must be >= 1")
 	}
 	if c.ReplayBatchSize < 0 {
-		bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means batch_size)")
+		bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means %s)", "batch_size")
 	}
 	if c.Replay && c.ReplayCapacity < 1 {
 		bad("replay_capacity", c.ReplayCapacity, "must be >= 1")
@@ -352,7 +273,7 @@ func (c Config) Validate() error {
 		bad("iters", c.Iters, "must be >= 0")
 	}
 	if c.NoThreshold && c.StopAtThreshold {
-		bad("stop_at_threshold", c.StopAtThreshold, "needs a reward threshold, and "+c.Env+" registers none: give --threshold")
+		bad("stop_at_threshold", c.StopAtThreshold, "needs a reward threshold, and "+strings.ReplaceAll(c.Env, "%", "%%")+" registers none: give %s", "reward_threshold")
 	}
 	if c.EvalEvery < 0 {
 		bad("eval_every", c.EvalEvery, "must be >= 0 (0 disables greedy evaluation)")
@@ -443,13 +364,33 @@ func (c Config) WriteFile(path string) error {
 // Diff lists the fields where a and b differ, by JSON name, as "name: a -> b" (nil when equal).
 func Diff(a, b Config) []string {
 	var out []string
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	for i := range va.NumField() {
-		fa, fb := va.Field(i).Interface(), vb.Field(i).Interface()
-		if fa != fb {
-			name, _, _ := strings.Cut(va.Type().Field(i).Tag.Get("json"), ",")
-			out = append(out, fmt.Sprintf("%s: %v -> %v", name, fa, fb))
+	fb := fields(b)
+	for i, fa := range fields(a) {
+		if x, y := fa.v.Interface(), fb[i].v.Interface(); x != y {
+			out = append(out, fmt.Sprintf("%s: %v -> %v", fa.name, x, y))
 		}
+	}
+	return out
+}
+
+// field is one field of a Config, its sections flattened, with its JSON name.
+type field struct {
+	name string
+	v    reflect.Value
+}
+
+// fields lists c's fields in the order config.json has them, through the embedded sections.
+func fields(c Config) []field { return fieldsOf(reflect.ValueOf(c)) }
+
+// fieldsOf is fields of a reflect.Value of a Config (addressable when the fields must be).
+func fieldsOf(rv reflect.Value) []field {
+	var out []field
+	for _, sf := range reflect.VisibleFields(rv.Type()) {
+		if sf.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		out = append(out, field{name: name, v: rv.FieldByIndex(sf.Index)})
 	}
 	return out
 }

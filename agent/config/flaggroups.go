@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"reflect"
 	"strings"
 )
 
@@ -44,4 +45,29 @@ func FlagNames() map[string]bool {
 // ReplayFlag reports whether a config flag shapes the episode replay of the lstm family.
 func ReplayFlag(name string) bool {
 	return name == "replay" || strings.HasPrefix(name, "replay-") && name != "replay-steps"
+}
+
+// FieldFlags maps the JSON name of every field that has a flag (all but no_threshold) to the
+// flag RegisterFlags gives it, e.g. "learning_rate" to "lr": how a program with these flags
+// names the fields of a *FieldError.
+func FieldFlags() map[string]string {
+	c := Default()
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	byAddr := map[uintptr]string{} // each flag writes into one field: match them by address
+	fs.VisitAll(func(f *flag.Flag) { byAddr[reflect.ValueOf(f.Value).Pointer()] = f.Name })
+	out := map[string]string{}
+	for _, f := range fieldsOf(reflect.ValueOf(&c).Elem()) {
+		if name, ok := byAddr[f.v.Addr().Pointer()]; ok {
+			out[f.name] = name
+		}
+	}
+	return out
+}
+
+// FieldsGiven reports a field (by JSON name, as train.Resolve asks) as given when its flag is
+// among the flags given.
+func FieldsGiven(flags map[string]bool) func(field string) bool {
+	byField := FieldFlags()
+	return func(field string) bool { return flags[byField[field]] }
 }

@@ -10,19 +10,18 @@ import (
 // The algorithmic tasks' defaults are the paper's and the Figure-1 grid's: the long-episode preset
 // must not move them. This literal is Default as the grid ran it.
 func TestAlgorithmicDefaultsUnchanged(t *testing.T) {
-	want := Config{
-		Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared,
-		Algo: AlgoSparse, Form: FormSeparate, Alpha: 0.05, TsallisQ: 1.5,
-		Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
-		Net: NetAuto, Hidden: 128, MLPHidden: 64, LogitInitScale: 1, ValueScale: 1,
-		LambdaInit: LambdaInitOne, EmbedStd: 0.01, Optimizer: "adam",
-		NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01,
-		LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10,
-		BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
-		ReplayAlpha: 0.5, ReplayUniform: 0.1, ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,
-		Iters: 2000, Seed: 1, EvalEvery: 5, EvalEpisodes: 100, CheckpointEvery: 50,
-		RewardThreshold: 25,
-	}
+	var want Config // field by field, so the values stay those the grid ran whatever the sections
+	want.Env, want.Base, want.MaxSteps, want.Curriculum = "Copy-v0", 5, 200, CurriculumShared
+	want.Algo, want.Form, want.Alpha, want.TsallisQ = AlgoSparse, FormSeparate, 0.05, 1.5
+	want.Gamma, want.Rollout, want.CriticWeight, want.PGScale = 0.9, 10, 1.0, PGScaleInverseAlpha
+	want.Net, want.Hidden, want.MLPHidden, want.LogitInitScale, want.ValueScale = NetAuto, 128, 64, 1, 1
+	want.LambdaInit, want.EmbedStd, want.Optimizer = LambdaInitOne, 0.01, "adam"
+	want.NumEnvs, want.StepsPerIter, want.SubEpisodes, want.ReplaySteps, want.RecencyWeight = 1, 100, 25, 1_000_000, 0.01
+	want.LearningRate, want.AdamBeta1, want.AdamBeta2, want.AdamEps, want.ClipNorm = 0.005, 0.9, 0.999, 2e-4, 10
+	want.BatchSize, want.Replay, want.ReplayBatchSize, want.ReplayCapacity = 400, true, 0, 10000
+	want.ReplayAlpha, want.ReplayUniform, want.ReplayPriority, want.ReplayEviction = 0.5, 0.1, PriorityReward, EvictRandom
+	want.Iters, want.Seed, want.EvalEvery, want.EvalEpisodes, want.CheckpointEvery = 2000, 1, 5, 100, 50
+	want.RewardThreshold = 25
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() changed:\n got %+v\nwant %+v", got, want)
 	}
@@ -41,8 +40,8 @@ func flagValue(t *testing.T, c *Config, name string) string {
 	return f.Value.String()
 }
 
-// Every preset value names a flag and parses; with nothing given each lands on its field (for its
-// algorithm only), and a flag given keeps its value.
+// Every preset value names a field with a flag and parses; with nothing given each lands on its
+// field (for its algorithm only), and a field given keeps its value.
 func TestLongEpisodePreset(t *testing.T) {
 	for _, algo := range []string{AlgoSparse, AlgoSoft, AlgoTsallis} {
 		c := Default()
@@ -53,10 +52,12 @@ func TestLongEpisodePreset(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s: the preset is invalid: %v", algo, err)
 		}
+		flags := FieldFlags()
 		for _, v := range LongEpisodePreset() {
 			if v.Source == "" {
-				t.Errorf("--%s: no source", v.Flag)
+				t.Errorf("%s: no source", v.Field)
 			}
+			name := flags[v.Field]
 			if v.Algo != "" && v.Algo != algo {
 				continue
 			}
@@ -65,14 +66,14 @@ func TestLongEpisodePreset(t *testing.T) {
 			fs := flag.NewFlagSet("ref", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			ref.RegisterFlags(fs)
-			if err := fs.Set(v.Flag, v.Value); err != nil {
-				t.Fatalf("--%s %s: %v", v.Flag, v.Value, err)
+			if err := fs.Set(name, v.Value); err != nil {
+				t.Fatalf("%s (--%s) %s: %v", v.Field, name, v.Value, err)
 			}
-			if got, want := flagValue(t, &c, v.Flag), fs.Lookup(v.Flag).Value.String(); got != want {
-				t.Errorf("%s: --%s is %s after the preset, want %s", algo, v.Flag, got, want)
+			if got, want := flagValue(t, &c, name), fs.Lookup(name).Value.String(); got != want {
+				t.Errorf("%s: %s is %s after the preset, want %s", algo, v.Field, got, want)
 			}
 		}
-		// Every flag given keeps the value it was given.
+		// Every field given keeps the value it was given.
 		given := Default()
 		given.Algo, given.Gamma, given.LearningRate, given.EvalEvery, given.Alpha = algo, 0.5, 0.123, 7, 0.77
 		given.PGScale, given.ClipNorm, given.ValueScale, given.LogitInitScale, given.AdamEps = PGScaleInverseAlpha, 3, 2, 0.5, 1e-3

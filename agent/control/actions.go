@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -15,11 +17,12 @@ import (
 // a Discrete is used as it is, a Tuple of Discretes or a MultiDiscrete is combined into one index
 // (first component least significant), and a Box is
 // discretised into a grid of grid points per dimension. A grid on a non-Box action, a Box without a
-// grid, an unbounded Box, and any other space are errors that name the space.
+// grid, an unbounded Box, and any other space are errors that name the space; the two about the
+// grid are *config.FieldError of the field "grid".
 func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 	s := env.ActionSpace()
 	if _, isBox := s.(envs.Box); grid > 0 && !isBox {
-		return nil, fmt.Errorf("control: --grid %d needs a Box action space, the env's is %v", grid, s)
+		return nil, &config.FieldError{Field: "grid", Value: grid, Reason: "needs a Box action space, the env's is " + verbatim(s)}
 	}
 	switch s := s.(type) {
 	case envs.Discrete:
@@ -35,7 +38,8 @@ func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 		return c, nil
 	case envs.Box:
 		if grid == 0 {
-			return nil, fmt.Errorf("control: action space %v is continuous: discretise it with --grid k (k points per dimension; the paper uses 3 and 5)", s)
+			return nil, &config.FieldError{Field: "grid", Value: grid,
+				Reason: "the action space " + verbatim(s) + " is continuous: discretise it with a grid of k >= 2 points per dimension (the paper uses 3 and 5)"}
 		}
 		for i := range s.Low {
 			if math.IsInf(s.Low[i], 0) || math.IsInf(s.High[i], 0) {
@@ -48,9 +52,12 @@ func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 		}
 		return g, nil
 	default:
-		return nil, fmt.Errorf("control: action space %v is not supported: use a Discrete, a Tuple of Discretes, a MultiDiscrete, or a Box with --grid", s)
+		return nil, fmt.Errorf("control: action space %v is not supported: use a Discrete, a Tuple of Discretes, a MultiDiscrete, or a Box with an action grid", s)
 	}
 }
+
+// verbatim is v's text as a format that prints it unchanged (a FieldError's Reason is a format).
+func verbatim(v any) string { return strings.ReplaceAll(fmt.Sprint(v), "%", "%%") }
 
 // EnvAction is the action that the env under AdaptActions' wrapper receives for index: the grid
 // point of a discretised Box, the component values of a combined Tuple or MultiDiscrete, or the

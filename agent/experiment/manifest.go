@@ -63,6 +63,29 @@ type Cell struct {
 	Iters int     // 0: the spec's base config's
 }
 
+// CellError is the invalid config of a cell's runs. The cell's fields (env, base, algo, alpha,
+// tsallis_q, seed, iters) come from the sweep's own options and the rest from its base config, so
+// Text, which names config fields by the names it is given (a program's flags, as for a
+// config.FieldError), names only the base config's that way.
+type CellError struct {
+	Cell Cell
+	Err  error
+}
+
+func (e *CellError) Error() string { return fmt.Sprintf("sweep: cell %+v: %v", e.Cell, e.Err) }
+func (e *CellError) Unwrap() error { return e.Err }
+
+// Text is the message with the base config's fields named by name.
+func (e *CellError) Text(name func(field string) string) string {
+	return fmt.Sprintf("sweep: cell %+v: %s", e.Cell, config.Renamed(e.Err, func(field string) string {
+		switch field {
+		case "env", "base", "algo", "alpha", "tsallis_q", "seed", "iters":
+			return field
+		}
+		return name(field)
+	}))
+}
+
 // Spec describes a sweep: every run is Base with one cell's fields and one seed set.
 type Spec struct {
 	Name      string
@@ -156,7 +179,7 @@ func Plan(s Spec) (Manifest, error) {
 				c.RewardThreshold = success.DefaultThreshold(c.Env, c.RewardThreshold)
 			}
 			if err := c.Validate(); err != nil {
-				return Manifest{}, fmt.Errorf("sweep: cell %+v: %w", cell, err)
+				return Manifest{}, &CellError{Cell: cell, Err: err}
 			}
 			id := ID(c)
 			if seen[id] {

@@ -85,7 +85,7 @@ func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*EpisodeLearn
 // NewLearnerOf returns the learner of model with cfg's objective and optimiser (cfg must be valid
 // and the one model was built with).
 func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, N], error) {
-	opt, err := optim.New(cfg.Optimizer, model.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
+	opt, err := newOptimizer(model.Params(), cfg.OptimiserConfig)
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}
@@ -94,6 +94,12 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 		l.dHeads = append(l.dHeads, tensor.New(0, s))
 	}
 	return l, nil
+}
+
+// newOptimizer is the optimiser o names over params, with o's learning rate and Adam settings
+// (RMSProp takes the epsilon too, SGD the learning rate alone).
+func newOptimizer(params []*nn.Param, o config.OptimiserConfig) (optim.Optimizer, error) {
+	return optim.New(o.Optimizer, params, optim.AdamConfig{LR: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
 }
 
 // Config is the learner's config, with the current weight alpha.

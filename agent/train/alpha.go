@@ -94,7 +94,7 @@ func (a *alphaControl) observe(r Row) {
 	if !ok {
 		return
 	}
-	lever := "try a larger --alpha (3x or more) or --alpha-auto"
+	lever := "try a larger alpha (3x or more) or alpha_auto" // config fields, by JSON name
 	if a.algo != config.AlgoSoft {
 		lever = "at a one-action support sparsemax passes no gradient to the logits in that state, so only training elsewhere moves it; " + lever
 	}

@@ -38,7 +38,7 @@ type MemoryPart struct {
 	What   string // e.g. "the training batch's per-action arrays"
 	Detail string // how it is counted, e.g. "400 episodes × 201 steps × 400000 actions × 4 float32 arrays"
 	Bytes  int64
-	Lower  string // the flags that shrink it, e.g. "--base, --batch or --max-steps"
+	Lower  []string // the config fields that shrink it, by JSON name, e.g. base, batch_size, max_steps
 }
 
 // MemoryEstimate is what a run is expected to hold at its peak, by part. It counts the large arrays
@@ -105,15 +105,15 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 			otherCols += float64(s)
 		}
 	}
-	sizeFlags := "--base or --hidden"
+	sizeFields := []string{"base", "hidden"}
 	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
-		sizeFlags = "--hidden"
+		sizeFields = []string{"hidden"}
 	}
 	parts := []MemoryPart{{
 		What:   "the parameters",
 		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
 		Bytes:  clampBytes(params * checkpointFactor),
-		Lower:  sizeFlags,
+		Lower:  sizeFields,
 	}}
 
 	// The training batch: the larger of the fresh and the replayed batch, every episode padded to
@@ -131,15 +131,15 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 	if projected {
 		kArrays = 6
 	}
-	batchFlags := "--batch, --max-steps or --base"
-	if sizeFlags == "--hidden" {
-		batchFlags = "--batch or --max-steps"
+	batchFields := []string{"batch_size", "max_steps", "base"}
+	if len(sizeFields) == 1 {
+		batchFields = []string{"batch_size", "max_steps"}
 	}
 	parts = append(parts, MemoryPart{
 		What:   "the training batch's per-action arrays",
 		Detail: fmt.Sprintf("%s episodes × %s steps × %s actions × %g float32 arrays", count(B), count(T1), count(K), kArrays),
 		Bytes:  clampBytes(rows * K * kArrays * f32),
-		Lower:  batchFlags,
+		Lower:  batchFields,
 	})
 	// Per row besides: the LSTM's gates and their gradient (4H each), h, c, tanh c, dh, dc (H
 	// each), on the direct input path the embedding sums and their gradient (E each), the other
@@ -152,7 +152,7 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 		What:   "the training batch's LSTM activations",
 		Detail: fmt.Sprintf("%s rows × %s values", count(rows), count(perRow)),
 		Bytes:  clampBytes(rows * perRow * f32),
-		Lower:  "--batch, --max-steps or --hidden",
+		Lower:  []string{"batch_size", "max_steps", "hidden"},
 	})
 	// Projected tables of the embeddings through the LSTM input kernel ((V+1) x (E+4H)): for
 	// training (with its gradient and one partial gradient per worker), and for sampling steps.
@@ -169,7 +169,7 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 			What:   "the projected embedding tables",
 			Detail: fmt.Sprintf("%s vocabulary rows × %s values", count(V+1), count(E+4*H)),
 			Bytes:  clampBytes(tables * f32),
-			Lower:  sizeFlags,
+			Lower:  sizeFields,
 		})
 	}
 	// Sampling: the heads of every copy (fresh batch and evaluation), the LSTM state, the episodes.
@@ -182,7 +182,7 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 		What:   "sampling",
 		Detail: fmt.Sprintf("%s copies × %s head values, and the fresh episodes", count(n), count(cols)),
 		Bytes:  clampBytes(n*(cols+6*H)*f32 + float64(cfg.BatchSize)*T1*episodeStepBytes),
-		Lower:  batchFlags,
+		Lower:  batchFields,
 	})
 	if cfg.Replay {
 		C := float64(cfg.ReplayCapacity)
@@ -190,7 +190,7 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 			What:   "the replay buffer at capacity",
 			Detail: fmt.Sprintf("%s episodes × %s steps, and its file being encoded", count(C), count(T1)),
 			Bytes:  clampBytes(C * (T1*(episodeStepBytes+replayFileStepBytes) + episodeOverhead)),
-			Lower:  "--replay-capacity or --max-steps",
+			Lower:  []string{"replay_capacity", "max_steps"},
 		})
 	}
 	return MemoryEstimate{Parts: parts}
@@ -223,15 +223,15 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 			otherCols += float64(s)
 		}
 	}
-	sizeFlags := "--mlp-hidden"
+	sizeFields := []string{"mlp_hidden"}
 	if cfg.Grid > 0 {
-		sizeFlags = "--grid or --mlp-hidden"
+		sizeFields = []string{"grid", "mlp_hidden"}
 	}
 	parts := []MemoryPart{{
 		What:   "the parameters",
 		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
 		Bytes:  clampBytes(params * checkpointFactor),
-		Lower:  sizeFlags,
+		Lower:  sizeFields,
 	}}
 	// The training batch: sub-episodes (or the fresh pieces of every copy) of up to StepsPerIter
 	// steps and their last state.
@@ -241,9 +241,9 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 	}
 	T1 := float64(cfg.StepsPerIter + 1)
 	rows := B * T1
-	batchFlags := "--sub-episodes or --steps-per-iter"
+	batchFields := []string{"sub_episodes", "steps_per_iter"}
 	if cfg.Grid > 0 {
-		batchFlags = "--grid, --sub-episodes or --steps-per-iter"
+		batchFields = []string{"grid", "sub_episodes", "steps_per_iter"}
 	}
 	// |A|-wide per row: the logits layer's output, the objective's logits and policy, the head
 	// gradient; sparse PCL in the separate form passes the head gradient as sparse rows
@@ -256,7 +256,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 		What:   "the training batch's per-action arrays",
 		Detail: fmt.Sprintf("%s sub-episodes × %s steps × %s actions × %g float32 arrays", count(B), count(T1), count(K), kArrays),
 		Bytes:  clampBytes(rows * K * kArrays * f32),
-		Lower:  batchFlags,
+		Lower:  batchFields,
 	})
 	// Per row besides: the input and its gradient, the two networks' layers, their activations
 	// and gradients, the other heads.
@@ -265,7 +265,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 		What:   "the training batch's hidden layers",
 		Detail: fmt.Sprintf("%s rows × %s values", count(rows), count(perRow)),
 		Bytes:  clampBytes(rows * perRow * f32),
-		Lower:  "--sub-episodes, --steps-per-iter or --mlp-hidden",
+		Lower:  []string{"sub_episodes", "steps_per_iter", "mlp_hidden"},
 	})
 	// Sampling: every copy's action scores and policy; the collected pieces.
 	n := float64(cfg.NumEnvs + cfg.EvalEpisodes)
@@ -273,7 +273,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 		What:   "sampling",
 		Detail: fmt.Sprintf("%s copies × %s actions, and the collected steps", count(n), count(K)),
 		Bytes:  clampBytes(n*(K*3+D+4*H)*f32 + float64(cfg.NumEnvs)*T1*(D*f32+12)),
-		Lower:  "--num-envs",
+		Lower:  []string{"num_envs"},
 	})
 	// The step replay at capacity: per step the observation (float32), action, reward and return
 	// to go, and the encoded file (gob writes a float32 in up to 9 bytes, a float64 in up to 9).
@@ -282,7 +282,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 		What:   "the replay buffer at capacity",
 		Detail: fmt.Sprintf("%s steps × %s observation values, and its file being encoded", count(S), count(D)),
 		Bytes:  clampBytes(S * (D*f32 + 20 + D*9 + 23)),
-		Lower:  "--replay-steps",
+		Lower:  []string{"replay_steps"},
 	})
 	return MemoryEstimate{Parts: parts}
 }
@@ -344,7 +344,7 @@ func memTotal(path string) (int64, error) {
 	return 0, fmt.Errorf("%s has no MemTotal line", path)
 }
 
-// ParseMemoryLimit parses a --max-memory value: a size with a binary unit (B, KiB, MiB, GiB, TiB;
+// ParseMemoryLimit parses a memory limit (Options.MaxMemory): a size with a binary unit (B, KiB, MiB, GiB, TiB;
 // K, M, G and T mean the same; KB, MB, GB and TB are powers of 1000), e.g. "32GiB" or "1.5G", or
 // 0 or "off" for no limit.
 func ParseMemoryLimit(s string) (MemoryLimit, error) {
@@ -365,7 +365,7 @@ func ParseMemoryLimit(s string) (MemoryLimit, error) {
 		return MemoryLimit{}, fmt.Errorf("memory size %q: want a size such as 32GiB, 1.5G or 500MiB, or 0 or off for no limit", s)
 	}
 	b := int64(x * mult)
-	return MemoryLimit{Bytes: b, From: "--max-memory " + v}, nil
+	return MemoryLimit{Bytes: b, From: "given as " + v}, nil
 }
 
 // FormatBytes prints a size in binary units with 2 or 3 significant digits: "61 GiB", "1.5 GiB",
@@ -387,21 +387,54 @@ func FormatBytes(b int64) string {
 	}
 }
 
-// MemoryError is the refusal of a run whose estimate is above the limit. It wraps ErrMemory.
+// MemoryError is the refusal of a run whose estimate is above the limit. It wraps ErrMemory. It
+// names config fields by their JSON names; Text names them as a caller does (its flags).
 type MemoryError struct {
-	Subject  string // the configuration, e.g. "Copy-v0 at --base 100000 (400000 actions)"
+	Subject  MemorySubject
 	Estimate MemoryEstimate
 	Limit    MemoryLimit
 }
 
+// MemorySubject is the configuration a memory message is about: its env and the field that sets
+// its number of actions (grid or base, by JSON name; "" for neither) with its value.
+type MemorySubject struct {
+	Env     string
+	Field   string
+	Size    int
+	Actions int
+}
+
 func (e *MemoryError) Error() string {
+	return e.Text(func(field string) string {
+		if field == MaxMemoryField {
+			return "the memory limit (Options.MaxMemory)"
+		}
+		return field
+	})
+}
+
+// MaxMemoryField is the name Text asks for the memory limit, Options.MaxMemory (not a config
+// field: it bounds the run without changing it).
+const MaxMemoryField = "max_memory"
+
+// Text is the message with every field named by name, and the memory limit by
+// name(MaxMemoryField).
+func (e *MemoryError) Text(name func(field string) string) string {
 	big := e.Estimate.Largest()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s needs about %s, mostly %s (%s: %s), above the limit of %s (%s); lower %s",
-		e.Subject, FormatBytes(e.Estimate.Total()), big.What, big.Detail, FormatBytes(big.Bytes),
-		FormatBytes(e.Limit.Bytes), e.Limit.From, big.Lower)
-	b.WriteString(", or pass --max-memory with a larger size (or off)")
-	return b.String()
+	subject := fmt.Sprintf("%s (%d actions)", e.Subject.Env, e.Subject.Actions)
+	if e.Subject.Field != "" {
+		subject = fmt.Sprintf("%s at %s %d (%d actions)", e.Subject.Env, name(e.Subject.Field), e.Subject.Size, e.Subject.Actions)
+	}
+	lower := make([]string, len(big.Lower))
+	for i, f := range big.Lower {
+		lower[i] = name(f)
+	}
+	if n := len(lower); n > 1 {
+		lower = append(lower[:n-2], lower[n-2]+" or "+lower[n-1])
+	}
+	return fmt.Sprintf("%s needs about %s, mostly %s (%s: %s), above the limit of %s (%s); lower %s, or raise %s (or turn it off)",
+		subject, FormatBytes(e.Estimate.Total()), big.What, big.Detail, FormatBytes(big.Bytes),
+		FormatBytes(e.Limit.Bytes), e.Limit.From, strings.Join(lower, ", "), name(MaxMemoryField))
 }
 
 // Unwrap makes errors.Is(err, ErrMemory) hold.
@@ -409,7 +442,7 @@ func (e *MemoryError) Unwrap() error { return ErrMemory }
 
 // checkMemory refuses est when it is above the run's limit (opts.MaxMemory, by default
 // DefaultMemoryLimit). subject names the configuration in the message.
-func checkMemory(opts Options, subject string, est MemoryEstimate) error {
+func checkMemory(opts Options, subject MemorySubject, est MemoryEstimate) error {
 	limit := opts.MaxMemory
 	if limit.Off() {
 		return nil
@@ -423,15 +456,15 @@ func checkMemory(opts Options, subject string, est MemoryEstimate) error {
 	return &MemoryError{Subject: subject, Estimate: est, Limit: limit}
 }
 
-// memorySubject names cfg's size for a memory message: the flags that set |A|.
-func memorySubject(cfg config.Config, numActions int) string {
+// memorySubject is cfg's size for a memory message: the field that sets |A|.
+func memorySubject(cfg config.Config, numActions int) MemorySubject {
 	switch {
 	case cfg.Grid > 0:
-		return fmt.Sprintf("%s at --grid %d (%d actions)", cfg.Env, cfg.Grid, numActions)
+		return MemorySubject{Env: cfg.Env, Field: "grid", Size: cfg.Grid, Actions: numActions}
 	case isAlgorithmic(cfg.Env):
-		return fmt.Sprintf("%s at --base %d (%d actions)", cfg.Env, cfg.Base, numActions)
+		return MemorySubject{Env: cfg.Env, Field: "base", Size: cfg.Base, Actions: numActions}
 	}
-	return fmt.Sprintf("%s (%d actions)", cfg.Env, numActions)
+	return MemorySubject{Env: cfg.Env, Actions: numActions}
 }
 
 // headLayout is the head layout of cfg for numActions actions. The estimates are made of valid

@@ -64,7 +64,7 @@ func TestEstimateMemory(t *testing.T) {
 			t.Errorf("%s: largest part %q (%s), want %q with %q", tc.name, l.What, l.Detail, tc.largest, tc.detail)
 		}
 		for _, p := range tc.est.Parts {
-			if p.Bytes < 0 || p.Lower == "" || p.What == "" {
+			if p.Bytes < 0 || len(p.Lower) == 0 || p.What == "" {
 				t.Errorf("%s: part %+v: negative, or without a name or the flags that lower it", tc.name, p)
 			}
 		}
@@ -82,17 +82,25 @@ func TestMemoryErrorMessage(t *testing.T) {
 	if !errors.Is(err, ErrMemory) {
 		t.Fatalf("error %v, want ErrMemory", err)
 	}
-	msg := err.Error()
-	for _, want := range []string{"Copy-v0 at --base 100000 (400000 actions) needs about ", " GiB, mostly the training batch's per-action arrays (400 episodes × 201 steps × 400000 actions",
-		"above the limit of 19 GiB (80% of this machine's 24 GiB)", "lower --batch, --max-steps or --base", "--max-memory"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message %q lacks %q", msg, want)
+	for _, tc := range []struct {
+		msg  string
+		want []string
+	}{
+		{err.Error(), []string{"Copy-v0 at base 100000 (400000 actions) needs about ", " GiB, mostly the training batch's per-action arrays (400 episodes × 201 steps × 400000 actions",
+			"above the limit of 19 GiB (80% of this machine's 24 GiB)", "lower batch_size, max_steps or base, or raise the memory limit (Options.MaxMemory)"}},
+		{err.(*MemoryError).Text(func(f string) string { return "<" + f + ">" }),
+			[]string{"Copy-v0 at <base> 100000 (400000 actions)", "lower <batch_size>, <max_steps> or <base>, or raise <max_memory>"}},
+	} {
+		for _, want := range tc.want {
+			if !strings.Contains(tc.msg, want) {
+				t.Errorf("message %q lacks %q", tc.msg, want)
+			}
 		}
 	}
-	if err := checkMemory(Options{MaxMemory: NoMemoryLimit()}, "x", EstimateEpisodesMemory(cfg, spec)); err != nil {
+	if err := checkMemory(Options{MaxMemory: NoMemoryLimit()}, MemorySubject{Env: "x"}, EstimateEpisodesMemory(cfg, spec)); err != nil {
 		t.Errorf("no limit: %v", err)
 	}
-	if err := checkMemory(Options{MaxMemory: MemoryLimit{Bytes: 1 << 40}}, "x", EstimateEpisodesMemory(config.Default(), copySpec(5))); err != nil {
+	if err := checkMemory(Options{MaxMemory: MemoryLimit{Bytes: 1 << 40}}, MemorySubject{Env: "x"}, EstimateEpisodesMemory(config.Default(), copySpec(5))); err != nil {
 		t.Errorf("a small run under a large limit: %v", err)
 	}
 }

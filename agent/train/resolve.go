@@ -5,18 +5,50 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/success"
 )
 
-// Resolve applies, in one place, every default a run's config takes from the fields that were not
-// given (given reports whether a field was set, by its flag name): the algorithm's default weight
-// (alpha), the env's solved threshold (threshold), the network family of "auto" (ResolveNet), and
-// the family's own defaults (Family.defaults: for the mlp family the long-episode preset,
-// config.LongEpisodePreset) on the fields not given.
-func Resolve(cfg config.Config, given func(name string) bool) (config.Config, error) {
+// ThresholdLookup returns the reward threshold env registers (Gymnasium's reward_threshold), with
+// ok false when it registers none. envmaker.Maker.RewardThreshold is one, given a context.
+type ThresholdLookup func(env string) (threshold float64, ok bool, err error)
+
+// Resolve applies, in one place, every default a run's config takes for the fields that were not
+// given (given reports whether a field was set, by its JSON name, e.g. "learning_rate"):
+//
+//   - alpha: the algorithm's default weight (config.DefaultAlpha);
+//   - reward_threshold: an algorithmic task's own (success.DefaultThreshold); with a lookup, then
+//     the one the env registers, or none (NoThreshold) when it registers none;
+//   - net "auto": the env's network family (ResolveNet);
+//   - the family's own defaults (Family.defaults): for the mlp family the long-episode preset
+//     (config.LongEpisodePreset).
+//
+// With a lookup Resolve also validates the result, before the lookup, so that an invalid config
+// starts no env server; without one (nil) the caller validates, after any change of its own.
+func Resolve(cfg config.Config, given func(field string) bool, lookup ThresholdLookup) (config.Config, error) {
 	if !given("alpha") {
 		cfg.Alpha = config.DefaultAlpha(cfg.Algo, cfg.Base)
 	}
-	if !given("threshold") {
+	if !given("reward_threshold") {
 		cfg.RewardThreshold = success.DefaultThreshold(cfg.Env, cfg.RewardThreshold)
 	}
 	cfg = ResolveNet(cfg)
-	return FamilyOf(cfg).defaults(cfg, given)
+	cfg, err := FamilyOf(cfg).defaults(cfg, given)
+	if err != nil {
+		return cfg, err
+	}
+	if lookup == nil {
+		return cfg, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	if given("reward_threshold") {
+		return cfg, nil
+	}
+	th, ok, err := lookup(cfg.Env)
+	if err != nil {
+		return cfg, err // the lookup's error names the env
+	}
+	cfg.RewardThreshold, cfg.NoThreshold = th, !ok
+	if !ok {
+		cfg.RewardThreshold = 0
+	}
+	return cfg, cfg.Validate()
 }

@@ -92,7 +92,11 @@ type Summary struct {
 var ErrNonFinite = pcl.ErrNonFinite
 
 // ErrDiverged marks a run stopped because a training step's loss exceeded Config.MaxLoss.
-var ErrDiverged = errors.New("loss above the ceiling (--max-loss)")
+var ErrDiverged = errors.New("loss above the ceiling")
+
+// ErrRunExists marks a new run refused because its directory holds a checkpoint: resume it
+// (Options.Resume) or train in another directory.
+var ErrRunExists = errors.New("already holds a run")
 
 // ErrNothingToDo marks a resume asked for a total of iterations that the run has already done
 // (see DoneError).
@@ -112,10 +116,12 @@ func (e *DoneError) Error() string {
 // Unwrap makes errors.Is(err, ErrNothingToDo) hold.
 func (e *DoneError) Unwrap() error { return ErrNothingToDo }
 
-// checkDiverged returns an ErrDiverged error when loss is above cfg.MaxLoss (when set).
+// checkDiverged returns an ErrDiverged error when loss is above cfg.MaxLoss (when set), naming
+// the field with a *config.FieldError.
 func checkDiverged(cfg config.Config, loss float64) error {
 	if cfg.MaxLoss > 0 && loss > cfg.MaxLoss {
-		return fmt.Errorf("%w: loss %.4g > %g", ErrDiverged, loss, cfg.MaxLoss)
+		return fmt.Errorf("%w: %w", ErrDiverged, &config.FieldError{Field: "max_loss", Value: cfg.MaxLoss,
+			Reason: fmt.Sprintf("a training step's loss, %.4g, is above it", loss)})
 	}
 	return nil
 }
@@ -199,7 +205,7 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 	}
 	if opts.Resume {
 		if !HasCheckpoint(opts.Dir) {
-			return cfg, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", opts.Dir, CheckpointFile)
+			return cfg, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run instead (Options.Resume false)", opts.Dir, CheckpointFile)
 		}
 		saved, err := config.ReadFile(filepath.Join(opts.Dir, ConfigFile))
 		if err != nil {
@@ -213,7 +219,7 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 		return cfg, err
 	}
 	if !opts.Resume && HasCheckpoint(opts.Dir) {
-		return cfg, fmt.Errorf("%s already holds a run (use --resume, or another --out)", opts.Dir)
+		return cfg, fmt.Errorf("%s %w", opts.Dir, ErrRunExists)
 	}
 	return cfg, nil
 }

@@ -13,6 +13,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 // command is one subcommand: run gets the arguments after the subcommand's name.
@@ -112,11 +115,35 @@ func interrupted(ctx context.Context, err error, kept string) error {
 	return fmt.Errorf("%w: %s", errInterrupted, kept)
 }
 
-// usageError marks errors in the command line, as opposed to failures while running.
+// usageError marks errors in the command line, as opposed to failures while running. Its
+// message names the flags of the config fields it is about (flagText).
 type usageError struct{ err error }
 
-func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Error() string { return flagText(e.err) }
 func (e usageError) Unwrap() error { return e.err }
+
+// flagText is err's message with the config fields it names (config.FieldNamer errors) named by
+// their flags, for errors in a config the command line built: "--tsallis-q = 1: ... use --algo
+// soft" for the library's "config: tsallis_q = 1: ... use algo soft". A field without a flag keeps
+// its JSON name; train.MemoryError's limit is --max-memory.
+func flagText(err error) string {
+	flags := config.FieldFlags()
+	return config.Renamed(err, func(field string) string {
+		if f, ok := flags[field]; ok {
+			return "--" + f
+		}
+		if field == train.MaxMemoryField {
+			return "--max-memory"
+		}
+		return field
+	})
+}
+
+// flagError is an error of a config the command line built, its message naming flags (flagText).
+type flagError struct{ err error }
+
+func (e flagError) Error() string { return flagText(e.err) }
+func (e flagError) Unwrap() error { return e.err }
 
 // newFlagSet returns a flag set that reports errors instead of exiting; -h writes the usage
 // line and the flags to stderr.

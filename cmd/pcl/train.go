@@ -50,16 +50,16 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// parseTrainConfig registers every config flag on fs, parses args and resolves the defaults of the
-// flags not given (train.Resolve: alpha, threshold, network family, long-episode preset). It
-// returns the names of the flags given.
+// parseTrainConfig registers every config flag on fs, parses args and applies the defaults of the
+// fields not given (train.Resolve without a threshold lookup: for bench and diagnose, which
+// validate). It returns the names of the flags given.
 func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[string]bool, error) {
 	cfg.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	set := givenFlags(fs)
-	resolved, err := train.Resolve(*cfg, func(name string) bool { return set[name] })
+	resolved, err := train.Resolve(*cfg, config.FieldsGiven(set), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +108,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var servers stringList
 	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
 	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
-	given, err := parseTrainConfig(fs, args, &cfg)
-	if err != nil {
+	cfg.RegisterFlags(fs) // train.Resolve applies the defaults below, unless the run resumes
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	given := givenFlags(fs)
 	if *logFormat != "text" && *logFormat != "json" {
 		return usageError{fmt.Errorf("--log-format %q: want text or json", *logFormat)}
 	}
@@ -120,8 +121,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var limit train.MemoryLimit // the zero value: train's default, 80% of the machine's memory
 	if *maxMemory != "" {
+		var err error
 		if limit, err = train.ParseMemoryLimit(*maxMemory); err != nil {
 			return usageError{fmt.Errorf("--max-memory: %w", err)}
+		}
+		if !limit.Off() {
+			limit.From = "--max-memory " + strings.TrimSpace(*maxMemory)
 		}
 	}
 	if *out == "" {
@@ -155,17 +160,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			cfg.Iters = saved.Iters
 		}
-	} else {
-		if err := cfg.Validate(); err != nil {
-			return usageError{err}
-		}
 	}
 	reg := registry.Default()
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote}
-	if !*resume && !given["threshold"] {
-		if err := registeredThreshold(ctx, maker, &cfg); err != nil {
+	if !*resume { // a resumed run keeps its config.json
+		lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
+		resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
+		switch {
+		case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
+			return usageError{err}
+		case err != nil:
 			return err
 		}
+		cfg = resolved
 	}
 	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit}
 	trainOutput{logFormat: *logFormat, progressEvery: *progressEvery}.options(&opts, stderr)
@@ -174,12 +181,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch {
 	case errors.Is(err, envmaker.ErrUnknownEnv), errors.Is(err, train.ErrMemory):
 		return usageError{err}
+	case errors.Is(err, train.ErrRunExists):
+		return fmt.Errorf("%w (use --resume, or another --out)", err)
 	case errors.As(err, &done) && given["iters"]:
 		return usageError{fmt.Errorf("--iters %d is not above the %d iterations %s has already done: with --resume, --iters is the total number of iterations, "+
 			"so pass --iters %d or more to continue the run; nothing was changed", done.Total, done.Done, done.Dir, done.Done+1)}
 	case errors.As(err, &done):
 		return usageError{fmt.Errorf("%s has already done %d iterations, its total: pass --iters N with N above %d to train it longer; nothing was changed",
 			done.Dir, done.Done, done.Done)}
+	case err != nil && !*resume:
+		return flagError{err} // the config came from the flags: name them
 	case err != nil:
 		return err
 	}
@@ -198,26 +209,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sum.Interrupted {
 		// After the summary: the run is saved and resumable, and the exit code says it stopped early.
 		return fmt.Errorf("%w at iteration %d of %d; the checkpoint is saved, continue with: pcl train --out %s --resume", errInterrupted, sum.Iterations, sum.Config.Iters, *out)
-	}
-	return nil
-}
-
-// registeredThreshold sets cfg's reward threshold to the one its env registers (Gymnasium's
-// reward_threshold, through the env server for remote ids), or marks it as having none.
-func registeredThreshold(ctx context.Context, maker *envmaker.Maker, cfg *config.Config) error {
-	th, ok, err := maker.RewardThreshold(ctx, cfg.Env)
-	switch {
-	case errors.Is(err, envmaker.ErrUnknownEnv):
-		return usageError{err}
-	case err != nil:
-		return err
-	}
-	cfg.RewardThreshold, cfg.NoThreshold = th, !ok
-	if !ok {
-		cfg.RewardThreshold = 0
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
 	}
 	return nil
 }

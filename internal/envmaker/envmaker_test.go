@@ -179,7 +179,7 @@ func TestBadEnvInputIsAClearError(t *testing.T) {
 		m    *Maker
 		want string
 	}{
-		{"continuous actions without a grid", mlpConfig("HalfCheetah-v5", func(*config.Config) {}), &Maker{}, "discretise it with --grid"},
+		{"continuous actions without a grid", mlpConfig("HalfCheetah-v5", func(*config.Config) {}), &Maker{}, "config: grid = 0: the action space"},
 		{"grid on Discrete actions", mlpConfig("CartPole-v1", func(c *config.Config) { c.Grid = 3 }), &Maker{}, "needs a Box action space"},
 		{"Tuple action with a Box member", mlpConfig("python_server.testing_envs:SpacesEnv", func(*config.Config) {}),
 			&Maker{Server: bridge.ServerOptions{AllowImports: true}}, "not a Discrete"},

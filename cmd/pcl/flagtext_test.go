@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/train"
+)
+
+// TestFlagText checks that the library's field errors are shown with the flags of their fields,
+// through wrapping and errors.Join, and that other errors pass unchanged.
+func TestFlagText(t *testing.T) {
+	tsallis := config.Default()
+	tsallis.Algo, tsallis.TsallisQ, tsallis.LearningRate = config.AlgoTsallis, 1, 0
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"plain", errors.New("no checkpoint"), "no checkpoint"},
+		{"joined", tsallis.Validate(),
+			"--tsallis-q = 1: must be > 1 (q = 1 is soft PCL: use --algo soft)\n--lr = 0: must be > 0"},
+		{"wrapped", fmt.Errorf("control: %w", &config.FieldError{Field: "grid", Value: 0, Reason: "needs a Box"}),
+			"control: --grid = 0: needs a Box"},
+		{"related", &config.FieldError{Field: "replay_batch_size", Value: -1, Reason: "must be >= 0 (0 means %s)", Related: []string{"batch_size"}},
+			"--replay-batch = -1: must be >= 0 (0 means --batch)"},
+		{"memory", fmt.Errorf("start: %w", &train.MemoryError{Subject: train.MemorySubject{Env: "Copy-v0", Field: "base", Size: 9, Actions: 36},
+			Estimate: train.MemoryEstimate{Parts: []train.MemoryPart{{What: "the batch", Detail: "4 × 9", Bytes: 2048, Lower: []string{"batch_size", "max_steps", "base"}}}},
+			Limit:    train.MemoryLimit{Bytes: 1024, From: "--max-memory 1KiB"}}),
+			"start: Copy-v0 at --base 9 (36 actions) needs about 2.0 KiB, mostly the batch (4 × 9: 2.0 KiB), above the limit of 1.0 KiB (--max-memory 1KiB); " +
+				"lower --batch, --max-steps or --base, or raise --max-memory (or turn it off)"},
+		{"no flag", &config.FieldError{Field: "no_threshold", Value: true, Reason: "excludes %s", Related: []string{"reward_threshold"}},
+			"no_threshold = true: excludes --threshold"},
+	}
+	for _, tc := range cases {
+		if got := flagText(tc.err); got != tc.want {
+			t.Errorf("%s: flagText = %q, want %q", tc.name, got, tc.want)
+		}
+		if got := (usageError{tc.err}).Error(); got != tc.want {
+			t.Errorf("%s: usageError = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
