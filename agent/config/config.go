@@ -133,6 +133,11 @@ func (c Config) Validate() error {
 	bad := func(field string, v any, reason string, related ...string) {
 		errs = append(errs, &FieldError{Field: field, Value: v, Reason: reason, Related: related})
 	}
+	atLeastOne := func(field string, v int) {
+		if v < 1 {
+			bad(field, v, "must be >= 1")
+		}
+	}
 	// Every number must be finite: a NaN passes most range checks (every comparison is false)
 	// and an Inf would only fail when config.json is written.
 	for _, f := range fields(c) {
@@ -146,9 +151,7 @@ func (c Config) Validate() error {
 	if c.Base < 2 {
 		bad("base", c.Base, "must be >= 2")
 	}
-	if c.MaxSteps < 1 {
-		bad("max_steps", c.MaxSteps, "must be >= 1")
-	}
+	atLeastOne("max_steps", c.MaxSteps)
 	if c.Curriculum != CurriculumShared && c.Curriculum != CurriculumPerCopy {
 		bad("curriculum", c.Curriculum, `must be "shared" or "per-copy"`)
 	}
@@ -182,9 +185,7 @@ func (c Config) Validate() error {
 	if !(c.Gamma > 0 && c.Gamma <= 1) {
 		bad("gamma", c.Gamma, "must be in (0, 1]")
 	}
-	if c.Rollout < 1 {
-		bad("rollout", c.Rollout, "must be >= 1")
-	}
+	atLeastOne("rollout", c.Rollout)
 	if !(c.CriticWeight >= 0) {
 		bad("critic_weight", c.CriticWeight, "must be >= 0")
 	}
@@ -194,27 +195,15 @@ func (c Config) Validate() error {
 	if c.Net != NetAuto && c.Net != NetLSTM && c.Net != NetMLP {
 		bad("net", c.Net, `must be "auto", "lstm" or "mlp"`)
 	}
-	if c.Hidden < 1 {
-		bad("hidden", c.Hidden, "must be >= 1")
-	}
-	if c.MLPHidden < 1 {
-		bad("mlp_hidden", c.MLPHidden, "must be >= 1")
-	}
+	atLeastOne("hidden", c.Hidden)
+	atLeastOne("mlp_hidden", c.MLPHidden)
 	if c.Grid == 1 || c.Grid < 0 {
 		bad("grid", c.Grid, "must be 0 (no grid) or >= 2")
 	}
-	if c.NumEnvs < 1 {
-		bad("num_envs", c.NumEnvs, "must be >= 1")
-	}
-	if c.StepsPerIter < 1 {
-		bad("steps_per_iter", c.StepsPerIter, "must be >= 1")
-	}
-	if c.SubEpisodes < 1 {
-		bad("sub_episodes", c.SubEpisodes, "must be >= 1")
-	}
-	if c.ReplaySteps < 1 {
-		bad("replay_steps", c.ReplaySteps, "must be >= 1")
-	}
+	atLeastOne("num_envs", c.NumEnvs)
+	atLeastOne("steps_per_iter", c.StepsPerIter)
+	atLeastOne("sub_episodes", c.SubEpisodes)
+	atLeastOne("replay_steps", c.ReplaySteps)
 	if !(c.RecencyWeight >= 0) || math.IsInf(c.RecencyWeight, 0) {
 		bad("recency_weight", c.RecencyWeight, "must be finite and >= 0")
 	}
@@ -248,9 +237,7 @@ func (c Config) Validate() error {
 	if !(c.ClipNorm >= 0) {
 		bad("clip_norm", c.ClipNorm, "must be >= 0 (0 disables clipping)")
 	}
-	if c.BatchSize < 1 {
-		bad("batch_size", c.BatchSize, "must be >= 1")
-	}
+	atLeastOne("batch_size", c.BatchSize)
 	if c.ReplayBatchSize < 0 {
 		bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means %s)", "batch_size")
 	}
@@ -278,9 +265,7 @@ func (c Config) Validate() error {
 	if c.EvalEvery < 0 {
 		bad("eval_every", c.EvalEvery, "must be >= 0 (0 disables greedy evaluation)")
 	}
-	if c.EvalEpisodes < 1 {
-		bad("eval_episodes", c.EvalEpisodes, "must be >= 1")
-	}
+	atLeastOne("eval_episodes", c.EvalEpisodes)
 	if c.MaxLoss < 0 {
 		bad("max_loss", c.MaxLoss, "must be >= 0 (0: no ceiling)")
 	}

@@ -109,12 +109,7 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
 		sizeFields = []string{"hidden"}
 	}
-	parts := []MemoryPart{{
-		What:   "the parameters",
-		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
-		Bytes:  clampBytes(params * checkpointFactor),
-		Lower:  sizeFields,
-	}}
+	parts := []MemoryPart{paramsPart(params, sizeFields)}
 
 	// The training batch: the larger of the fresh and the replayed batch, every episode padded to
 	// the longest (MaxSteps steps and the final state).
@@ -227,12 +222,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 	if cfg.Grid > 0 {
 		sizeFields = []string{"grid", "mlp_hidden"}
 	}
-	parts := []MemoryPart{{
-		What:   "the parameters",
-		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
-		Bytes:  clampBytes(params * checkpointFactor),
-		Lower:  sizeFields,
-	}}
+	parts := []MemoryPart{paramsPart(params, sizeFields)}
 	// The training batch: sub-episodes (or the fresh pieces of every copy) of up to StepsPerIter
 	// steps and their last state.
 	B := float64(cfg.SubEpisodes)
@@ -481,4 +471,16 @@ func headLayout(cfg config.Config, numActions int) pcl.Heads {
 func isAlgorithmic(env string) bool {
 	_, err := algorithmic.TaskByID(env)
 	return err == nil
+}
+
+// paramsPart is the memory of a network's params values: each with its gradient, Adam's two
+// moments and its copy in the checkpoint being written; sizeFields are the config fields that
+// lower it.
+func paramsPart(params float64, sizeFields []string) MemoryPart {
+	return MemoryPart{
+		What:   "the parameters",
+		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
+		Bytes:  clampBytes(params * checkpointFactor),
+		Lower:  sizeFields,
+	}
 }
