@@ -89,7 +89,10 @@ func BenchmarkPolicyStep(b *testing.B) {
 // the bare forward GEMM of the output layer (2525 x 64 times 64 x |A|), and reports the step's
 // time over the GEMM's (x-gemm), the reference step's (ref-x-gemm) and their ratio (speedup);
 // cpu-x-gemm and cpu-speedup are the same ratios in process CPU time (every thread), which
-// other load on the machine disturbs less. ns/op is the time of one round of the three.
+// other load on the machine disturbs less. It also times, in the same rounds, the layer's two
+// dense backward GEMMs (dW = Xᵀ·dZ, dX = dZ·Wᵀ): floor-x-gemm (cpu-floor-x-gemm in CPU time) is
+// the three GEMMs over the forward one, the floor of a step whose logit gradient is dense (soft
+// PCL), and x-floor the step over those three. ns/op is the time of one round of the four.
 func BenchmarkTrainStepVsGemm(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
@@ -103,13 +106,13 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				}
 				rng := rand.New(rand.NewPCG(3, 4))
 				x, w, y := tensor.New(25*101, 64), tensor.New(64, k), tensor.New(25*101, k)
-				for i := range x.Data {
-					x.Data[i] = float32(rng.NormFloat64())
+				dz, dw, dx := tensor.New(25*101, k), tensor.New(64, k), tensor.New(25*101, 64)
+				for _, m := range []*tensor.Matrix{x, w, dz} {
+					for i := range m.Data {
+						m.Data[i] = float32(rng.NormFloat64())
+					}
 				}
-				for i := range w.Data {
-					w.Data[i] = float32(rng.NormFloat64())
-				}
-				var tGemm, tFast, tRef, cGemm, cFast, cRef time.Duration
+				var tGemm, tFast, tRef, tBack, cGemm, cFast, cRef, cBack time.Duration
 				timed := func(d, c *time.Duration, f func() error) {
 					c0, t0 := processCPU(), time.Now()
 					if err := f(); err != nil {
@@ -119,23 +122,35 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 					*c += processCPU() - c0
 				}
 				gemm := func() error { return eng.MatMul(y, x, false, w, false, 1, 0) }
+				// The two dense backward GEMMs of the same layer: dW += Xᵀ·dZ and dX = dZ·Wᵀ.
+				back := func() error {
+					if err := eng.MatMul(dw, x, true, dz, false, 1, 1); err != nil {
+						return err
+					}
+					return eng.MatMul(dx, dz, false, w, true, 1, 0)
+				}
 				step := func(l *Learner) func() error {
 					return func() error { _, err := l.TrainStep(segs); return err }
 				}
 				// One untimed round: buffers grow to size.
-				for _, f := range []func() error{gemm, step(fast), step(ref)} {
+				for _, f := range []func() error{gemm, back, step(fast), step(ref)} {
 					if err := f(); err != nil {
 						b.Fatal(err)
 					}
 				}
 				for b.Loop() {
 					timed(&tGemm, &cGemm, gemm)
+					timed(&tBack, &cBack, back)
 					timed(&tFast, &cFast, step(fast))
 					timed(&tRef, &cRef, step(ref))
 				}
 				b.ReportMetric(float64(tFast)/float64(tGemm), "x-gemm")
 				b.ReportMetric(float64(tRef)/float64(tGemm), "ref-x-gemm")
 				b.ReportMetric(float64(tRef)/float64(tFast), "speedup")
+				// The floor of a step with a dense logit gradient (soft PCL): the forward GEMM and
+				// the two backward ones, in units of the forward GEMM, and the step against it.
+				b.ReportMetric(float64(tGemm+tBack)/float64(tGemm), "floor-x-gemm")
+				b.ReportMetric(float64(tFast)/float64(tGemm+tBack), "x-floor")
 				n := float64(b.N)
 				b.ReportMetric(float64(tGemm.Milliseconds())/n, "gemm-ms")
 				b.ReportMetric(float64(tFast.Milliseconds())/n, "step-ms")
@@ -143,6 +158,7 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				// The same in CPU time (all threads), which a loaded machine disturbs less.
 				b.ReportMetric(float64(cFast)/float64(cGemm), "cpu-x-gemm")
 				b.ReportMetric(float64(cRef)/float64(cFast), "cpu-speedup")
+				b.ReportMetric(float64(cGemm+cBack)/float64(cGemm), "cpu-floor-x-gemm")
 			})
 		}
 	}
