@@ -26,7 +26,7 @@ func TestFewRowsMatchesOpenBLAS(t *testing.T) {
 	for m := 1; m <= fewRowsMax; m++ {
 		for _, k := range []int{1, 17, 64, 65, 256} {
 			for _, n := range []int{256, 263, 729, 15625} {
-				if fewRows(false, false, m, n, k, 1, 0, o.threads) {
+				if (n < 15625 || k == 64) && fewRows(false, false, m, n, k, 1, 0, o.threads) {
 					shapes = append(shapes, shape{m, k, n})
 				}
 			}
