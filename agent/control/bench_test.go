@@ -30,7 +30,7 @@ func benchSegments(rng *rand.Rand, k int) []*Segment {
 	return segs
 }
 
-func benchLearner(b *testing.B, algo string, k int) *Learner {
+func benchLearner(b testing.TB, algo string, k int) *Learner {
 	cfg := config.Default()
 	cfg.Net, cfg.Algo, cfg.Alpha, cfg.Gamma = config.NetMLP, algo, 0.1, 0.99
 	eng, err := tensor.NewEngine()
@@ -167,7 +167,9 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 // BenchmarkSampleStep times, alternately in the same run, one sampling step of n copies on the
 // sampler's path (one forward GEMM for all copies, then the batched draw) and on the old path
 // (the same forward, then the reference policy and policy.Sample copy by copy), and reports each
-// per env step (us-per-env-step, ref-us-per-env-step) and their ratio (speedup).
+// per env step (us-per-env-step, ref-us-per-env-step) and their ratio (speedup), and the
+// sampler path's process CPU time per env step (cpu-us-per-env-step: every thread, OpenBLAS's
+// included), which other load on the machine disturbs less.
 func BenchmarkSampleStep(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
@@ -203,19 +205,22 @@ func BenchmarkSampleStep(b *testing.B) {
 					}
 					fast()
 					old()
-					var tFast, tOld time.Duration
+					var tFast, tOld, cFast, cOld time.Duration
 					for b.Loop() {
-						t0 := time.Now()
+						c0, t0 := processCPU(), time.Now()
 						fast()
-						t1 := time.Now()
+						c1, t1 := processCPU(), time.Now()
 						old()
 						tFast += t1.Sub(t0)
 						tOld += time.Since(t1)
+						cFast += c1 - c0
+						cOld += processCPU() - c1
 					}
 					steps := float64(b.N * n)
 					b.ReportMetric(float64(tFast.Microseconds())/steps, "us-per-env-step")
 					b.ReportMetric(float64(tOld.Microseconds())/steps, "ref-us-per-env-step")
 					b.ReportMetric(float64(tOld)/float64(tFast), "speedup")
+					b.ReportMetric(float64(cFast.Microseconds())/steps, "cpu-us-per-env-step")
 				})
 			}
 		}
