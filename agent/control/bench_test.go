@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -223,6 +224,58 @@ func BenchmarkSampleStep(b *testing.B) {
 					b.ReportMetric(float64(cFast.Microseconds())/steps, "cpu-us-per-env-step")
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkTrainStepPhases splits one paper-sized training step (as BenchmarkTrainStep) into its
+// phases and reports the process CPU time of each in milliseconds: the forward pass with the loss
+// (fwd+loss), the loss alone (loss: the objective's row passes), the backward pass (bwd), the
+// Adam step (opt; TrainStep also clips), and their sum (step-cpu-ms). CPU time is what a loaded machine
+// disturbs least; with OPENBLAS_NUM_THREADS=1 SPARSEPCL_WORKERS=1 it is the single-core cost.
+func BenchmarkTrainStepPhases(b *testing.B) {
+	for _, k := range []int{729, 15625} {
+		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
+				l := benchLearner(b, algo, k)
+				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
+				obj := l.Objective()
+				dh := make([]*tensor.Matrix, len(l.Model.Heads.Sizes))
+				for i, s := range l.Model.Heads.Sizes {
+					dh[i] = tensor.New(0, s)
+				}
+				var c [4]time.Duration
+				ph := func(i int, f func()) {
+					c0 := processCPU()
+					f()
+					c[i] += processCPU() - c0
+				}
+				for b.Loop() {
+					ph(0, func() {
+						heads, st, err := l.Model.ForwardBatch(segs)
+						if err != nil {
+							b.Fatal(err)
+						}
+						ph(1, func() {
+							if _, err := obj.Evaluate(heads, st, dh); err != nil {
+								b.Fatal(err)
+							}
+						})
+					})
+					ph(2, func() {
+						nn.ZeroGrads(l.Params())
+						if err := l.Model.Backward(dh); err != nil {
+							b.Fatal(err)
+						}
+					})
+					ph(3, func() { _ = l.Opt.Step() })
+				}
+				n := float64(b.N)
+				for i, name := range []string{"fwd+loss", "loss", "bwd", "opt"} {
+					b.ReportMetric(float64(c[i].Microseconds())/n/1000, name+"-cpu-ms")
+				}
+				b.ReportMetric(float64((c[0]+c[2]+c[3]).Microseconds())/n/1000, "step-cpu-ms")
+			})
 		}
 	}
 }
