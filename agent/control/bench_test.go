@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -30,7 +31,7 @@ func benchSegments(rng *rand.Rand, k int) []*Segment {
 	return segs
 }
 
-func benchLearner(b *testing.B, algo string, k int) *Learner {
+func benchLearner(b testing.TB, algo string, k int) *Learner {
 	cfg := config.Default()
 	cfg.Net, cfg.Algo, cfg.Alpha, cfg.Gamma = config.NetMLP, algo, 0.1, 0.99
 	eng, err := tensor.NewEngine()
@@ -89,7 +90,10 @@ func BenchmarkPolicyStep(b *testing.B) {
 // the bare forward GEMM of the output layer (2525 x 64 times 64 x |A|), and reports the step's
 // time over the GEMM's (x-gemm), the reference step's (ref-x-gemm) and their ratio (speedup);
 // cpu-x-gemm and cpu-speedup are the same ratios in process CPU time (every thread), which
-// other load on the machine disturbs less. ns/op is the time of one round of the three.
+// other load on the machine disturbs less. It also times, in the same rounds, the layer's two
+// dense backward GEMMs (dW = Xᵀ·dZ, dX = dZ·Wᵀ): floor-x-gemm (cpu-floor-x-gemm in CPU time) is
+// the three GEMMs over the forward one, the floor of a step whose logit gradient is dense (soft
+// PCL), and x-floor the step over those three. ns/op is the time of one round of the four.
 func BenchmarkTrainStepVsGemm(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
@@ -103,13 +107,13 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				}
 				rng := rand.New(rand.NewPCG(3, 4))
 				x, w, y := tensor.New(25*101, 64), tensor.New(64, k), tensor.New(25*101, k)
-				for i := range x.Data {
-					x.Data[i] = float32(rng.NormFloat64())
+				dz, dw, dx := tensor.New(25*101, k), tensor.New(64, k), tensor.New(25*101, 64)
+				for _, m := range []*tensor.Matrix{x, w, dz} {
+					for i := range m.Data {
+						m.Data[i] = float32(rng.NormFloat64())
+					}
 				}
-				for i := range w.Data {
-					w.Data[i] = float32(rng.NormFloat64())
-				}
-				var tGemm, tFast, tRef, cGemm, cFast, cRef time.Duration
+				var tGemm, tFast, tRef, tBack, cGemm, cFast, cRef, cBack time.Duration
 				timed := func(d, c *time.Duration, f func() error) {
 					c0, t0 := processCPU(), time.Now()
 					if err := f(); err != nil {
@@ -119,23 +123,35 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 					*c += processCPU() - c0
 				}
 				gemm := func() error { return eng.MatMul(y, x, false, w, false, 1, 0) }
+				// The two dense backward GEMMs of the same layer: dW += Xᵀ·dZ and dX = dZ·Wᵀ.
+				back := func() error {
+					if err := eng.MatMul(dw, x, true, dz, false, 1, 1); err != nil {
+						return err
+					}
+					return eng.MatMul(dx, dz, false, w, true, 1, 0)
+				}
 				step := func(l *Learner) func() error {
 					return func() error { _, err := l.TrainStep(segs); return err }
 				}
 				// One untimed round: buffers grow to size.
-				for _, f := range []func() error{gemm, step(fast), step(ref)} {
+				for _, f := range []func() error{gemm, back, step(fast), step(ref)} {
 					if err := f(); err != nil {
 						b.Fatal(err)
 					}
 				}
 				for b.Loop() {
 					timed(&tGemm, &cGemm, gemm)
+					timed(&tBack, &cBack, back)
 					timed(&tFast, &cFast, step(fast))
 					timed(&tRef, &cRef, step(ref))
 				}
 				b.ReportMetric(float64(tFast)/float64(tGemm), "x-gemm")
 				b.ReportMetric(float64(tRef)/float64(tGemm), "ref-x-gemm")
 				b.ReportMetric(float64(tRef)/float64(tFast), "speedup")
+				// The floor of a step with a dense logit gradient (soft PCL): the forward GEMM and
+				// the two backward ones, in units of the forward GEMM, and the step against it.
+				b.ReportMetric(float64(tGemm+tBack)/float64(tGemm), "floor-x-gemm")
+				b.ReportMetric(float64(tFast)/float64(tGemm+tBack), "x-floor")
 				n := float64(b.N)
 				b.ReportMetric(float64(tGemm.Milliseconds())/n, "gemm-ms")
 				b.ReportMetric(float64(tFast.Milliseconds())/n, "step-ms")
@@ -143,6 +159,7 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				// The same in CPU time (all threads), which a loaded machine disturbs less.
 				b.ReportMetric(float64(cFast)/float64(cGemm), "cpu-x-gemm")
 				b.ReportMetric(float64(cRef)/float64(cFast), "cpu-speedup")
+				b.ReportMetric(float64(cGemm+cBack)/float64(cGemm), "cpu-floor-x-gemm")
 			})
 		}
 	}
@@ -151,7 +168,9 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 // BenchmarkSampleStep times, alternately in the same run, one sampling step of n copies on the
 // sampler's path (one forward GEMM for all copies, then the batched draw) and on the old path
 // (the same forward, then the reference policy and policy.Sample copy by copy), and reports each
-// per env step (us-per-env-step, ref-us-per-env-step) and their ratio (speedup).
+// per env step (us-per-env-step, ref-us-per-env-step) and their ratio (speedup), and the
+// sampler path's process CPU time per env step (cpu-us-per-env-step: every thread, OpenBLAS's
+// included), which other load on the machine disturbs less.
 func BenchmarkSampleStep(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
@@ -187,21 +206,76 @@ func BenchmarkSampleStep(b *testing.B) {
 					}
 					fast()
 					old()
-					var tFast, tOld time.Duration
+					var tFast, tOld, cFast, cOld time.Duration
 					for b.Loop() {
-						t0 := time.Now()
+						c0, t0 := processCPU(), time.Now()
 						fast()
-						t1 := time.Now()
+						c1, t1 := processCPU(), time.Now()
 						old()
 						tFast += t1.Sub(t0)
 						tOld += time.Since(t1)
+						cFast += c1 - c0
+						cOld += processCPU() - c1
 					}
 					steps := float64(b.N * n)
 					b.ReportMetric(float64(tFast.Microseconds())/steps, "us-per-env-step")
 					b.ReportMetric(float64(tOld.Microseconds())/steps, "ref-us-per-env-step")
 					b.ReportMetric(float64(tOld)/float64(tFast), "speedup")
+					b.ReportMetric(float64(cFast.Microseconds())/steps, "cpu-us-per-env-step")
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkTrainStepPhases splits one paper-sized training step (as BenchmarkTrainStep) into its
+// phases and reports the process CPU time of each in milliseconds: the forward pass with the loss
+// (fwd+loss), the loss alone (loss: the objective's row passes), the backward pass (bwd), the
+// Adam step (opt; TrainStep also clips), and their sum (step-cpu-ms). CPU time is what a loaded machine
+// disturbs least; with OPENBLAS_NUM_THREADS=1 SPARSEPCL_WORKERS=1 it is the single-core cost.
+func BenchmarkTrainStepPhases(b *testing.B) {
+	for _, k := range []int{729, 15625} {
+		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
+				l := benchLearner(b, algo, k)
+				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
+				obj := l.Objective()
+				dh := make([]*tensor.Matrix, len(l.Model.Heads.Sizes))
+				for i, s := range l.Model.Heads.Sizes {
+					dh[i] = tensor.New(0, s)
+				}
+				var c [4]time.Duration
+				ph := func(i int, f func()) {
+					c0 := processCPU()
+					f()
+					c[i] += processCPU() - c0
+				}
+				for b.Loop() {
+					ph(0, func() {
+						heads, st, err := l.Model.ForwardBatch(segs)
+						if err != nil {
+							b.Fatal(err)
+						}
+						ph(1, func() {
+							if _, err := obj.Evaluate(heads, st, dh); err != nil {
+								b.Fatal(err)
+							}
+						})
+					})
+					ph(2, func() {
+						nn.ZeroGrads(l.Params())
+						if err := l.Model.Backward(dh); err != nil {
+							b.Fatal(err)
+						}
+					})
+					ph(3, func() { _ = l.Opt.Step() })
+				}
+				n := float64(b.N)
+				for i, name := range []string{"fwd+loss", "loss", "bwd", "opt"} {
+					b.ReportMetric(float64(c[i].Microseconds())/n/1000, name+"-cpu-ms")
+				}
+				b.ReportMetric(float64((c[0]+c[2]+c[3]).Microseconds())/n/1000, "step-cpu-ms")
+			})
 		}
 	}
 }

@@ -158,22 +158,12 @@ func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
 	return nil
 }
 
-// addRowVector adds v to every row of m.
+// addRowVector adds v (m.Cols long) to every row of m.
 func addRowVector(m *tensor.Matrix, v []float32) {
-	for r := 0; r < m.Rows; r++ {
-		row := m.Data[r*m.Cols : (r+1)*m.Cols]
-		for j, b := range v {
-			row[j] += b
-		}
-	}
+	kAddRows(m.Data[:m.Rows*m.Cols], v[:m.Cols], m.Rows)
 }
 
-// addColumnSums adds the column sums of m to dst.
+// addColumnSums adds the column sums of m to dst (m.Cols long), each summed in row order.
 func addColumnSums(dst []float32, m *tensor.Matrix) {
-	for r := 0; r < m.Rows; r++ {
-		row := m.Data[r*m.Cols : (r+1)*m.Cols]
-		for j, v := range row {
-			dst[j] += v
-		}
-	}
+	kAddColSums(dst[:m.Cols], m.Data[:m.Rows*m.Cols], m.Rows)
 }

@@ -21,6 +21,22 @@ CLONES void tanh_slice(float *restrict dst, const float *restrict src, int n) {
 		dst[i] = (x > -0.125f && x < 0.125f) ? series : full;
 	}
 }
+
+// add_rows adds v (cols) to each of the rows of y; add_col_sums adds to dst (cols) the rows of m
+// one after the other: each entry sums in row order, as the Go loops they replace did.
+CLONES void add_rows(float *restrict y, const float *restrict v, int rows, int cols) {
+	for (int r = 0; r < rows; r++) {
+		float *row = y + (long)r * cols;
+		for (int j = 0; j < cols; j++) row[j] += v[j];
+	}
+}
+
+CLONES void add_col_sums(float *restrict dst, const float *restrict m, int rows, int cols) {
+	for (int r = 0; r < rows; r++) {
+		const float *row = m + (long)r * cols;
+		for (int j = 0; j < cols; j++) dst[j] += row[j];
+	}
+}
 */
 import "C"
 
@@ -34,4 +50,20 @@ func TanhInto(dst, src []float32) {
 	}
 	dst = dst[:len(src)]
 	C.tanh_slice((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.int(len(src)))
+}
+
+// kAddRows adds v to each of the rows rows of y (rows x len(v)), vectorised.
+func kAddRows(y, v []float32, rows int) {
+	if rows == 0 || len(v) == 0 {
+		return
+	}
+	C.add_rows((*C.float)(unsafe.Pointer(&y[0])), (*C.float)(unsafe.Pointer(&v[0])), C.int(rows), C.int(len(v)))
+}
+
+// kAddColSums adds the column sums of m (rows x len(dst)) to dst, each in row order, vectorised.
+func kAddColSums(dst, m []float32, rows int) {
+	if rows == 0 || len(dst) == 0 {
+		return
+	}
+	C.add_col_sums((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&m[0])), C.int(rows), C.int(len(dst)))
 }

@@ -9,3 +9,25 @@ func TanhInto(dst, src []float32) {
 		dst[i] = tanh32(v)
 	}
 }
+
+// kAddRows adds v to each of the rows rows of y (rows x len(v)).
+func kAddRows(y, v []float32, rows int) {
+	c := len(v)
+	for r := range rows {
+		row := y[r*c : (r+1)*c]
+		for j, b := range v {
+			row[j] += b
+		}
+	}
+}
+
+// kAddColSums adds the column sums of m (rows x len(dst)) to dst, each in row order.
+func kAddColSums(dst, m []float32, rows int) {
+	c := len(dst)
+	for r := range rows {
+		row := m[r*c : (r+1)*c]
+		for j, v := range row {
+			dst[j] += v
+		}
+	}
+}

@@ -96,6 +96,6 @@ func (Soft) sampleRow(sc *RowScratch, h []float32, scale float32, u float64) (in
 		return 0, 0, 0, false
 	}
 	policy.SoftRowExp(sc.pv, h, scale, r, 1)
-	mp, sup := RowStats(sc.pv)
-	return policy.SampleWithUniform(sc.pv, u), mp, sup, true
+	mp, sup := policy.MaxAndSupport(sc.pv) // RowStats in one vectorised pass (the row is finite)
+	return policy.SampleWithUniform(sc.pv, u), mp, float32(sup), true
 }

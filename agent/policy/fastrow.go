@@ -37,6 +37,15 @@ func SoftRowExp(d, h []float32, scale float32, r SoftRow, c float32) {
 	kRowExpScaled(d, h, scale, r.M, r.Inv, c)
 }
 
+// MaxAndSupport returns the largest probability of the policy p (0 when none is positive) and
+// the number of positive ones, in one vectorised pass. p must hold no NaN.
+func MaxAndSupport(p []float32) (maxProb float32, support int) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	return kRowMaxPos(p)
+}
+
 // michelotStop is the candidate count below which SparsemaxSupport stops tightening its lower
 // bound and solves exactly.
 const michelotStop = 48

@@ -145,6 +145,35 @@ CLONES void row_count_sum_above(const float *h, int n, float scale, float t, flo
 
 // row_gather_above writes the ascending indices of the entries with scale*h[i] > t into idx and
 // returns their number. A block of 16 with an entry above t is compacted without branches.
+// row_max_pos returns in *mx the largest of 0 and the p[i], and in *cnt how many p[i] > 0.
+CLONES void row_max_pos(const float *p, int n, float *mx, int *cnt) {
+	v8sf m0 = splat8(0), m1 = m0;
+	v8si c0 = {0, 0, 0, 0, 0, 0, 0, 0}, c1 = c0;
+	const v8sf zero = splat8(0);
+	int i = 0;
+	for (; i + 16 <= n; i += 16) {
+		v8sf a = load8(p + i), b = load8(p + i + 8);
+		m0 = sel8(a > m0, a, m0);
+		m1 = sel8(b > m1, b, m1);
+		c0 -= a > zero;
+		c1 -= b > zero;
+	}
+	m0 = sel8(m1 > m0, m1, m0);
+	c0 += c1;
+	float m = m0[0];
+	int c = 0;
+	for (int l = 0; l < 8; l++) {
+		m = m0[l] > m ? m0[l] : m;
+		c += c0[l];
+	}
+	for (; i < n; i++) {
+		m = p[i] > m ? p[i] : m;
+		c += p[i] > 0;
+	}
+	*mx = m;
+	*cnt = c;
+}
+
 CLONES int row_gather_above(const float *h, int n, float scale, float t, int32_t *idx) {
 	const v8sf sc = splat8(scale), tt = splat8(t);
 	int k = 0, i = 0;
@@ -175,6 +204,13 @@ func kRowMax(h []float32, scale float32) (float32, float64, bool) {
 	var sum C.double
 	ok := C.row_max(fptr(h), C.int(len(h)), C.float(scale), &m, &sum)
 	return float32(m), float64(sum), ok != 0
+}
+
+func kRowMaxPos(p []float32) (float32, int) {
+	var m C.float
+	var n C.int
+	C.row_max_pos(fptr(p), C.int(len(p)), &m, &n)
+	return float32(m), int(n)
 }
 
 func kRowSumExp(h []float32, scale, m float32) float64 {

@@ -63,6 +63,20 @@ func kRowCountSumAbove(h []float32, scale, t, m float32) (int, float64) {
 	return n, s
 }
 
+func kRowMaxPos(p []float32) (float32, int) {
+	var m float32
+	n := 0
+	for _, v := range p {
+		if v > m {
+			m = v
+		}
+		if v > 0 {
+			n++
+		}
+	}
+	return m, n
+}
+
 func kRowGatherAbove(h []float32, scale, t float32, idx []int32) int {
 	k := 0
 	for i, x := range h {

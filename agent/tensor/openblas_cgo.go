@@ -57,6 +57,11 @@ type openBLAS struct {
 	gonum.Implementation
 	sgemm unsafe.Pointer
 	sgemv unsafe.Pointer
+	// few is set when the CPU runs the few-rows kernel (fewrows.go), which then takes the
+	// products it is made for; threads is OpenBLAS's thread count (0: unknown), which decides
+	// which of them give OpenBLAS's bits (fewRows).
+	few     bool
+	threads int
 }
 
 func dlerror() string {
@@ -81,7 +86,7 @@ func loadOpenBLAS() (blas.Float32, string, error) {
 			defer C.free(unsafe.Pointer(cs))
 			return C.dlsym(h, cs)
 		}
-		impl := &openBLAS{sgemm: sym("cblas_sgemm"), sgemv: sym("cblas_sgemv")}
+		impl := &openBLAS{sgemm: sym("cblas_sgemm"), sgemv: sym("cblas_sgemv"), few: fewRowsSupported()}
 		if impl.sgemm == nil || impl.sgemv == nil {
 			errs = append(errs, lib+": no cblas_sgemm/cblas_sgemv")
 			C.dlclose(h)
@@ -89,7 +94,10 @@ func loadOpenBLAS() (blas.Float32, string, error) {
 		}
 		desc := "cblas (" + lib + ")"
 		if f := sym("openblas_get_num_threads"); f != nil {
-			desc = fmt.Sprintf("openblas (%s, %d threads)", lib, int(C.call_getint(f)))
+			impl.threads = int(C.call_getint(f))
+			desc = fmt.Sprintf("openblas (%s, %d threads)", lib, impl.threads)
+		} else {
+			impl.few = false // another CBLAS: its sums may run in another order
 		}
 		// The handle stays open for the life of the process: the function
 		// pointers above point into it.
@@ -132,6 +140,10 @@ func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 		len(a) < span(ar, ac, lda) || len(b) < span(br, bc, ldb) || len(c) < span(m, n, ldc) {
 		panic(fmt.Sprintf("tensor: openblas sgemm: bad arguments m=%d n=%d k=%d lda=%d ldb=%d ldc=%d len(a)=%d len(b)=%d len(c)=%d",
 			m, n, k, lda, ldb, ldc, len(a), len(b), len(c)))
+	}
+	if o.few && lda == k && ldb == n && ldc == n && fewRows(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, beta, o.threads) {
+		fewRowsProduct(m, n, k, a, b, c)
+		return
 	}
 	C.call_sgemm(o.sgemm, cblasRowMajor, cblasOp(tA), cblasOp(tB), C.int(m), C.int(n), C.int(k),
 		C.float(alpha), (*C.float)(unsafe.Pointer(&a[0])), C.int(lda),
