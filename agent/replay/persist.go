@@ -52,7 +52,7 @@ func (b *Buffer) MarshalBinary() ([]byte, error) {
 	out = le.AppendUint32(out, uint32(b.next))
 	out = le.AppendUint32(out, uint32(len(b.eps)))
 	for i, e := range b.eps {
-		if err := e.Validate(); err != nil {
+		if err := e.Validate(episode.TokenDim); err != nil {
 			return nil, fmt.Errorf("replay: encode episode %d: %w", i, err)
 		}
 		out = le.AppendUint64(out, math.Float64bits(b.prio[i]))
@@ -163,7 +163,7 @@ func (b *Buffer) UnmarshalBinary(data []byte) error {
 		if d.err != nil {
 			break
 		}
-		if err := e.Validate(); err != nil {
+		if err := e.Validate(episode.TokenDim); err != nil {
 			return fmt.Errorf("%w: episode %d: %v", ErrFormat, i, err)
 		}
 		if math.IsNaN(p) || math.IsInf(p, 0) {

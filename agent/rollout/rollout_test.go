@@ -197,7 +197,7 @@ func TestSampleEpisodesMatchTheEnvironment(t *testing.T) {
 			}
 			steps, sum, terminated := 0, 0.0, 0
 			for i, e := range res.Episodes {
-				if err := e.Validate(); err != nil {
+				if err := e.Validate(episode.TokenDim); err != nil {
 					t.Fatalf("episode %d: %v", i, err)
 				}
 				if e.Len() > tc.maxSteps {
