@@ -87,7 +87,7 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	F, K := spec.Features(), spec.NumActions()
 	T := 0
 	for _, e := range eps {
-		if err := e.Validate(); err != nil {
+		if err := e.Validate(episode.TokenDim); err != nil {
 			return Batch{}, fmt.Errorf("diag: %w", err)
 		}
 		T = max(T, e.Len())

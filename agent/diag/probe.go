@@ -264,7 +264,7 @@ func addExperts(ctx context.Context, opts Options, cfg config.Config, task Task,
 			}
 			e.Actions, e.Rewards, e.Obs = append(e.Actions, int32(acts.Ints[i])), append(e.Rewards, out.Rewards[i]), append(e.Obs, int32(out.Obs.Ints[i]))
 			if out.Terminated[i] || out.Truncated[i] {
-				e.Terminated, done[i] = out.Terminated[i], true
+				e.Terminated, e.Truncated, done[i] = out.Terminated[i], !out.Terminated[i], true
 				live--
 			}
 		}

@@ -122,7 +122,7 @@ func (m *Model) ForwardBatch(eps []*episode.Episode) ([]*tensor.Matrix, Steps, e
 	F, K := spec.Features(), spec.NumActions()
 	T := 0
 	for i, e := range eps {
-		if err := e.Validate(); err != nil {
+		if err := e.Validate(episode.TokenDim); err != nil {
 			return nil, Steps{}, fmt.Errorf("pcl: batch episode %d: %w", i, err)
 		}
 		T = max(T, e.Len())

@@ -22,7 +22,7 @@ import (
 //	count     uint32  stored episodes, in storage order, each:
 //	  priority   float64
 //	  iteration  int64
-//	  terminated uint8
+//	  terminated uint8   1 if terminated; 0 if truncated (the buffer holds whole episodes)
 //	  steps      uint32 L
 //	  obs        (L+1) int32
 //	  actions    L int32
@@ -52,7 +52,7 @@ func (b *Buffer) MarshalBinary() ([]byte, error) {
 	out = le.AppendUint32(out, uint32(b.next))
 	out = le.AppendUint32(out, uint32(len(b.eps)))
 	for i, e := range b.eps {
-		if err := e.Validate(); err != nil {
+		if err := e.Validate(episode.TokenDim); err != nil {
 			return nil, fmt.Errorf("replay: encode episode %d: %w", i, err)
 		}
 		out = le.AppendUint64(out, math.Float64bits(b.prio[i]))
@@ -146,6 +146,7 @@ func (b *Buffer) UnmarshalBinary(data []byte) error {
 	for i := 0; i < count && d.err == nil; i++ {
 		p := math.Float64frombits(d.u64("priority"))
 		e := &episode.Episode{Iteration: int(int64(d.u64("iteration"))), Terminated: d.u8("terminated") == 1}
+		e.Truncated = !e.Terminated
 		L := int(d.u32("steps"))
 		if d.err == nil && uint64(L)*16+4 > uint64(len(d.b)-d.off) {
 			return fmt.Errorf("%w: episode %d claims %d steps, more than the data holds", ErrFormat, i, L)
@@ -163,7 +164,7 @@ func (b *Buffer) UnmarshalBinary(data []byte) error {
 		if d.err != nil {
 			break
 		}
-		if err := e.Validate(); err != nil {
+		if err := e.Validate(episode.TokenDim); err != nil {
 			return fmt.Errorf("%w: episode %d: %v", ErrFormat, i, err)
 		}
 		if math.IsNaN(p) || math.IsInf(p, 0) {

@@ -17,7 +17,7 @@ func fill(t *testing.T, b *Buffer, rng *rand.Rand, n int) {
 	t.Helper()
 	for i := range n {
 		L := 1 + i%5
-		e := &episode.Episode{Obs: make([]int32, L+1), Actions: make([]int32, L), Rewards: make([]float64, L), Terminated: i%2 == 0, Iteration: i}
+		e := &episode.Episode{Obs: make([]int32, L+1), Actions: make([]int32, L), Rewards: make([]float64, L), Terminated: i%2 == 0, Truncated: i%2 != 0, Iteration: i}
 		for k := range L {
 			e.Obs[k+1], e.Actions[k], e.Rewards[k] = int32(i+k), int32(7*i+k), float64(k)-0.5*float64(i%3)
 		}

@@ -48,9 +48,12 @@ func (b *Buffer) Len() int { return len(b.eps) }
 // Capacity is the maximum number of episodes.
 func (b *Buffer) Capacity() int { return b.capacity }
 
-// Add stores ep with the given priority, evicting one stored episode (uniformly at random, or the
-// oldest slot for FIFO) when full.
+// Add stores ep, a whole episode (terminated or truncated), with the given priority, evicting one
+// stored episode (uniformly at random, or the oldest slot for FIFO) when full.
 func (b *Buffer) Add(rng *rand.Rand, ep *episode.Episode, priority float64) error {
+	if ep.Terminated == ep.Truncated {
+		return fmt.Errorf("replay: episode terminated %v and truncated %v, want a whole episode (one of the two)", ep.Terminated, ep.Truncated)
+	}
 	if math.IsNaN(priority) || math.IsInf(priority, 0) {
 		return fmt.Errorf("replay: priority %v is not finite", priority)
 	}

@@ -110,3 +110,20 @@ func TestBadArguments(t *testing.T) {
 		t.Error("NaN priority accepted")
 	}
 }
+
+// The buffer keeps whole episodes: one that was cut (neither terminated nor truncated), or is
+// both, is refused, so that the file's one end flag restores both.
+func TestAddRefusesAPartialEpisode(t *testing.T) {
+	b, _ := New(4, 0.5, 0.1, "random")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, ends := range [][2]bool{{false, false}, {true, true}} {
+		e := ep(1)
+		e.Terminated, e.Truncated = ends[0], ends[1]
+		if err := b.Add(rng, e, 0); err == nil {
+			t.Errorf("terminated %v truncated %v: no error", ends[0], ends[1])
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("refused episodes were stored: %d", b.Len())
+	}
+}

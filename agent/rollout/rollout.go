@@ -1,6 +1,6 @@
 // Package rollout samples whole episodes from a VecEnv with a PCL model: all copies start together,
 // step in lockstep (the VecEnv in AutoresetDisabled mode) until every copy has ended, and come back
-// as episodes with their final observations, rewards and terminated/truncated flags.
+// as whole episodes (each terminated or truncated) with their final observations and rewards.
 package rollout
 
 import (
@@ -165,7 +165,7 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 			case out.Terminated[i]:
 				e.Terminated, done[i] = true, true
 			case out.Truncated[i] || e.Len() >= s.maxSteps:
-				done[i] = true
+				e.Truncated, done[i] = true, true
 			}
 			if done[i] {
 				live--

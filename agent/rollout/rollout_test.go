@@ -152,6 +152,9 @@ func replay(t *testing.T, tk task, seed int64, e *episode.Episode, maxSteps int)
 			if e.Terminated != term {
 				t.Fatalf("seed %d: stored terminated = %v, env says %v at the last step", seed, e.Terminated, term)
 			}
+			if e.Truncated == e.Terminated {
+				t.Fatalf("seed %d: a whole episode is terminated (%v) or truncated (%v)", seed, e.Terminated, e.Truncated)
+			}
 			if !e.Terminated && e.Len() != maxSteps {
 				t.Fatalf("seed %d: truncated after %d steps, max steps %d", seed, e.Len(), maxSteps)
 			}
@@ -197,7 +200,7 @@ func TestSampleEpisodesMatchTheEnvironment(t *testing.T) {
 			}
 			steps, sum, terminated := 0, 0.0, 0
 			for i, e := range res.Episodes {
-				if err := e.Validate(); err != nil {
+				if err := e.Validate(episode.TokenDim); err != nil {
 					t.Fatalf("episode %d: %v", i, err)
 				}
 				if e.Len() > tc.maxSteps {
