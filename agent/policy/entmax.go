@@ -306,9 +306,8 @@ func EntmaxConjugate[T Float](z []T, valid []bool, alpha float64, scratch []T) f
 // EntmaxConjugateFromProbs is EntmaxConjugate given p = Entmax(z, alpha):
 // <p, z - max z> + H_alpha(p) + max z.
 func EntmaxConjugateFromProbs[T Float](z, p []T, valid []bool, alpha float64) float64 {
-	checkRow("EntmaxConjugateFromProbs", len(z), len(p), valid)
-	m, n, bad := maxUsable(z, valid)
-	if bad || n == 0 {
+	m, ok := probsRowMax("EntmaxConjugateFromProbs", z, p, valid)
+	if !ok {
 		return math.NaN()
 	}
 	var s float64

@@ -34,8 +34,9 @@ func usable[T Float](z []T, valid []bool, i int) bool {
 }
 
 // gather copies the usable logits of z into buf (exact copies, no
-// arithmetic) and returns how many there are and their maximum. bad is true
-// when a usable logit is NaN or +Inf, for which no distribution exists.
+// arithmetic; nothing when buf is nil) and returns how many there are and
+// their maximum. bad is true when a usable logit is NaN or +Inf, for which no
+// distribution exists.
 func gather[T Float](buf, z []T, valid []bool) (n int, maxZ float64, bad bool) {
 	maxZ = math.Inf(-1)
 	for i, v := range z {
@@ -49,7 +50,9 @@ func gather[T Float](buf, z []T, valid []bool) (n int, maxZ float64, bad bool) {
 		if f > maxZ {
 			maxZ = f
 		}
-		buf[n] = v
+		if buf != nil {
+			buf[n] = v
+		}
 		n++
 	}
 	return n, maxZ, false
@@ -58,21 +61,8 @@ func gather[T Float](buf, z []T, valid []bool) (n int, maxZ float64, bad bool) {
 // maxUsable returns the largest usable logit, the number of usable entries,
 // and whether a usable entry is NaN or +Inf.
 func maxUsable[T Float](z []T, valid []bool) (maxZ float64, n int, bad bool) {
-	maxZ = math.Inf(-1)
-	for i, v := range z {
-		if !usable(z, valid, i) {
-			continue
-		}
-		f := float64(v)
-		if math.IsNaN(f) || math.IsInf(f, 1) {
-			return 0, 0, true
-		}
-		if f > maxZ {
-			maxZ = f
-		}
-		n++
-	}
-	return maxZ, n, false
+	n, maxZ, bad = gather(nil, z, valid)
+	return maxZ, n, bad
 }
 
 func fillNaN[T Float](dst []T) {
@@ -80,4 +70,13 @@ func fillNaN[T Float](dst []T) {
 	for i := range dst {
 		dst[i] = nan
 	}
+}
+
+// probsRowMax checks the row z and its probabilities p (a panic names fn when their lengths
+// disagree) and returns the largest usable logit; ok is false when no entry is usable or one is
+// NaN or +Inf.
+func probsRowMax[T Float](fn string, z, p []T, valid []bool) (m float64, ok bool) {
+	checkRow(fn, len(z), len(p), valid)
+	m, n, bad := maxUsable(z, valid)
+	return m, !bad && n > 0
 }

@@ -539,9 +539,8 @@ func Spmax[T Float](z []T, valid []bool, scratch []T) float64 {
 // SpmaxFromProbs returns spmax(z) given p = Sparsemax(z) (already
 // computed), with no scratch and no threshold search.
 func SpmaxFromProbs[T Float](z, p []T, valid []bool) float64 {
-	checkRow("SpmaxFromProbs", len(z), len(p), valid)
-	m, n, bad := maxUsable(z, valid)
-	if bad || n == 0 {
+	m, ok := probsRowMax("SpmaxFromProbs", z, p, valid)
+	if !ok {
 		return math.NaN()
 	}
 	var s float64
