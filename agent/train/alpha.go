@@ -23,12 +23,13 @@ type alphaControl struct {
 	check *weight.CollapseCheck
 	algo  string
 	log   *slog.Logger
+	name  func(field string) string // names a config field in the warning (Options.FieldName)
 }
 
 // newAlphaControl builds the weight control of cfg (a validated config). The collapse check's
 // stretch is a twentieth of the run's iterations, at least 50.
-func newAlphaControl(cfg config.Config, log *slog.Logger) (*alphaControl, error) {
-	a := &alphaControl{ctrl: weight.Fixed(cfg.Alpha), algo: cfg.Algo, log: log}
+func newAlphaControl(cfg config.Config, log *slog.Logger, name func(field string) string) (*alphaControl, error) {
+	a := &alphaControl{ctrl: weight.Fixed(cfg.Alpha), algo: cfg.Algo, log: log, name: name}
 	switch {
 	case cfg.AlphaAuto:
 		auto, err := weight.NewAuto(weight.DefaultAuto(cfg.Alpha))
@@ -94,7 +95,7 @@ func (a *alphaControl) observe(r Row) {
 	if !ok {
 		return
 	}
-	lever := "try a larger alpha (3x or more) or alpha_auto" // config fields, by JSON name
+	lever := fmt.Sprintf("try a larger %s (3x or more) or %s", a.name("alpha"), a.name("alpha_auto"))
 	if a.algo != config.AlgoSoft {
 		lever = "at a one-action support sparsemax passes no gradient to the logits in that state, so only training elsewhere moves it; " + lever
 	}

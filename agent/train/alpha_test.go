@@ -1,7 +1,10 @@
 package train
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -78,4 +81,33 @@ func TestAlphaAutoInTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRows(t, "resumed automatic-alpha run", full.Rows, resumed.Rows)
+}
+
+// The collapse warning fires once on a run that sat on one action from the start, and names its
+// levers through Options.FieldName (pcl: the flags), or by the config fields without one.
+func TestCollapseWarningNamesLevers(t *testing.T) {
+	for _, c := range []struct {
+		name func(string) string
+		want string
+	}{
+		{nil, "try a larger alpha (3x or more) or alpha_auto"},
+		{func(f string) string { return "--" + strings.ReplaceAll(f, "_", "-") }, "try a larger --alpha (3x or more) or --alpha-auto"},
+	} {
+		var out bytes.Buffer
+		cfg := smallCopyConfig(config.AlgoSparse, 0.05)
+		cfg.Iters = 100
+		a, err := newAlphaControl(cfg, slog.New(slog.NewTextHandler(&out, nil)), Options{FieldName: c.name}.fieldName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for it := range cfg.Iters {
+			a.observe(Row{Iteration: it, Support: 1, MaxProb: 1, MeanReward: -0.5})
+		}
+		if got := strings.Count(out.String(), "policy collapsed"); got != 1 {
+			t.Fatalf("%d warnings, want 1:\n%s", got, out.String())
+		}
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("warning %q does not say %q", out.String(), c.want)
+		}
+	}
 }

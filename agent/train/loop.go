@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 	pr := newProgress(opts, meta.Iteration, cfg.Iters, tr.envSteps)
 	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
 	log = pr.logger(log)
-	alphas, err := newAlphaControl(cfg, log)
+	alphas, err := newAlphaControl(cfg, log, opts.fieldName)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -70,6 +70,9 @@ type Options struct {
 	MaxMemory MemoryLimit
 
 	Logger *slog.Logger // nil: slog.Default()
+	// FieldName names a config field (by its JSON name) in what the run logs, such as the levers
+	// of the collapse warning; pcl names their flags. nil: the JSON name.
+	FieldName func(field string) string
 
 	session *provenance.Session // this process's provenance, collected by Run
 }
@@ -186,6 +189,14 @@ func (opts Options) envMaker() EnvMaker {
 		return opts.Envs
 	}
 	return RegistryEnvs{Registry: opts.Registry}
+}
+
+// fieldName is opts.FieldName, or the JSON name itself.
+func (opts Options) fieldName(field string) string {
+	if opts.FieldName != nil {
+		return opts.FieldName(field)
+	}
+	return field
 }
 
 // logger is opts.Logger or the default logger.

@@ -43,3 +43,20 @@ func TestFlagText(t *testing.T) {
 		}
 	}
 }
+
+// flagName names a config field by its flag (the collapse warning's levers among them), and keeps a
+// field without a flag as it is.
+func TestFlagName(t *testing.T) {
+	for field, want := range map[string]string{
+		"alpha":              "--alpha",
+		"alpha_auto":         "--alpha-auto",
+		"learning_rate":      "--lr",
+		"batch_size":         "--batch",
+		train.MaxMemoryField: "--max-memory",
+		"no_such_field":      "no_such_field",
+	} {
+		if got := flagName(field); got != want {
+			t.Errorf("flagName(%q) = %q, want %q", field, got, want)
+		}
+	}
+}

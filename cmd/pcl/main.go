@@ -126,17 +126,17 @@ func (e usageError) Unwrap() error { return e.err }
 // their flags, for errors in a config the command line built: "--tsallis-q = 1: ... use --algo
 // soft" for the library's "config: tsallis_q = 1: ... use algo soft". A field without a flag keeps
 // its JSON name; train.MemoryError's limit is --max-memory.
-func flagText(err error) string {
-	flags := config.FieldFlags()
-	return config.Renamed(err, func(field string) string {
-		if f, ok := flags[field]; ok {
-			return "--" + f
-		}
-		if field == train.MaxMemoryField {
-			return "--max-memory"
-		}
-		return field
-	})
+func flagText(err error) string { return config.Renamed(err, flagName) }
+
+// flagName is the flag of a config field (by its JSON name), or the name itself when it has none.
+func flagName(field string) string {
+	if f, ok := config.FieldFlags()[field]; ok {
+		return "--" + f
+	}
+	if field == train.MaxMemoryField {
+		return "--max-memory"
+	}
+	return field
 }
 
 // flagError is an error of a config the command line built, its message naming flags (flagText).

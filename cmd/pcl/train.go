@@ -174,7 +174,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		cfg = resolved
 	}
-	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit}
+	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit, FieldName: flagName}
 	trainOutput{logFormat: *logFormat, progressEvery: *progressEvery}.options(&opts, stderr)
 	sum, err := train.Run(ctx, cfg, opts)
 	var done *train.DoneError
