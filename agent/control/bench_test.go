@@ -12,6 +12,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/internal/cputime"
 )
 
 // benchSegments are 25 sub-episodes of 100 steps of HalfCheetah-sized observations (17).
@@ -115,12 +116,12 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				}
 				var tGemm, tFast, tRef, tBack, cGemm, cFast, cRef, cBack time.Duration
 				timed := func(d, c *time.Duration, f func() error) {
-					c0, t0 := processCPU(), time.Now()
+					c0, t0 := cputime.Process(), time.Now()
 					if err := f(); err != nil {
 						b.Fatal(err)
 					}
 					*d += time.Since(t0)
-					*c += processCPU() - c0
+					*c += cputime.Process() - c0
 				}
 				gemm := func() error { return eng.MatMul(y, x, false, w, false, 1, 0) }
 				// The two dense backward GEMMs of the same layer: dW += Xᵀ·dZ and dX = dZ·Wᵀ.
@@ -208,14 +209,14 @@ func BenchmarkSampleStep(b *testing.B) {
 					old()
 					var tFast, tOld, cFast, cOld time.Duration
 					for b.Loop() {
-						c0, t0 := processCPU(), time.Now()
+						c0, t0 := cputime.Process(), time.Now()
 						fast()
-						c1, t1 := processCPU(), time.Now()
+						c1, t1 := cputime.Process(), time.Now()
 						old()
 						tFast += t1.Sub(t0)
 						tOld += time.Since(t1)
 						cFast += c1 - c0
-						cOld += processCPU() - c1
+						cOld += cputime.Process() - c1
 					}
 					steps := float64(b.N * n)
 					b.ReportMetric(float64(tFast.Microseconds())/steps, "us-per-env-step")
@@ -246,9 +247,9 @@ func BenchmarkTrainStepPhases(b *testing.B) {
 				}
 				var c [4]time.Duration
 				ph := func(i int, f func()) {
-					c0 := processCPU()
+					c0 := cputime.Process()
 					f()
-					c[i] += processCPU() - c0
+					c[i] += cputime.Process() - c0
 				}
 				for b.Loop() {
 					ph(0, func() {

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"github.com/sparsepcl/sparsepcl/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -116,7 +117,7 @@ func BenchmarkFewRows(b *testing.B) {
 // timeIt runs f and returns its wall time and the CPU time of the whole process meanwhile (every
 // thread: OpenBLAS's too), in seconds.
 func timeIt(f func()) (wall, cpu float64) {
-	c0, t0 := processCPU(), time.Now()
+	c0, t0 := cputime.Process(), time.Now()
 	f()
-	return time.Since(t0).Seconds(), (processCPU() - c0).Seconds()
+	return time.Since(t0).Seconds(), (cputime.Process() - c0).Seconds()
 }

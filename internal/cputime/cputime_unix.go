@@ -1,15 +1,15 @@
 //go:build unix
 
-package control
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the user + system time of the whole process so far (every thread: the Go
-// workers and OpenBLAS's).
-func processCPU() time.Duration {
+// Process is the user + system time of the whole process so far (every thread: the Go workers and
+// OpenBLAS's), or 0 when the system does not say.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
