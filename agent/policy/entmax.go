@@ -306,15 +306,9 @@ func EntmaxConjugate[T Float](z []T, valid []bool, alpha float64, scratch []T) f
 // EntmaxConjugateFromProbs is EntmaxConjugate given p = Entmax(z, alpha):
 // <p, z - max z> + H_alpha(p) + max z.
 func EntmaxConjugateFromProbs[T Float](z, p []T, valid []bool, alpha float64) float64 {
-	m, ok := probsRowMax("EntmaxConjugateFromProbs", z, p, valid)
+	m, s, ok := supportSum("EntmaxConjugateFromProbs", z, p, valid, func(pi, y float64) float64 { return pi * y })
 	if !ok {
 		return math.NaN()
-	}
-	var s float64
-	for i := range z {
-		if p[i] > 0 {
-			s += float64(p[i]) * (float64(z[i]) - m)
-		}
 	}
 	return m + s + TsallisEntropy(p, alpha)
 }

@@ -80,3 +80,18 @@ func probsRowMax[T Float](fn string, z, p []T, valid []bool) (m float64, ok bool
 	m, n, bad := maxUsable(z, valid)
 	return m, !bad && n > 0
 }
+
+// supportSum is the row maximum m of probsRowMax and the sum, over the support of p, of
+// term(p_i, z_i − m), in index order: the shared part of the conjugates given p.
+func supportSum[T Float](fn string, z, p []T, valid []bool, term func(pi, y float64) float64) (m, s float64, ok bool) {
+	m, ok = probsRowMax(fn, z, p, valid)
+	if !ok {
+		return m, 0, false
+	}
+	for i := range z {
+		if p[i] > 0 {
+			s += term(float64(p[i]), float64(z[i])-m)
+		}
+	}
+	return m, s, true
+}

@@ -256,20 +256,16 @@ func indexLimit[T Float]() int {
 func candidates[T Float](buf, z []T, valid []bool) (n int, m float64, bad bool) {
 	mT := T(math.Inf(-1))
 	bound := mT
+	// The two loops differ only in the mask test: the fast one, without a mask, is the hot path
+	// of every sampling and training step, so it carries no per-entry test of valid.
 	if valid == nil {
 		for i, v := range z {
 			if v <= bound {
 				continue
 			}
-			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 1) {
+			if bad = record(buf, &n, i, v, &mT, &bound); bad {
 				return 0, 0, true
 			}
-			if v > mT {
-				mT = v
-				bound = below[T](float64(v)-1, float64(v))
-			}
-			buf[n] = T(i)
-			n++
 		}
 	} else {
 		valid = valid[:len(z)]
@@ -277,15 +273,9 @@ func candidates[T Float](buf, z []T, valid []bool) (n int, m float64, bad bool) 
 			if !valid[i] || v <= bound {
 				continue
 			}
-			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 1) {
+			if bad = record(buf, &n, i, v, &mT, &bound); bad {
 				return 0, 0, true
 			}
-			if v > mT {
-				mT = v
-				bound = below[T](float64(v)-1, float64(v))
-			}
-			buf[n] = T(i)
-			n++
 		}
 	}
 	w := 0
@@ -296,6 +286,21 @@ func candidates[T Float](buf, z []T, valid []bool) (n int, m float64, bad bool) 
 		}
 	}
 	return w, float64(mT), false
+}
+
+// record is candidates' slow branch, for an entry v at index i above the running bound: it
+// reports NaN and +Inf as bad, raises the running maximum and its bound, and appends i.
+func record[T Float](buf []T, n *int, i int, v T, mT, bound *T) (bad bool) {
+	if f := float64(v); math.IsNaN(f) || math.IsInf(f, 1) {
+		return true
+	}
+	if v > *mT {
+		*mT = v
+		*bound = below[T](float64(v)-1, float64(v))
+	}
+	buf[*n] = T(i)
+	*n++
+	return false
 }
 
 // thresholdSort works on shifted values y = z - m (computed in float64);
@@ -539,16 +544,9 @@ func Spmax[T Float](z []T, valid []bool, scratch []T) float64 {
 // SpmaxFromProbs returns spmax(z) given p = Sparsemax(z) (already
 // computed), with no scratch and no threshold search.
 func SpmaxFromProbs[T Float](z, p []T, valid []bool) float64 {
-	m, ok := probsRowMax("SpmaxFromProbs", z, p, valid)
+	m, s, ok := supportSum("SpmaxFromProbs", z, p, valid, func(pi, y float64) float64 { return pi * (y - pi/2) })
 	if !ok {
 		return math.NaN()
-	}
-	var s float64
-	for i := range z {
-		if p[i] > 0 {
-			pi := float64(p[i])
-			s += pi * (float64(z[i]) - m - pi/2)
-		}
 	}
 	return m + s + 0.5
 }
