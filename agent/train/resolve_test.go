@@ -10,7 +10,8 @@ import (
 
 // Resolve applies the defaults of the fields not given, in one place: the algorithm's alpha, the
 // env's threshold (the task's, then the registered one with a lookup), the family of "auto", and
-// the long-episode preset for the mlp family only; a given field keeps its value.
+// the long-episode preset for the mlp family only (with its weights for sparse and soft PCL, none
+// for Tsallis); a given field keeps its value.
 func TestResolve(t *testing.T) {
 	registered := func(env string) (float64, bool, error) {
 		switch env {
@@ -35,11 +36,15 @@ func TestResolve(t *testing.T) {
 	}{
 		{"copy soft", "Copy-v0", config.AlgoSoft, nil, nil, 0.025, config.NetLSTM, 0.9, 25, false, 1, 0.9, 3},
 		{"copy given alpha", "Copy-v0", config.AlgoSparse, []string{"alpha"}, nil, 1, config.NetLSTM, 0.9, 25, false, 1, 0.9, 3},
-		{"cartpole preset", "CartPole-v1", config.AlgoSparse, nil, nil, 0.05, config.NetMLP, 0.99, 3, false, 1, 0.9, 3},
-		{"cartpole given gamma and threshold", "CartPole-v1", config.AlgoSparse, []string{"gamma", "reward_threshold"}, nil, 0.05, config.NetMLP, 0.9, 3, false, 1, 0.9, 3},
-		{"cartpole registered", "CartPole-v1", config.AlgoSparse, nil, registered, 0.05, config.NetMLP, 0.99, 475, false, 1, 0.9, 3},
-		{"cartpole given threshold, lookup unused", "CartPole-v1", config.AlgoSparse, []string{"reward_threshold"}, registered, 0.05, config.NetMLP, 0.99, 3, false, 1, 0.9, 3},
-		{"pendulum registers none", "Pendulum-v1", config.AlgoSparse, nil, registered, 0.05, config.NetMLP, 0.99, 0, true, 1, 0.9, 3},
+		{"copy sparse", "Copy-v0", config.AlgoSparse, nil, nil, 0.05, config.NetLSTM, 0.9, 25, false, 0.2, 0.9, 3},
+		{"cartpole preset", "CartPole-v1", config.AlgoSparse, nil, nil, 1, config.NetMLP, 0.99, 3, false, 0.2, 0.9, 3},
+		{"cartpole soft preset", "CartPole-v1", config.AlgoSoft, nil, nil, 0.003, config.NetMLP, 0.99, 3, false, 0.2, 0.9, 3},
+		{"cartpole tsallis, no preset weight", "CartPole-v1", config.AlgoTsallis, nil, nil, 0.05, config.NetMLP, 0.99, 3, false, 0.2, 0.9, 3},
+		{"cartpole given alpha", "CartPole-v1", config.AlgoSparse, []string{"alpha"}, nil, 0.2, config.NetMLP, 0.99, 3, false, 0.2, 0.9, 3},
+		{"cartpole given gamma and threshold", "CartPole-v1", config.AlgoSparse, []string{"gamma", "reward_threshold"}, nil, 1, config.NetMLP, 0.9, 3, false, 1, 0.9, 3},
+		{"cartpole registered", "CartPole-v1", config.AlgoSparse, nil, registered, 1, config.NetMLP, 0.99, 475, false, 1, 0.9, 3},
+		{"cartpole given threshold, lookup unused", "CartPole-v1", config.AlgoSparse, []string{"reward_threshold"}, registered, 1, config.NetMLP, 0.99, 3, false, 1, 0.9, 3},
+		{"pendulum registers none", "Pendulum-v1", config.AlgoSparse, nil, registered, 1, config.NetMLP, 0.99, 0, true, 1, 0.9, 3},
 	}
 	for _, c := range cases {
 		cfg := config.Default()
