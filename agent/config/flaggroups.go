@@ -21,7 +21,8 @@ func MLPFlag(name string) bool {
 }
 
 // LearnerFlag reports whether a config flag shapes the env, the lstm learner or its sampler:
-// the part of the config that bench and diagnose build without train.Run.
+// the part of the config that bench and diagnose take from their flags (they set the run around
+// it themselves).
 func LearnerFlag(name string) bool {
 	switch name {
 	case "env", "base", "max-steps", "curriculum", "algo", "form", "alpha", "tsallis-q", "gamma", "rollout", "critic-weight", "pg-scale",

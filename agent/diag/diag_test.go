@@ -10,6 +10,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -164,6 +165,36 @@ func TestExpertEpisodes(t *testing.T) {
 	cfg.Env = "Reverse-v0"
 	if addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf) == nil {
 		t.Error("expert episodes accepted for Reverse")
+	}
+}
+
+// The probe trains through agent/train's loop: inspecting changes nothing it trains, so its
+// records hold the rows of the same run of train.Run, bit for bit, with the weight schedule.
+func TestProbeTrainsAsRun(t *testing.T) {
+	cfg := config.Default()
+	cfg.Base, cfg.BatchSize, cfg.Hidden, cfg.Iters, cfg.EvalEvery = 3, 8, 8, 5, 0
+	cfg.AlphaStart, cfg.AlphaDecay = 0.5, 0.01 // the weight moves at every iteration
+	sum, err := train.Run(context.Background(), cfg, train.Options{Registry: registry.Default(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AlphaStart, cfg.AlphaDecay = 0, 0
+	recs, err := Probe(context.Background(), cfg, Options{Registry: registry.Default(), Every: 2, AlphaStart: 0.5, AlphaDecay: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].Iteration != 0 || recs[1].Iteration != 2 || recs[2].Iteration != 4 {
+		t.Fatalf("%d records, want iterations 0, 2 and 4: %+v", len(recs), recs)
+	}
+	for _, r := range recs {
+		row := sum.Rows[r.Iteration]
+		if r.MeanReward != row.MeanReward || r.Loss != row.Loss || r.GradNorm != row.GradNorm || r.Alpha != row.Alpha || r.Curriculum != row.Curriculum {
+			t.Errorf("iteration %d: probe reward %v, loss %v, grad norm %v, alpha %v, curriculum %d; train.Run %v, %v, %v, %v, %d",
+				r.Iteration, r.MeanReward, r.Loss, r.GradNorm, r.Alpha, r.Curriculum, row.MeanReward, row.Loss, row.GradNorm, row.Alpha, row.Curriculum)
+		}
+	}
+	if recs[0].Alpha == recs[2].Alpha {
+		t.Errorf("alpha %v at iterations 0 and 4: the schedule did not move", recs[0].Alpha)
 	}
 }
 

@@ -2,10 +2,10 @@
 // learn: what the policy does at the states where a symbol is due (how often it writes, how much
 // mass it puts on the correct symbol, whether that symbol is inside a sparse policy's support),
 // how large its logits are, what each part of the per-step consistency term weighs, which actions
-// the loss reinforces, and what the replay buffer holds. Probe runs the training iteration of
-// agent/train (fresh batch, on-policy step, replay, replay step) with these measures recorded
-// every iteration and with the knobs that the diagnosis needs (an alpha schedule, a logit
-// initialisation scale) that are not training hyperparameters.
+// the loss reinforces, and what the replay buffer holds. Probe trains through agent/train's one
+// loop (fresh batch, on-policy step, replay, replay step; the same run as train.Run's, bit for
+// bit), watching it as a train.Observer that records these measures every few iterations, with
+// the knobs that the diagnosis needs (an alpha schedule, expert episodes in the replay buffer).
 package diag
 
 import (

@@ -5,18 +5,19 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -27,7 +28,8 @@ type Options struct {
 	// Every is the inspection period in iterations (each costs about one forward pass of a batch).
 	Every int
 	// AlphaStart and AlphaDecay, when AlphaStart > 0, schedule the weight as the released code's
-	// tau_start/tau_decay: alpha(it) = max(cfg.Alpha, AlphaStart * AlphaDecay^(it/100)).
+	// tau_start/tau_decay: alpha(it) = max(cfg.Alpha, AlphaStart * AlphaDecay^(it/100)); they
+	// replace cfg's AlphaStart and AlphaDecay.
 	AlphaStart, AlphaDecay float64
 	// Expert, on Copy, puts that many expert episodes (move right and write the symbol read, at
 	// the starting curriculum level) into the replay buffer before the first iteration, as the
@@ -55,14 +57,6 @@ type Record struct {
 	GradShare map[string]float64
 }
 
-// Alpha is the weight of the schedule at iteration it.
-func (o Options) Alpha(base float64, it int) float64 {
-	if o.AlphaStart <= 0 {
-		return base
-	}
-	return math.Max(base, o.AlphaStart*math.Pow(o.AlphaDecay, float64(it)/100))
-}
-
 type targeter interface{ Target(i int) []int64 }
 
 func targetsOf(env envs.VecEnv) ([][]int64, error) {
@@ -79,151 +73,141 @@ func targetsOf(env envs.VecEnv) ([][]int64, error) {
 
 type minLengther interface{ MinLength(i int) int }
 
-// Probe trains cfg for cfg.Iters iterations as agent/train does (without evaluation or
-// checkpoints) and inspects every opts.Every-th iteration.
+// Probe trains cfg for cfg.Iters iterations through agent/train's loop (train.Run, without
+// evaluation or checkpoints, in a temporary directory that is removed) and inspects every
+// opts.Every-th iteration and the last. Options.AlphaStart, when > 0, replaces cfg's weight
+// schedule. An error is train.Run's, which names the iteration and stage; a cancelled ctx returns
+// the records inspected so far with ctx's error.
 func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	if opts.Expert > 0 && !cfg.Replay {
+		return nil, fmt.Errorf("diag: expert episodes need replay")
 	}
-	if opts.Registry == nil {
-		return nil, fmt.Errorf("diag: no registry")
+	if opts.AlphaStart > 0 {
+		cfg.AlphaStart, cfg.AlphaDecay = opts.AlphaStart, opts.AlphaDecay
 	}
-	if opts.Every < 1 {
-		opts.Every = 1
-	}
-	if opts.AlphaStart > 0 && !(opts.AlphaDecay > 0 && opts.AlphaDecay <= 1) {
-		return nil, fmt.Errorf("diag: alpha decay %v, want (0, 1]", opts.AlphaDecay)
-	}
-	eng := opts.Engine
-	if eng == nil {
-		var err error
-		if eng, err = tensor.NewEngine(); err != nil {
-			return nil, fmt.Errorf("diag: %w", err)
-		}
-	}
-	env, err := opts.Registry.MakeVec(cfg.Env, cfg.BatchSize, map[string]any{"base": cfg.Base, "autoreset": "disabled",
-		"per_copy_curriculum": cfg.Curriculum == config.CurriculumPerCopy})
-	if err != nil {
-		return nil, fmt.Errorf("diag: %w", err)
-	}
-	defer env.Close()
-	spec, err := rollout.CheckEnv(env)
-	if err != nil {
-		return nil, fmt.Errorf("diag: %w", err)
-	}
-	task, err := TaskOf(spec)
-	if err != nil {
-		return nil, err
-	}
-	l, err := pcl.NewLearner(cfg, spec, eng)
-	if err != nil {
-		return nil, fmt.Errorf("diag: %w", err)
-	}
-	sampler, err := rollout.NewSampler(env, l.Model, cfg.MaxSteps)
-	if err != nil {
-		return nil, fmt.Errorf("diag: %w", err)
-	}
-	var buf *replay.Buffer
-	if cfg.Replay {
-		if buf, err = replay.New(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction); err != nil {
-			return nil, fmt.Errorf("diag: %w", err)
-		}
-	}
-	if opts.Expert > 0 {
-		if buf == nil {
-			return nil, fmt.Errorf("diag: expert episodes need replay")
-		}
-		if err := addExperts(ctx, opts, cfg, task, buf); err != nil {
+	cfg.EvalEvery, cfg.CheckpointEvery = 0, 0
+	p := &probe{opts: opts, last: cfg.Iters - 1}
+	p.opts.Every = max(p.opts.Every, 1)
+	if opts.CSV != nil {
+		p.csv = csv.NewWriter(opts.CSV)
+		if err := p.write(Header()); err != nil {
 			return nil, err
 		}
 	}
-	var cw *csv.Writer
-	if opts.CSV != nil {
-		cw = csv.NewWriter(opts.CSV)
-		if err := cw.Write(Header()); err != nil {
-			return nil, fmt.Errorf("diag: csv: %w", err)
+	sum, err := train.Run(ctx, cfg, train.Options{Registry: opts.Registry, Engine: opts.Engine, Observer: p,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err == nil && sum.Interrupted {
+		err = ctx.Err()
+	}
+	return p.recs, err
+}
+
+// probe is Probe's train.Observer: on an inspected iteration it measures the fresh batch and the
+// replay batch before the step on each and the on-policy step's gradient, and records them when
+// the iteration's training is done.
+type probe struct {
+	opts Options
+	last int // the last iteration, always inspected
+	csv  *csv.Writer
+
+	run  train.Watched
+	task Task
+
+	rec     Record      // the iteration in progress
+	inspect bool        // whether it is inspected
+	env     envs.VecEnv // the env of its fresh episodes
+	recs    []Record
+}
+
+// Start reads the task's action encoding and fills the replay buffer with the expert episodes.
+func (p *probe) Start(ctx context.Context, run train.Watched) error {
+	task, err := TaskOf(run.Spec)
+	if err != nil {
+		return err
+	}
+	p.run, p.task = run, task
+	if p.opts.Expert == 0 {
+		return nil
+	}
+	return addExperts(ctx, p.opts, run.Config, task, run.Replay)
+}
+
+func (p *probe) Sampled(s train.Sample) error {
+	p.rec = Record{Iteration: s.Iteration, MeanReward: s.MeanReward}
+	p.inspect = s.Iteration%p.opts.Every == 0 || s.Iteration == p.last
+	p.env = s.Env
+	if c, ok := s.Env.(minLengther); ok {
+		p.rec.Curriculum = c.MinLength(0)
+	}
+	return nil
+}
+
+// BeforeStep inspects the batch of an inspected iteration's steps: the fresh one with the env's
+// targets; the replay batch with what its rewards tell of them, and the buffer's content.
+func (p *probe) BeforeStep(s train.Step) error {
+	l := p.run.Learner
+	p.rec.Alpha = l.Alpha()
+	if !p.inspect {
+		return nil
+	}
+	if s.Kind == train.OnPolicyStep {
+		targets, err := targetsOf(p.env)
+		if err != nil {
+			return err
+		}
+		p.rec.Fresh, err = Inspect(l.Model, l.Config(), p.task, s.Batch, targets)
+		return err
+	}
+	buf := p.run.Replay
+	p.rec.ReplayLen, p.rec.ReplayRewarded = buf.Len(), buf.Count(rewarded)
+	for _, e := range s.Batch {
+		if rewarded(e) {
+			p.rec.ReplayBatchRewarded++
 		}
 	}
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed))
-	var recs []Record
-	for it := 0; it < cfg.Iters; it++ {
-		if err := ctx.Err(); err != nil {
-			return recs, err
-		}
-		if err := l.SetAlpha(opts.Alpha(cfg.Alpha, it)); err != nil {
-			return recs, err
-		}
-		inspect := it%opts.Every == 0 || it == cfg.Iters-1
-		res, err := sampler.Sample(ctx, rng, false, it, int64(rng.Uint64()>>2))
-		if err != nil {
-			return recs, fmt.Errorf("diag: iteration %d: %w", it, err)
-		}
-		rec := Record{Iteration: it, Alpha: l.Alpha(), MeanReward: res.MeanReward}
-		if c, ok := env.(minLengther); ok {
-			rec.Curriculum = c.MinLength(0)
-		}
-		if inspect {
-			targets, err := targetsOf(env)
-			if err != nil {
-				return recs, err
-			}
-			if rec.Fresh, err = Inspect(l.Model, l.Config(), task, res.Episodes, targets); err != nil {
-				return recs, err
-			}
-		}
-		info, err := l.TrainStep(res.Episodes)
-		if err != nil {
-			return recs, fmt.Errorf("diag: iteration %d: %w", it, err)
-		}
-		rec.Loss, rec.GradNorm = info.Loss, info.GradNorm
-		if inspect {
-			rec.GradShare = gradShares(l.Params())
-		}
-		if buf != nil {
-			for _, e := range res.Episodes {
-				prio := e.TotalReward()
-				if cfg.ReplayPriority == config.PriorityRecency {
-					prio = float64(e.Iteration)
-				}
-				if err := buf.Add(rng, e, prio); err != nil {
-					return recs, err
-				}
-			}
-			batch := buf.Sample(rng, cfg.EffectiveReplayBatch())
-			if inspect {
-				rec.ReplayLen = buf.Len()
-				rec.ReplayRewarded = buf.Count(rewarded)
-				for _, e := range batch {
-					if rewarded(e) {
-						rec.ReplayBatchRewarded++
-					}
-				}
-				rec.ReplayBatchRewarded /= float64(len(batch))
-				// Replayed episodes keep no targets; the correct symbol at a step is recovered
-				// from the rewards where the episode wrote it, so only the replay batch's
-				// term and weight measures are meaningful.
-				if rec.Replay, err = Inspect(l.Model, l.Config(), task, batch, replayTargets(task, batch)); err != nil {
-					return recs, err
-				}
-			}
-			if _, err := l.TrainStep(batch); err != nil {
-				return recs, fmt.Errorf("diag: iteration %d replay step: %w", it, err)
-			}
-		}
-		if inspect {
-			recs = append(recs, rec)
-			if cw != nil {
-				if err := cw.Write(rec.record()); err != nil {
-					return recs, fmt.Errorf("diag: csv: %w", err)
-				}
-				cw.Flush()
-				if err := cw.Error(); err != nil {
-					return recs, fmt.Errorf("diag: csv: %w", err)
-				}
-			}
-		}
+	p.rec.ReplayBatchRewarded /= float64(len(s.Batch))
+	// Replayed episodes keep no targets; the correct symbol at a step is recovered from the
+	// rewards where the episode wrote it, so only the replay batch's term and weight measures
+	// are meaningful.
+	var err error
+	p.rec.Replay, err = Inspect(l.Model, l.Config(), p.task, s.Batch, replayTargets(p.task, s.Batch))
+	return err
+}
+
+// AfterStep records the on-policy step's loss and, when inspected, its gradient's shares.
+func (p *probe) AfterStep(s train.Step, info pcl.StepInfo, _ time.Duration) error {
+	if s.Kind != train.OnPolicyStep {
+		return nil
 	}
-	return recs, nil
+	p.rec.Loss, p.rec.GradNorm = info.Loss, info.GradNorm
+	if p.inspect {
+		p.rec.GradShare = gradShares(p.run.Learner.Params())
+	}
+	return nil
+}
+
+// Trained keeps an inspected iteration's record and writes its CSV row.
+func (p *probe) Trained(int) error {
+	if !p.inspect {
+		return nil
+	}
+	p.recs = append(p.recs, p.rec)
+	if p.csv == nil {
+		return nil
+	}
+	return p.write(p.rec.record())
+}
+
+// write writes one CSV row and flushes it, so that an interrupted probe keeps its rows.
+func (p *probe) write(row []string) error {
+	if err := p.csv.Write(row); err != nil {
+		return fmt.Errorf("diag: csv: %w", err)
+	}
+	p.csv.Flush()
+	if err := p.csv.Error(); err != nil {
+		return fmt.Errorf("diag: csv: %w", err)
+	}
+	return nil
 }
 
 // addExperts plays opts.Expert Copy episodes with the expert policy on a fresh env and stores them.
@@ -303,7 +287,6 @@ func replayTargets(task Task, eps []*episode.Episode) [][]int64 {
 	return out
 }
 
-// scaleLogitHead multiplies head 0's weights and bias by s.
 // groupOf names the parameter group of a SeqNet parameter (see Record.GradShare).
 func groupOf(name string) string {
 	switch {

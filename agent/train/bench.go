@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"log/slog"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
@@ -34,80 +33,87 @@ func stepFLOPs(rows, recurrentRows, hidden int, heads []int) float64 {
 	return 3 * (perRow*float64(rows) + 2.0*float64(hidden*4*hidden)*float64(recurrentRows))
 }
 
-// benchEpisodes times training iterations of the LSTM learner of cfg on one batch of whole
-// episodes (pcl bench): per iteration it samples a batch and takes two training steps on it (the
-// on-policy and the replay step's work, both on that batch), and writes the iteration rate, the
-// split between sampling and training, and the training step's FLOP rate against a bare gemm.
+// benchEpisodes times training iterations of the LSTM learner of cfg (pcl bench): it trains
+// through the one training loop, with replay and without evaluation or checkpoints, in a
+// temporary directory, for one warm-up iteration and opts.Measure measured ones, each of which
+// samples a batch and takes the on-policy and the replay step. It writes the iteration rate, the
+// split between sampling and training, and the training steps' FLOP rate against a bare gemm.
 func benchEpisodes(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
 	if opts.Measure < 1 {
 		return fmt.Errorf("bench: %d measured iterations, want >= 1", opts.Measure)
 	}
-	env, err := MakeEnv(opts.Registry, cfg, cfg.BatchSize)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	defer env.Close()
-	spec, err := rollout.CheckEnv(env)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
 	eng := opts.Engine
 	if eng == nil {
+		var err error
 		if eng, err = tensor.NewEngine(); err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
 	}
-	l, err := pcl.NewLearner(cfg, spec, eng)
+	cfg.Iters, cfg.EvalEvery, cfg.CheckpointEvery, cfg.Replay = opts.Measure+1, 0, 0, true
+	clock := &benchClock{w: w, backend: eng.Backend()}
+	sum, err := Run(ctx, cfg, Options{Registry: opts.Registry, Engine: eng, Observer: clock, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil && sum.Interrupted {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
-	}
-	s, err := rollout.NewSampler(env, l.Model, cfg.MaxSteps)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	fmt.Fprintf(w, "bench: %s base %d (|A| = %d), %s/%s, batch %d, hidden %d, BLAS %s\n",
-		cfg.Env, cfg.Base, spec.NumActions(), cfg.Algo, cfg.Form, cfg.BatchSize, cfg.Hidden, eng.Backend())
-	var sampleT, stepT time.Duration
-	var flops float64
-	var steps int
-	for it := 0; it <= opts.Measure; it++ {
-		t0 := time.Now()
-		res, err := s.Sample(ctx, rand.New(rand.NewPCG(uint64(it), 1)), false, it, int64(it)*1_000_003)
-		if err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		t1 := time.Now()
-		// Two steps per iteration (on-policy and replay); both on this batch here.
-		for k := 0; k < 2; k++ {
-			if _, err := l.TrainStep(res.Episodes); err != nil {
-				return fmt.Errorf("bench: training step: %w", err)
-			}
-		}
-		t2 := time.Now()
-		if it == 0 {
-			continue // warm-up
-		}
-		sampleT += t1.Sub(t0)
-		stepT += t2.Sub(t1)
-		rows := 0
-		for _, e := range res.Episodes {
-			steps += e.Len()
-			rows += e.Len() + 1 // the learner feeds L+1 observations per episode
-		}
-		flops += 2 * stepFLOPs(rows, rows-len(res.Episodes), cfg.Hidden, l.Model.Net.Config().HeadSizes)
 	}
 	n := float64(opts.Measure)
-	iterSec := (sampleT + stepT).Seconds() / n
-	trainRate := flops / stepT.Seconds()
+	iterSec := (clock.sample + clock.train).Seconds() / n
+	trainRate := clock.flops / clock.train.Seconds()
 	// Bare gemm of the LSTM's dominant shape: (B x H) times (H x 4H), same engine, same run.
 	gemmRate, err := gemmFLOPs(eng, cfg.BatchSize*20, cfg.Hidden, 4*cfg.Hidden)
 	if err != nil {
 		return fmt.Errorf("bench: gemm: %w", err)
 	}
 	fmt.Fprintf(w, "iterations/s: %.3f (%.3f s/iteration: sampling %.3f s, two training steps %.3f s; %.0f env steps/iteration)\n",
-		1/iterSec, iterSec, sampleT.Seconds()/n, stepT.Seconds()/n, float64(steps)/n)
+		1/iterSec, iterSec, clock.sample.Seconds()/n, clock.train.Seconds()/n, float64(clock.envSteps)/n)
 	fmt.Fprintf(w, "training step: %.2f GFLOP/s (matrix products performed); bare gemm %.2f GFLOP/s; ratio %.3f\n",
 		trainRate/1e9, gemmRate/1e9, trainRate/gemmRate)
+	return nil
+}
+
+// benchClock is bench's Observer: it writes the header when the run starts and, after the
+// warm-up iteration (0), adds up the sampling and training time, the env steps sampled and the
+// FLOPs of the training steps.
+type benchClock struct {
+	NopObserver
+	w       io.Writer
+	backend string
+	hidden  int
+	heads   []int
+
+	sample, train time.Duration
+	envSteps      int
+	flops         float64
+}
+
+func (b *benchClock) Start(_ context.Context, run Watched) error {
+	c := run.Config
+	b.hidden, b.heads = c.Hidden, run.Learner.Model.Net.Config().HeadSizes
+	fmt.Fprintf(b.w, "bench: %s base %d (|A| = %d), %s/%s, batch %d, hidden %d, BLAS %s\n",
+		c.Env, c.Base, run.Spec.NumActions(), c.Algo, c.Form, c.BatchSize, c.Hidden, b.backend)
+	return nil
+}
+
+func (b *benchClock) Sampled(s Sample) error {
+	if s.Iteration == 0 {
+		return nil
+	}
+	b.sample, b.envSteps = b.sample+s.Took, b.envSteps+s.EnvSteps
+	return nil
+}
+
+func (b *benchClock) AfterStep(s Step, _ pcl.StepInfo, took time.Duration) error {
+	if s.Iteration == 0 {
+		return nil
+	}
+	b.train += took
+	rows := 0
+	for _, e := range s.Batch {
+		rows += e.Len() + 1 // the learner feeds L+1 observations per episode
+	}
+	b.flops += stepFLOPs(rows, rows-len(s.Batch), b.hidden, b.heads)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
@@ -31,6 +33,7 @@ type episodes struct {
 	evaler  *rollout.Sampler
 	buf     *replay.Buffer // nil without replay
 	sv      *saver
+	obs     Observer       // Options.Observer, or NopObserver
 	res     rollout.Result // the iteration's episodes
 }
 
@@ -38,7 +41,10 @@ type episodes struct {
 // learner is allocated), the learner, the samplers and the replay buffer of cfg. close closes
 // the envs.
 func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episodes, err error) {
-	r := &episodes{cfg: cfg, dir: opts.Dir, log: opts.logger(), eng: opts.Engine}
+	r := &episodes{cfg: cfg, dir: opts.Dir, log: opts.logger(), eng: opts.Engine, obs: opts.Observer}
+	if r.obs == nil {
+		r.obs = NopObserver{}
+	}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -87,17 +93,22 @@ func (r *episodes) close() {
 	}
 }
 
-// start also marks the curriculum a checkpoint before the first iteration saves.
-func (r *episodes) start(resume bool) (Meta, *checkpoints, error) {
-	if !resume {
-		r.sv.mark()
-		return Meta{Config: r.cfg}, newCheckpoints(r.dir), nil
+// start also marks the curriculum a checkpoint before the first iteration saves, and starts the
+// observer on the learner and replay buffer the run starts with.
+func (r *episodes) start(ctx context.Context, resume bool) (Meta, *checkpoints, error) {
+	meta, cp := Meta{Config: r.cfg}, newCheckpoints(r.dir)
+	if resume {
+		var err error
+		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log); err != nil {
+			return meta, cp, err
+		}
 	}
-	meta, cp, err := resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log)
-	if err == nil {
-		r.sv.mark()
+	r.sv.mark()
+	watched := Watched{Config: r.cfg, Spec: r.spec, Learner: r.EpisodeLearner, Replay: r.buf}
+	if err := r.obs.Start(ctx, watched); err != nil {
+		return Meta{}, nil, fmt.Errorf("observer: %w", err)
 	}
-	return meta, cp, err
+	return meta, cp, nil
 }
 
 // traits: the released code evaluated the trained policy.
@@ -118,50 +129,77 @@ func (r *episodes) startPoint(meta Meta, rows []Row) progressPoint {
 }
 
 func (r *episodes) sample(ctx context.Context, it int, row *Row) (int, error) {
+	start := time.Now()
 	res, err := r.sampler.Sample(ctx, iterRNG(r.cfg.Seed, it, 1), false, it, iterSeed(r.cfg.Seed, it, 2))
 	if err != nil {
 		return 0, err
 	}
+	took := time.Since(start)
 	r.res = res
 	row.MeanReward, row.Support, row.MaxProb = res.MeanReward, res.Stats.MeanSupport(), res.Stats.MeanMaxProb()
 	row.Curriculum = curriculumOf(r.env)
+	if err := r.obs.Sampled(Sample{Iteration: it, Result: res, Env: r.env, Took: took}); err != nil {
+		return 0, fmt.Errorf("observer: %w", err)
+	}
 	return res.EnvSteps, nil
 }
 
+// train takes the on-policy step on the fresh episodes, then, with replay, stores them and takes
+// a step on a replayed batch.
 func (r *episodes) train(it int, row *Row) (string, error) {
-	info, err := r.TrainStep(r.res.Episodes)
-	if err == nil {
-		err = checkDiverged(r.cfg, info.Loss)
-	}
+	info, err := r.step(Step{Iteration: it, Kind: OnPolicyStep, Batch: r.res.Episodes})
 	if err != nil {
 		return "on-policy step", err
 	}
 	row.Loss, row.GradNorm = info.Loss, info.GradNorm
-	if r.buf == nil {
-		r.sv.mark()
-		return "", nil
+	if r.buf != nil {
+		rng := iterRNG(r.cfg.Seed, it, 3)
+		if err := r.store(rng); err != nil {
+			return "replay", err
+		}
+		batch := r.buf.Sample(rng, r.cfg.EffectiveReplayBatch())
+		rinfo, err := r.step(Step{Iteration: it, Kind: ReplayStep, Batch: batch})
+		if err != nil {
+			return "replay step", err
+		}
+		row.ReplayLoss = rinfo.Loss
 	}
-	rng := iterRNG(r.cfg.Seed, it, 3)
+	r.sv.mark()
+	if err := r.obs.Trained(it); err != nil {
+		return "observer", err
+	}
+	return "", nil
+}
+
+// store adds the iteration's fresh episodes to the replay buffer.
+func (r *episodes) store(rng *rand.Rand) error {
 	for _, e := range r.res.Episodes {
 		prio := e.TotalReward()
 		if r.cfg.ReplayPriority == config.PriorityRecency {
 			prio = float64(e.Iteration)
 		}
 		if err := r.buf.Add(rng, e, prio); err != nil {
-			return "replay", err
+			return err
 		}
 	}
-	batch := r.buf.Sample(rng, r.cfg.EffectiveReplayBatch())
-	rinfo, err := r.TrainStep(batch)
-	if err == nil {
-		err = checkDiverged(r.cfg, rinfo.Loss)
+	return nil
+}
+
+// step takes one training step on s.Batch, shown to the observer before and after, and stops a
+// diverged run.
+func (r *episodes) step(s Step) (pcl.StepInfo, error) {
+	if err := r.obs.BeforeStep(s); err != nil {
+		return pcl.StepInfo{}, fmt.Errorf("observer: %w", err)
 	}
+	start := time.Now()
+	info, err := r.TrainStep(s.Batch)
 	if err != nil {
-		return "replay step", err
+		return info, err
 	}
-	row.ReplayLoss = rinfo.Loss
-	r.sv.mark()
-	return "", nil
+	if err := r.obs.AfterStep(s, info, time.Since(start)); err != nil {
+		return info, fmt.Errorf("observer: %w", err)
+	}
+	return info, checkDiverged(r.cfg, info.Loss)
 }
 
 func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {

@@ -45,7 +45,11 @@ func (mlpFamily) defaults(cfg config.Config, given func(string) bool) (config.Co
 	return cfg, err
 }
 
+// newRegime refuses an Observer: it watches the episodes regime's batches.
 func (mlpFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
+	if opts.Observer != nil {
+		return nil, unsupported("an Observer watches the lstm family's training; %s trains the mlp family", cfg.Env)
+	}
 	return newSteps(ctx, cfg, opts)
 }
 

@@ -18,7 +18,7 @@ type regime interface {
 
 	// start returns the state of a new run, or with resume that of the run directory's
 	// checkpoint, restored into the regime (exactly, or with a warning saying what is not).
-	start(resume bool) (Meta, *checkpoints, error)
+	start(ctx context.Context, resume bool) (Meta, *checkpoints, error)
 	// traits are the loop's fixed choices for the regime.
 	traits() traits
 	// describe is the "training" log line's fields for a run starting at iteration from.
@@ -63,7 +63,7 @@ type traits struct {
 func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum Summary, err error) {
 	log := opts.logger()
 	tr := reg.traits()
-	meta, cp, err := reg.start(opts.Resume)
+	meta, cp, err := reg.start(ctx, opts.Resume)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -25,7 +25,7 @@ func (f *fakeRegime) plots([]Row) error                     { return nil }
 func (f *fakeRegime) checkpointed(Meta, Row, float64) []any { return nil }
 func (f *fakeRegime) finish(*Summary, Meta, string) []any   { return nil }
 
-func (f *fakeRegime) start(bool) (Meta, *checkpoints, error) {
+func (f *fakeRegime) start(context.Context, bool) (Meta, *checkpoints, error) {
 	return Meta{}, newCheckpoints(""), nil
 }
 

@@ -215,7 +215,7 @@ func (r *steps) SetAlpha(alpha float64) error { return r.learner.SetAlpha(alpha)
 func (r *steps) close() { r.Close() }
 
 // start: a long-episode checkpoint takes everything from the run as it stands when it is saved.
-func (r *steps) start(resume bool) (Meta, *checkpoints, error) {
+func (r *steps) start(_ context.Context, resume bool) (Meta, *checkpoints, error) {
 	meta := Meta{Config: r.cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
 	cp := newCheckpoints(r.dir)
 	if resume {

@@ -1,5 +1,6 @@
 // Package train runs PCL training: one iteration loop (loop.go: sample, train, greedy evaluation,
-// metrics, checkpoint) over the sampling regime of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go), the run directory (config.json and checkpoints written atomically,
+// metrics, checkpoint) over the sampling regime of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go),
+// which an Observer can watch from inside (observer.go: agent/diag's probe and pcl bench run the loop that way), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
 // the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
 // training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
@@ -50,7 +51,9 @@ const (
 
 // Options are the parts of a run that are not hyperparameters.
 type Options struct {
-	Dir      string         // run directory (created)
+	// Dir is the run directory (created). Empty: a temporary directory, removed when the run
+	// ends, for a run that is only watched (Observer) and keeps nothing.
+	Dir      string
 	Resume   bool           // continue from Dir's checkpoint
 	Registry *envs.Registry // where Go-native env ids are looked up (when Envs is nil)
 	Envs     EnvMaker       // makes the run's envs; nil: RegistryEnvs{Registry}
@@ -73,6 +76,10 @@ type Options struct {
 	// FieldName names a config field (by its JSON name) in what the run logs, such as the levers
 	// of the collapse warning; pcl names their flags. nil: the JSON name.
 	FieldName func(field string) string
+
+	// Observer, when not nil, watches each iteration of an lstm run from inside the loop (see
+	// Observer; agent/diag's probe and pcl bench); the mlp family refuses it.
+	Observer Observer
 
 	session *provenance.Session // this process's provenance, collected by Run
 }
@@ -162,9 +169,22 @@ func iterRNG(seed int64, iter int, purpose uint64) *rand.Rand {
 // start changes no file. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted
 // set and a nil error. A non-finite loss, gradient or parameter stops the run with an error
 // wrapping ErrNonFinite that names the iteration; nothing is saved then, so the last checkpoint
-// stays good.
-func Run(ctx context.Context, cfg config.Config, opts Options) (Summary, error) {
-	cfg, err := prepare(cfg, opts)
+// stays good. An empty opts.Dir trains in a temporary directory, removed when Run returns.
+func Run(ctx context.Context, cfg config.Config, opts Options) (_ Summary, err error) {
+	if opts.Dir == "" {
+		if opts.Resume {
+			return Summary{}, fmt.Errorf("resume: no run directory")
+		}
+		if opts.Dir, err = os.MkdirTemp("", "sparsepcl-run-"); err != nil {
+			return Summary{}, fmt.Errorf("temporary run directory: %w", err)
+		}
+		defer func() {
+			if rerr := os.RemoveAll(opts.Dir); rerr != nil && err == nil {
+				err = fmt.Errorf("temporary run directory: %w", rerr)
+			}
+		}()
+	}
+	cfg, err = prepare(cfg, opts)
 	if err != nil {
 		return Summary{}, err
 	}

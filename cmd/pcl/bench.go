@@ -12,7 +12,8 @@ import (
 )
 
 // runBench times training iterations of the learner built from the config flags
-// (train.Family.Bench; the lstm family only), without train.Run: the flags of the run around it
+// (train.Family.Bench; the lstm family only) through train's loop, which bench runs itself, with
+// replay and without evaluation or checkpoints: the flags of the run around the learner
 // (iterations, replay, evaluation, checkpoints, the mlp family) do not apply.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", stderr)
@@ -22,7 +23,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
 		if cfgFlags[name] && !config.LearnerFlag(name) {
-			return "bench times the sampling and the two training steps of one iteration, on one batch"
+			return "bench times the sampling and the two training steps (on-policy and replay) of its iterations"
 		}
 		return ""
 	})

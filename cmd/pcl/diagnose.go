@@ -30,8 +30,8 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
 	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
-		// The weight schedule is the config's own (--alpha-start, --alpha-decay): the probe
-		// applies it itself.
+		// The weight schedule is the config's own (--alpha-start, --alpha-decay): the training
+		// loop the probe runs applies it.
 		if cfgFlags[name] && !config.LearnerFlag(name) && name != "iters" && !config.ReplayFlag(name) && name != "alpha-start" && name != "alpha-decay" {
 			return "diagnose trains the lstm learner with replay, without evaluations, checkpoints or thresholds"
 		}
