@@ -182,3 +182,40 @@ func TestSettingsSeeOmittedFields(t *testing.T) {
 		t.Errorf("auto run's settings %q, want none", got)
 	}
 }
+
+// The best window is the best mean return over any width env steps, sliding by one row; it
+// counts once the run has taken width steps, and rows without a return (no episode ended) are left
+// out of a window's mean.
+func TestBestWindow(t *testing.T) {
+	rows := func(n int, ret func(i int) float64) []train.Row {
+		out := make([]train.Row, n)
+		for i := range out {
+			out[i] = train.Row{Iteration: i, EnvSteps: int64(i+1) * 100, MeanReward: ret(i)}
+		}
+		return out
+	}
+	ramp := func(i int) float64 {
+		if i < 10 {
+			return math.NaN()
+		}
+		return float64(i)
+	}
+	cases := []struct {
+		name  string
+		rows  []train.Row
+		width int64
+		want  float64
+	}{
+		{"rising: the last 10 rows", rows(40, ramp), 1000, 34.5},
+		{"a peak between aligned windows", rows(30, func(i int) float64 { return -math.Abs(float64(i) - 10) }), 1000, -2.5},
+		{"rows without a return left out", rows(12, ramp), 1000, 10.5},
+		{"fewer steps than a window", rows(9, ramp), 1000, math.NaN()},
+		{"no return yet", rows(10, ramp), 1000, math.NaN()},
+	}
+	for _, c := range cases {
+		got := bestWindow(c.rows, c.width)
+		if got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("%s: best window %v, want %v", c.name, got, c.want)
+		}
+	}
+}
