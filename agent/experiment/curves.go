@@ -395,7 +395,11 @@ func (f curveFigure) bands(path, title string, variants []variant, byVariant map
 		}
 		b.Name, b.Colour = v.label(rs[0].Cfg.TsallisQ), colour[v]
 		if countSeeds {
-			b.Name += fmt.Sprintf(" (%d seeds)", len(rs))
+			unit := "seeds"
+			if len(rs) == 1 {
+				unit = "seed"
+			}
+			b.Name += fmt.Sprintf(" (%d %s)", len(rs), unit)
 		}
 		bands = append(bands, b)
 	}
