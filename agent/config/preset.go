@@ -20,7 +20,8 @@ type PresetValue struct {
 // learning-rate search, d, the batch and the replay for HalfCheetah; every other value here was
 // chosen by the settings experiments of docs/results/halfcheetah-settings (sparse PCL, α 0.5, 3^6
 // grid, 250,000-300,000 env steps), the weight search of docs/results/halfcheetah-weights and the
-// 1,000,000-step runs of docs/results/halfcheetah-paper and halfcheetah-alpha1. The algorithmic tasks do not use it: their defaults are Default's, the paper's.
+// 1,000,000-step runs of docs/results/halfcheetah-paper and halfcheetah-alpha1. The algorithmic
+// tasks do not use it: their defaults are Default's, the paper's.
 func LongEpisodePreset() []PresetValue {
 	return []PresetValue{
 		{Field: "gamma", Value: "0.99", Source: "the paper's appendix (HalfCheetah)"},
