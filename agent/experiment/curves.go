@@ -297,7 +297,7 @@ func curveFigures() []curveFigure {
 			value: func(_ config.Config, r train.Row) float64 { return r.MeanReward }},
 		{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps",
 			value: func(_ config.Config, r train.Row) float64 { return r.MaxProb }},
-		{suffix: "value", what: "the critic V against its targets (means over the trained states of ended episodes)", y: "value", name: "V",
+		{suffix: "value", what: "V against its targets (trained states of ended episodes)", y: "value", name: "V",
 			value: func(_ config.Config, r train.Row) float64 { return r.ValueMean },
 			extra: []series{
 				{"discounted return", func(_ config.Config, r train.Row) float64 { return r.ReturnDiscounted }},
@@ -395,11 +395,7 @@ func (f curveFigure) bands(path, title string, variants []variant, byVariant map
 		}
 		b.Name, b.Colour = v.label(rs[0].Cfg.TsallisQ), colour[v]
 		if countSeeds {
-			unit := "seeds"
-			if len(rs) == 1 {
-				unit = "seed"
-			}
-			b.Name += fmt.Sprintf(" (%d %s)", len(rs), unit)
+			b.Name += " (" + seedCount(len(rs)) + ")"
 		}
 		bands = append(bands, b)
 	}
@@ -420,11 +416,7 @@ func (f curveFigure) panels(path, title string, variants []variant, byVariant ma
 			continue
 		}
 		b.Name, b.Colour = f.name, colour[v]
-		seeds := "1 seed"
-		if len(rs) > 1 {
-			seeds = fmt.Sprintf("%d seeds", len(rs))
-		}
-		p := plot.Panel{Title: fmt.Sprintf("%s (%s)", v.label(rs[0].Cfg.TsallisQ), seeds), Bands: []plot.Band{b}}
+		p := plot.Panel{Title: fmt.Sprintf("%s (%s)", v.label(rs[0].Cfg.TsallisQ), seedCount(len(rs))), Bands: []plot.Band{b}}
 		c := colour[v]
 		for _, e := range f.extra {
 			c = lighter(c)
@@ -441,6 +433,14 @@ func (f curveFigure) panels(path, title string, variants []variant, byVariant ma
 		return errNoData
 	}
 	return plot.Grid(path, title, "env steps", f.y, rows)
+}
+
+// seedCount is "1 seed" or "n seeds", for legends and panel titles.
+func seedCount(n int) string {
+	if n == 1 {
+		return "1 seed"
+	}
+	return fmt.Sprintf("%d seeds", n)
 }
 
 // lighter mixes c a third of the way to white.
