@@ -36,6 +36,9 @@ func ChooseWeights(groups []*Group) []Choice {
 	weights := map[key][]float64{}
 	var keys []key
 	for _, g := range groups {
+		if g.Control != "" {
+			continue // a choice is a fixed weight (it is given back as --sparse-alphas and the like)
+		}
 		k := key{g.Env, g.Algo, g.Q}
 		if _, ok := weights[k]; !ok {
 			keys = append(keys, k)

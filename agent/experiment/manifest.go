@@ -53,7 +53,8 @@ type Manifest struct {
 	Runs    []Run  `json:"runs"`
 }
 
-// Cell is one (task, size, algorithm, weight) of a sweep; it is run with Seeds seeds.
+// Cell is one (task, size, algorithm, weight, weight control) of a sweep; it is run with Seeds
+// seeds.
 type Cell struct {
 	Env   string
 	Base  int
@@ -61,6 +62,62 @@ type Cell struct {
 	Alpha float64
 	Q     float64 // Tsallis q (tsallis algo only)
 	Iters int     // 0: the spec's base config's
+	// Control is how the weight moves over the run: "" keeps the base config's (alpha_start,
+	// alpha_decay, alpha_auto), ControlFixed holds Alpha, ControlDecay is the schedule from
+	// AlphaStart down to Alpha at the base config's alpha_decay, ControlAuto the automatic weight
+	// from Alpha.
+	Control    string
+	AlphaStart float64 // ControlDecay only
+}
+
+// String names the cell's fields, its control only when it sets one.
+func (cell Cell) String() string {
+	s := fmt.Sprintf("{Env:%s Base:%d Algo:%s Alpha:%g Q:%g Iters:%d", cell.Env, cell.Base, cell.Algo, cell.Alpha, cell.Q, cell.Iters)
+	if cell.Control != "" {
+		s += " Control:" + cell.Control
+	}
+	if cell.AlphaStart != 0 {
+		s += fmt.Sprintf(" AlphaStart:%g", cell.AlphaStart)
+	}
+	return s + "}"
+}
+
+// The weight controls a sweep can set per cell (pcl sweep plan --alpha-controls).
+const (
+	ControlFixed = "fixed"
+	ControlDecay = "decay"
+	ControlAuto  = "auto"
+)
+
+// applyControl sets c's weight control to the cell's.
+func (cell Cell) applyControl(c *config.Config) error {
+	switch cell.Control {
+	case "":
+	case ControlFixed:
+		c.AlphaStart, c.AlphaDecay, c.AlphaAuto = 0, 0, false
+	case ControlDecay:
+		if c.AlphaDecay == 0 {
+			return fmt.Errorf("the %s control needs alpha_decay", ControlDecay)
+		}
+		c.AlphaStart, c.AlphaAuto = cell.AlphaStart, false
+	case ControlAuto:
+		c.AlphaStart, c.AlphaDecay, c.AlphaAuto = 0, 0, true
+	default:
+		return fmt.Errorf("unknown weight control %q (%s, %s, %s)", cell.Control, ControlFixed, ControlDecay, ControlAuto)
+	}
+	return nil
+}
+
+// WeightControl describes how c's weight moves: "" when it is fixed, "auto", or the schedule
+// ("from 0.1, ×0.708/100 it").
+func WeightControl(c config.Config) string {
+	switch {
+	case c.AlphaAuto:
+		return ControlAuto
+	case c.AlphaStart > 0:
+		return fmt.Sprintf("from %g, ×%g/100 it", c.AlphaStart, c.AlphaDecay)
+	}
+	return ""
 }
 
 // CellError is the invalid config of a cell's runs. The cell's fields (env, base, algo, alpha,
@@ -100,8 +157,9 @@ type Spec struct {
 
 // ID names a run's directory, the one naming scheme of every run this package plans: env (less
 // "-v0"), its size (|A| for the algorithmic tasks, so that sizes read as in the paper; the action
-// grid for a discretised Box), algorithm, weight, q for Tsallis, seed. For example
-// Copy-A20-sparse-a0.05-s1, HalfCheetah-v5-grid3-soft-a0.01-s2, CartPole-v1-sparse-a0.1-s1.
+// grid for a discretised Box), algorithm, weight, q for Tsallis, the weight's control when it
+// moves (-auto, or -from<start> for a schedule), seed. For example Copy-A20-sparse-a0.05-s1,
+// HalfCheetah-v5-grid3-soft-a0.01-s2, CartPole-v1-sparse-a0.1-s1, Copy-A40-sparse-a0.01-auto-s3.
 func ID(c config.Config) string {
 	id := strings.TrimSuffix(c.Env, "-v0")
 	if a, err := NumActions(c.Env, c.Base); err == nil {
@@ -112,6 +170,12 @@ func ID(c config.Config) string {
 	id += fmt.Sprintf("-%s-a%s", c.Algo, strconv.FormatFloat(c.Alpha, 'g', -1, 64))
 	if c.Algo == config.AlgoTsallis {
 		id += "-q" + strconv.FormatFloat(c.TsallisQ, 'g', -1, 64)
+	}
+	switch {
+	case c.AlphaAuto:
+		id += "-auto"
+	case c.AlphaStart > 0:
+		id += "-from" + strconv.FormatFloat(c.AlphaStart, 'g', -1, 64)
 	}
 	return id + fmt.Sprintf("-s%d", c.Seed)
 }
@@ -174,6 +238,9 @@ func Plan(s Spec) (Manifest, error) {
 			}
 			if cell.Iters > 0 {
 				c.Iters = cell.Iters
+			}
+			if err := cell.applyControl(&c); err != nil {
+				return Manifest{}, &CellError{Cell: cell, Err: err}
 			}
 			if s.TaskThresholds {
 				c.RewardThreshold = success.DefaultThreshold(c.Env, c.RewardThreshold)

@@ -46,6 +46,7 @@ type Group struct {
 	Actions    int
 	Algo       string
 	Alpha, Q   float64
+	Control    string // WeightControl of the runs' config: "" when the weight is fixed
 	Iters      int
 	Threshold  float64
 	Runs       []RunResult
@@ -133,11 +134,12 @@ func Groups(results []RunResult) []*Group {
 		if c.Algo == config.AlgoTsallis {
 			q = c.TsallisQ
 		}
-		key := fmt.Sprintf("%s|%d|%s|%g|%g|%d", c.Env, c.Base, c.Algo, c.Alpha, q, c.Iters)
+		ctl := WeightControl(c)
+		key := fmt.Sprintf("%s|%d|%s|%g|%g|%s|%d", c.Env, c.Base, c.Algo, c.Alpha, q, ctl, c.Iters)
 		g := byKey[key]
 		if g == nil {
 			a, _ := NumActions(c.Env, c.Base)
-			g = &Group{Env: c.Env, Base: c.Base, Actions: a, Algo: c.Algo, Alpha: c.Alpha, Q: q, Iters: c.Iters, Threshold: c.RewardThreshold}
+			g = &Group{Env: c.Env, Base: c.Base, Actions: a, Algo: c.Algo, Alpha: c.Alpha, Q: q, Control: ctl, Iters: c.Iters, Threshold: c.RewardThreshold}
 			byKey[key] = g
 			out = append(out, g)
 		}
@@ -198,7 +200,8 @@ func Report(dir, out string) ([]*Group, error) {
 	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
 		"\"of max\" is that as a fraction of the largest reward possible at the curriculum level the run ended at; " +
 		"\"solved\" counts the finished seeds whose mean sampled reward reached the task's threshold, with the median iteration and wall time at which it did. " +
-		"★ marks the best weight of each task, size and algorithm by final reward, among two or more with finished runs.\n\n")
+		"★ marks the best weight of each task, size and algorithm by final reward, among two or more with finished runs; " +
+		"a weight that moves over the run says how (auto: learned from the weight; from w0: the schedule from w0 down to the weight).\n\n")
 	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | of max | threshold | solved | iterations (wall s) to threshold |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	best := bestWeights(groups)
@@ -206,6 +209,9 @@ func Report(dir, out string) ([]*Group, error) {
 		w := strconv.FormatFloat(g.Alpha, 'g', -1, 64)
 		if g.Algo == config.AlgoTsallis {
 			w += fmt.Sprintf(" (q %g)", g.Q)
+		}
+		if g.Control != "" {
+			w += ", " + g.Control
 		}
 		if best[g] {
 			w += " ★"
@@ -340,6 +346,9 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 			}
 			band.Colour = colours.next(g.Algo)
 			band.Name = plot.AlgoLabel(g.Algo, g.Alpha, g.Q)
+			if g.Control != "" {
+				band.Name += ", " + g.Control
+			}
 			bands, algos, seeds = append(bands, band), append(algos, g.Algo), append(seeds, n)
 		}
 		if len(bands) == 0 {

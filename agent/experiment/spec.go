@@ -3,6 +3,7 @@ package experiment
 import (
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,11 @@ type Grid struct {
 	TsallisQs                               string // comma-separated q for the tsallis algorithm
 	// ItersPerEnv overrides the budget per task: "Copy-v0:2000,Reverse-v0:3000".
 	ItersPerEnv string
+	// Controls are comma-separated weight controls, each a cell of every (task, size, algorithm,
+	// weight): fixed, decay (from StartFactor times the weight down to it, at the base config's
+	// alpha_decay) and auto. Empty: the base config's control for every cell.
+	Controls    string
+	StartFactor float64
 }
 
 // RegisterFlags registers the grid's fields as the flags of pcl sweep plan, the way
@@ -40,6 +46,8 @@ func (g *Grid) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&g.TsallisAlphas, "tsallis-alphas", "", "comma-separated alphas of Tsallis PCL, each for every task or env:alpha for one")
 	fs.StringVar(&g.TsallisQs, "tsallis-qs", "", "comma-separated q of Tsallis PCL")
 	fs.StringVar(&g.ItersPerEnv, "iters-per-env", "", "budget per task, env:iterations,... (default --iters)")
+	fs.StringVar(&g.Controls, "alpha-controls", "", `comma-separated weight controls, each a cell: "fixed", "decay" (from --alpha-start-factor times the weight, by --alpha-decay), "auto" (default: --alpha-start and --alpha-auto for every cell)`)
+	fs.Float64Var(&g.StartFactor, "alpha-start-factor", 10, `start of the "decay" control's schedule, as a multiple of the weight`)
 }
 
 func splitList(s string) []string {
@@ -227,6 +235,10 @@ func (g Grid) Cells() ([]Cell, error) {
 		}
 		weights[a] = w
 	}
+	controls, err := g.controls()
+	if err != nil {
+		return nil, err
+	}
 	var cells []Cell
 	for _, s := range sizes {
 		for _, a := range algos {
@@ -236,10 +248,39 @@ func (g Grid) Cells() ([]Cell, error) {
 			}
 			for _, q := range aq {
 				for _, w := range weights[a].of(s.env) {
-					cells = append(cells, Cell{Env: s.env, Base: s.base, Algo: a, Alpha: w, Q: q, Iters: iters[s.env]})
+					for _, ctl := range controls {
+						cell := Cell{Env: s.env, Base: s.base, Algo: a, Alpha: w, Q: q, Iters: iters[s.env], Control: ctl}
+						if ctl == ControlDecay {
+							cell.AlphaStart = g.StartFactor * w
+						}
+						cells = append(cells, cell)
+					}
 				}
 			}
 		}
 	}
 	return cells, nil
+}
+
+// controls are the grid's weight controls, [""] (the base config's) when it names none.
+func (g Grid) controls() ([]string, error) {
+	names := splitList(g.Controls)
+	if len(names) == 0 {
+		return []string{""}, nil
+	}
+	for i, n := range names {
+		switch n {
+		case ControlFixed, ControlAuto:
+		case ControlDecay:
+			if !(g.StartFactor > 1) || math.IsInf(g.StartFactor, 0) {
+				return nil, fmt.Errorf("sweep: --alpha-start-factor %g: the %s control starts above the weight, want a finite factor > 1", g.StartFactor, ControlDecay)
+			}
+		default:
+			return nil, fmt.Errorf("sweep: --alpha-controls: unknown control %q (%s, %s, %s)", n, ControlFixed, ControlDecay, ControlAuto)
+		}
+		if slices.Contains(names[:i], n) {
+			return nil, fmt.Errorf("sweep: --alpha-controls names %s twice", n)
+		}
+	}
+	return names, nil
 }

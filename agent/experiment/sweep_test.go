@@ -36,11 +36,15 @@ func TestGridCells(t *testing.T) {
 		{"actions derive bases per task", Grid{Envs: "Copy-v0,ReversedAddition-v0", Actions: "40", Algos: "sparse", SparseAlphas: "0.05"},
 			[]Cell{{Env: "Copy-v0", Base: 10, Algo: "sparse", Alpha: 0.05}, {Env: "ReversedAddition-v0", Base: 5, Algo: "sparse", Alpha: 0.05}}},
 		{"bases, two algorithms, weights, budgets", Grid{Envs: "Reverse-v0", Bases: "4", Algos: "sparse,soft", SparseAlphas: "0.01,0.1", SoftAlphas: "0.001", ItersPerEnv: "Reverse-v0:7"},
-			[]Cell{{"Reverse-v0", 4, "sparse", 0.01, 0, 7}, {"Reverse-v0", 4, "sparse", 0.1, 0, 7}, {"Reverse-v0", 4, "soft", 0.001, 0, 7}}},
+			[]Cell{{"Reverse-v0", 4, "sparse", 0.01, 0, 7, "", 0}, {"Reverse-v0", 4, "sparse", 0.1, 0, 7, "", 0}, {"Reverse-v0", 4, "soft", 0.001, 0, 7, "", 0}}},
 		{"tsallis q", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "0.05", TsallisQs: "1.5,2"},
-			[]Cell{{"Copy-v0", 5, "tsallis", 0.05, 1.5, 0}, {"Copy-v0", 5, "tsallis", 0.05, 2, 0}}},
+			[]Cell{{"Copy-v0", 5, "tsallis", 0.05, 1.5, 0, "", 0}, {"Copy-v0", 5, "tsallis", 0.05, 2, 0, "", 0}}},
+		{"weight controls, the schedule from 10w", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "0.01,0.05", Controls: "fixed,decay,auto", StartFactor: 10},
+			[]Cell{{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.01, Control: "fixed"}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.01, Control: "decay", AlphaStart: 0.1},
+				{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.01, Control: "auto"}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "fixed"},
+				{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "decay", AlphaStart: 0.5}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "auto"}}},
 		{"weights per task", Grid{Envs: "Copy-v0,Reverse-v0,RepeatCopy-v0", Bases: "4", Algos: "sparse", SparseAlphas: "Copy-v0:0.01,Reverse-v0:0.05,Reverse-v0:0.2,0.1"},
-			[]Cell{{"Copy-v0", 4, "sparse", 0.01, 0, 0}, {"Reverse-v0", 4, "sparse", 0.05, 0, 0}, {"Reverse-v0", 4, "sparse", 0.2, 0, 0}, {"RepeatCopy-v0", 4, "sparse", 0.1, 0, 0}}},
+			[]Cell{{"Copy-v0", 4, "sparse", 0.01, 0, 0, "", 0}, {"Reverse-v0", 4, "sparse", 0.05, 0, 0, "", 0}, {"Reverse-v0", 4, "sparse", 0.2, 0, 0, "", 0}, {"RepeatCopy-v0", 4, "sparse", 0.1, 0, 0, "", 0}}},
 	}
 	for _, c := range ok {
 		got, err := c.g.Cells()
@@ -98,6 +102,9 @@ func TestGridCells(t *testing.T) {
 		{"weight of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Reverse-v0:1"}},
 		{"a task without a weight", "needs --sparse-alphas for Reverse-v0", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:1"}},
 		{"bad per-task weight", "not a positive number", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:-1"}},
+		{"unknown control", "unknown control \"anneal\"", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", Controls: "fixed,anneal"}},
+		{"a control twice", "names auto twice", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", Controls: "auto,auto"}},
+		{"a schedule that does not start above the weight", "--alpha-start-factor 1", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", Controls: "decay", StartFactor: 1}},
 	}
 	for _, c := range bad {
 		_, err := c.g.Cells()
@@ -129,6 +136,74 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := Plan(Spec{Base: tiny(), Cells: cells, Seeds: 0}); err == nil {
 		t.Error("zero seeds planned")
+	}
+}
+
+// Each control sets the run's weight fields whatever the base config says, and names its runs.
+func TestPlanWeightControls(t *testing.T) {
+	base := tiny()
+	base.AlphaDecay, base.AlphaAuto = 0.7, true // the decay control's rate; auto is dropped where it does not apply
+	cells, err := Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "0.05", Controls: "fixed,decay,auto", StartFactor: 10}.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Plan(Spec{Base: base, Cells: cells, Seeds: 1, FirstSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range m.Runs {
+		c := r.Config
+		got = append(got, fmt.Sprintf("%s start %g decay %g auto %v control %q", r.ID, c.AlphaStart, c.AlphaDecay, c.AlphaAuto, WeightControl(c)))
+	}
+	want := []string{
+		`Copy-A20-sparse-a0.05-s1 start 0 decay 0 auto false control ""`,
+		`Copy-A20-sparse-a0.05-from0.5-s1 start 0.5 decay 0.7 auto false control "from 0.5, ×0.7/100 it"`,
+		`Copy-A20-sparse-a0.05-auto-s1 start 0 decay 0 auto true control "auto"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("runs\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	base.AlphaDecay = 0
+	if _, err := Plan(Spec{Base: base, Cells: cells, Seeds: 1}); err == nil || !strings.Contains(err.Error(), "needs alpha_decay") {
+		t.Errorf("a schedule without a rate: %v", err)
+	}
+	// Without --alpha-controls the base config's control holds for every cell, as before.
+	base.AlphaStart, base.AlphaDecay, base.AlphaAuto = 0.5, 0.9, false
+	m, err = Plan(Spec{Base: base, Cells: []Cell{{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05}}, Seeds: 1, FirstSeed: 1})
+	if err != nil || m.Runs[0].Config.AlphaStart != 0.5 || m.Runs[0].ID != "Copy-A20-sparse-a0.05-from0.5-s1" {
+		t.Errorf("the base config's schedule: %+v, %v", m.Runs, err)
+	}
+}
+
+// Runs that differ only in their weight's control are separate cells of the report, and a
+// weight choice only considers fixed weights.
+func TestGroupsByWeightControl(t *testing.T) {
+	var results []RunResult
+	for _, ctl := range []Cell{{Control: "fixed"}, {Control: "auto"}, {Control: "decay", AlphaStart: 0.5}} {
+		c := tiny()
+		c.AlphaDecay = 0.7
+		cell := Cell{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: ctl.Control, AlphaStart: ctl.AlphaStart}
+		if err := cell.applyControl(&c); err != nil {
+			t.Fatal(err)
+		}
+		c.Env, c.Base, c.Algo, c.Alpha = cell.Env, cell.Base, cell.Algo, cell.Alpha
+		results = append(results, RunResult{Run: Run{ID: ID(c), Config: c}, Final: math.NaN(), Fraction: math.NaN()})
+	}
+	groups := Groups(results)
+	var got []string
+	for _, g := range groups {
+		got = append(got, g.Control)
+	}
+	if want := []string{"", "auto", "from 0.5, ×0.7/100 it"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("groups %q, want %q", got, want)
+	}
+	for _, g := range groups {
+		g.Finished, g.FracMean = 1, 0.5
+	}
+	groups[1].FracMean = 0.9 // the automatic weight does best, but is no fixed weight to choose
+	if ch := ChooseWeights(groups); len(ch) != 0 {
+		t.Errorf("choices among one fixed weight and two controls: %v", ch)
 	}
 }
 
