@@ -289,6 +289,12 @@ func (s *Sampler) draw(head0 *tensor.Matrix, rng *rand.Rand) error {
 // seedBase+i, for at most maxSteps steps, with pol's greedy actions, and returns the undiscounted
 // returns.
 func Evaluate(ctx context.Context, env envs.VecEnv, enc Encoder, pol Policy, seedBase int64, maxSteps int) ([]float64, error) {
+	return EvaluateWatched(ctx, env, enc, pol, seedBase, maxSteps, nil)
+}
+
+// EvaluateWatched is Evaluate that also calls watch (when not nil) with the policy logits of
+// every state a copy acts in (valid during the call).
+func EvaluateWatched(ctx context.Context, env envs.VecEnv, enc Encoder, pol Policy, seedBase int64, maxSteps int, watch func(z []float32)) ([]float64, error) {
 	n, D := env.NumEnvs(), enc.Dim()
 	req := envs.ResetRequest{Seeds: make([]int64, n)}
 	for i := range req.Seeds {
@@ -321,6 +327,9 @@ func Evaluate(ctx context.Context, env envs.VecEnv, enc Encoder, pol Policy, see
 			actions.Ints[i] = 0
 			if !done[i] {
 				h.Logits(z, heads[0].Row(i))
+				if watch != nil {
+					watch(z)
+				}
 				actions.Ints[i] = int64(policy.Greedy(z, nil))
 			}
 		}

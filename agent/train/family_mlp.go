@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/control"
 )
 
 // mlpFamily is the paper's continuous-control model (config.NetMLP): separate feed-forward policy
@@ -61,7 +62,11 @@ func (mlpFamily) Evaluate(ctx context.Context, dir string, opts EvalOptions, w i
 		return fmt.Errorf("eval: %d episodes, want >= 1", opts.Episodes)
 	}
 	maker := opts.envMaker()
-	returns, meta, err := EvaluateSteps(ctx, dir, maker, nil, opts.Episodes, opts.Seed)
+	gaps, err := control.NewGapCounter(control.GapThresholds, 10)
+	if err != nil {
+		return err
+	}
+	returns, meta, err := EvaluateSteps(ctx, dir, maker, nil, opts.Episodes, opts.Seed, gaps.Add)
 	if err != nil {
 		return err
 	}
@@ -73,6 +78,7 @@ func (mlpFamily) Evaluate(ctx context.Context, dir string, opts EvalOptions, w i
 	}
 	fmt.Fprintf(w, "run %s (%s%s, %s/%s, alpha %g) after %d iterations (%d env steps): greedy return %.1f ± %.1f over %d episodes [min %.1f, max %.1f]\n",
 		dir, c.Env, size, c.Algo, c.Form, c.Alpha, meta.Iteration, meta.EnvSteps, m, sd, opts.Episodes, slices.Min(returns), slices.Max(returns))
+	fmt.Fprintf(w, "greedy states: %s\n", gaps.Result())
 	if opts.Record == "" {
 		return nil
 	}
