@@ -2,6 +2,7 @@ package control
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -278,5 +279,127 @@ func BenchmarkTrainStepPhases(b *testing.B) {
 				b.ReportMetric(float64((c[0]+c[2]+c[3]).Microseconds())/n/1000, "step-cpu-ms")
 			})
 		}
+	}
+}
+
+// BenchmarkLogitsInColumnBlocks measures what computing the output layer's logits in blocks
+// that stay in cache would save (issue 22's "never materialise" route): the forward GEMM
+// 2525×64 · 64×|A| written out whole, then one pass over every row for its maximum (the first
+// pass of the sparsemax prefilter and of the softmax), against the same products in blocks of
+// 256 rows × 512 columns (W packed by column block beforehand, as a layer doing this would keep
+// it), each block's row maxima folded into running ones while the block is in cache. Both
+// produce the same maxima up to rounding. whole-ms and blocked-ms are their times, alternated in one run;
+// max-pass-ms the pass alone, the most the blocks can save.
+func BenchmarkLogitsInColumnBlocks(b *testing.B) {
+	const rows, inner, rowBlock, colBlock = 2525, 64, 256, 512
+	for _, k := range []int{15625, 729} {
+		b.Run(fmt.Sprintf("A=%d", k), func(b *testing.B) {
+			eng, err := tensor.NewEngine()
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			x, w, y := tensor.New(rows, inner), tensor.New(inner, k), tensor.New(rows, k)
+			for _, m := range []*tensor.Matrix{x, w} {
+				for i := range m.Data {
+					m.Data[i] = float32(rng.NormFloat64())
+				}
+			}
+			var wBlocks []*tensor.Matrix // W's column blocks, each inner × (≤ colBlock), packed
+			for c0 := 0; c0 < k; c0 += colBlock {
+				c1 := min(k, c0+colBlock)
+				blk := tensor.New(inner, c1-c0)
+				for r := range inner {
+					copy(blk.Row(r), w.Row(r)[c0:c1])
+				}
+				wBlocks = append(wBlocks, blk)
+			}
+			var xBlocks []*tensor.Matrix
+			for r0 := 0; r0 < rows; r0 += rowBlock {
+				r1 := min(rows, r0+rowBlock)
+				blk := tensor.New(r1-r0, inner)
+				copy(blk.Data, x.Data[r0*inner:r1*inner])
+				xBlocks = append(xBlocks, blk)
+			}
+			buf := tensor.New(rowBlock, colBlock)
+			maxWhole, maxBlocked := make([]float32, rows), make([]float32, rows)
+			// Four running maxima, as the vectorised kernels keep lanes (the builtin max, which
+			// orders NaNs, is several times slower).
+			rowMax := func(r []float32) float32 {
+				m0, m1, m2, m3 := r[0], r[0], r[0], r[0]
+				i := 0
+				for ; i+4 <= len(r); i += 4 {
+					if r[i] > m0 {
+						m0 = r[i]
+					}
+					if r[i+1] > m1 {
+						m1 = r[i+1]
+					}
+					if r[i+2] > m2 {
+						m2 = r[i+2]
+					}
+					if r[i+3] > m3 {
+						m3 = r[i+3]
+					}
+				}
+				for ; i < len(r); i++ {
+					if r[i] > m0 {
+						m0 = r[i]
+					}
+				}
+				return max(m0, m1, m2, m3)
+			}
+			whole := func() (gemm time.Duration) {
+				t0 := time.Now()
+				if err := eng.MatMul(y, x, false, w, false, 1, 0); err != nil {
+					b.Fatal(err)
+				}
+				gemm = time.Since(t0)
+				for r := range rows {
+					maxWhole[r] = rowMax(y.Row(r))
+				}
+				return gemm
+			}
+			blocked := func() {
+				for bi, xb := range xBlocks {
+					r0 := bi * rowBlock
+					for i := range xb.Rows {
+						maxBlocked[r0+i] = float32(math.Inf(-1))
+					}
+					for _, wb := range wBlocks {
+						buf.Reshape(xb.Rows, wb.Cols)
+						if err := eng.MatMul(buf, xb, false, wb, false, 1, 0); err != nil {
+							b.Fatal(err)
+						}
+						for i := range xb.Rows {
+							maxBlocked[r0+i] = max(maxBlocked[r0+i], rowMax(buf.Row(i)))
+						}
+					}
+				}
+			}
+			whole()
+			blocked()
+			var tWhole, tGemm, tBlocked time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				tGemm += whole()
+				t1 := time.Now()
+				blocked()
+				tBlocked += time.Since(t1)
+				tWhole += t1.Sub(t0)
+			}
+			// OpenBLAS sums a product of other shapes in another order, so the maxima agree to
+			// rounding, not bit for bit.
+			for r := range rows {
+				if d := math.Abs(float64(maxWhole[r] - maxBlocked[r])); d > 1e-5*math.Max(1, math.Abs(float64(maxWhole[r]))) {
+					b.Fatalf("row %d: maximum %v whole, %v in blocks", r, maxWhole[r], maxBlocked[r])
+				}
+			}
+			n := float64(b.N) * 1e6
+			b.ReportMetric(float64(tWhole.Nanoseconds())/n, "whole-ms")
+			b.ReportMetric(float64(tBlocked.Nanoseconds())/n, "blocked-ms")
+			b.ReportMetric(float64((tWhole-tGemm).Nanoseconds())/n, "max-pass-ms")
+			b.ReportMetric(float64(tBlocked)/float64(tWhole), "blocked-x-whole")
+		})
 	}
 }
