@@ -288,8 +288,8 @@ func BenchmarkTrainStepPhases(b *testing.B) {
 // pass of the sparsemax prefilter and of the softmax), against the same products in blocks of
 // 256 rows × 512 columns (W packed by column block beforehand, as a layer doing this would keep
 // it), each block's row maxima folded into running ones while the block is in cache. Both
-// produce the same maxima up to rounding. whole-ms and blocked-ms are their times, alternated in one run;
-// max-pass-ms the pass alone, the most the blocks can save.
+// produce the same maxima up to rounding. whole-ms and blocked-ms are their times, alternated in
+// one run; max-pass-ms is the pass alone, the most the blocks can save.
 func BenchmarkLogitsInColumnBlocks(b *testing.B) {
 	const rows, inner, rowBlock, colBlock = 2525, 64, 256, 512
 	for _, k := range []int{15625, 729} {

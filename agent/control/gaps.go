@@ -20,8 +20,8 @@ type LogitGaps struct {
 	// Within[i] is the mean number of actions, the best included, whose logit is within
 	// Thresholds[i] of the best, per state.
 	Within []float64
-	// P10, Median and P90 are quantiles of the gaps of the other actions, over every
-	// SampleEvery-th state.
+	// P10, Median and P90 are quantiles of the gaps of the other actions, over the states the
+	// counter sampled (every n-th, NewGapCounter).
 	P10, Median, P90 float64
 }
 

@@ -36,15 +36,15 @@ func TestGridCells(t *testing.T) {
 		{"actions derive bases per task", Grid{Envs: "Copy-v0,ReversedAddition-v0", Actions: "40", Algos: "sparse", SparseAlphas: "0.05"},
 			[]Cell{{Env: "Copy-v0", Base: 10, Algo: "sparse", Alpha: 0.05}, {Env: "ReversedAddition-v0", Base: 5, Algo: "sparse", Alpha: 0.05}}},
 		{"bases, two algorithms, weights, budgets", Grid{Envs: "Reverse-v0", Bases: "4", Algos: "sparse,soft", SparseAlphas: "0.01,0.1", SoftAlphas: "0.001", ItersPerEnv: "Reverse-v0:7"},
-			[]Cell{{"Reverse-v0", 4, "sparse", 0.01, 0, 7, "", 0}, {"Reverse-v0", 4, "sparse", 0.1, 0, 7, "", 0}, {"Reverse-v0", 4, "soft", 0.001, 0, 7, "", 0}}},
+			[]Cell{{Env: "Reverse-v0", Base: 4, Algo: "sparse", Alpha: 0.01, Iters: 7}, {Env: "Reverse-v0", Base: 4, Algo: "sparse", Alpha: 0.1, Iters: 7}, {Env: "Reverse-v0", Base: 4, Algo: "soft", Alpha: 0.001, Iters: 7}}},
 		{"tsallis q", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "0.05", TsallisQs: "1.5,2"},
-			[]Cell{{"Copy-v0", 5, "tsallis", 0.05, 1.5, 0, "", 0}, {"Copy-v0", 5, "tsallis", 0.05, 2, 0, "", 0}}},
+			[]Cell{{Env: "Copy-v0", Base: 5, Algo: "tsallis", Alpha: 0.05, Q: 1.5}, {Env: "Copy-v0", Base: 5, Algo: "tsallis", Alpha: 0.05, Q: 2}}},
 		{"weight controls, the schedule from 10w", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "0.01,0.05", Controls: "fixed,decay,auto", StartFactor: 10},
 			[]Cell{{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.01, Control: "fixed"}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.01, Control: "decay", AlphaStart: 0.1},
 				{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.01, Control: "auto"}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "fixed"},
 				{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "decay", AlphaStart: 0.5}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "auto"}}},
 		{"weights per task", Grid{Envs: "Copy-v0,Reverse-v0,RepeatCopy-v0", Bases: "4", Algos: "sparse", SparseAlphas: "Copy-v0:0.01,Reverse-v0:0.05,Reverse-v0:0.2,0.1"},
-			[]Cell{{"Copy-v0", 4, "sparse", 0.01, 0, 0, "", 0}, {"Reverse-v0", 4, "sparse", 0.05, 0, 0, "", 0}, {"Reverse-v0", 4, "sparse", 0.2, 0, 0, "", 0}, {"RepeatCopy-v0", 4, "sparse", 0.1, 0, 0, "", 0}}},
+			[]Cell{{Env: "Copy-v0", Base: 4, Algo: "sparse", Alpha: 0.01}, {Env: "Reverse-v0", Base: 4, Algo: "sparse", Alpha: 0.05}, {Env: "Reverse-v0", Base: 4, Algo: "sparse", Alpha: 0.2}, {Env: "RepeatCopy-v0", Base: 4, Algo: "sparse", Alpha: 0.1}}},
 	}
 	for _, c := range ok {
 		got, err := c.g.Cells()
