@@ -42,7 +42,7 @@ func (g LogitGaps) String() string {
 
 // GapThresholds are the gaps LogitGaps counts by default: sparsemax's support bound (1), and
 // soft probabilities from e^-2 down to e^-30 of the best's.
-var GapThresholds = []float64{1, 2, 5, 10, 30}
+func GapThresholds() []float64 { return []float64{1, 2, 5, 10, 30} }
 
 // GapCounter accumulates LogitGaps over the rows of logits it is given.
 type GapCounter struct {
@@ -63,7 +63,7 @@ func NewGapCounter(thresholds []float64, sampleEvery int) (*GapCounter, error) {
 	if sampleEvery < 1 {
 		return nil, fmt.Errorf("control: gap sample period %d, want >= 1", sampleEvery)
 	}
-	return &GapCounter{thresholds: thresholds, counts: make([]float64, len(thresholds)), sampleEvery: sampleEvery}, nil
+	return &GapCounter{thresholds: slices.Clone(thresholds), counts: make([]float64, len(thresholds)), sampleEvery: sampleEvery}, nil
 }
 
 // Add counts one state's logits z.

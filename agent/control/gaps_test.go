@@ -69,7 +69,7 @@ func TestEvaluateWatchedSeesEveryState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	g, err := NewGapCounter(GapThresholds, 1)
+	g, err := NewGapCounter(GapThresholds(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

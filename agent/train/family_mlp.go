@@ -62,7 +62,7 @@ func (mlpFamily) Evaluate(ctx context.Context, dir string, opts EvalOptions, w i
 		return fmt.Errorf("eval: %d episodes, want >= 1", opts.Episodes)
 	}
 	maker := opts.envMaker()
-	gaps, err := control.NewGapCounter(control.GapThresholds, 10)
+	gaps, err := control.NewGapCounter(control.GapThresholds(), 10)
 	if err != nil {
 		return err
 	}
