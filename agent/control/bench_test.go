@@ -403,3 +403,82 @@ func BenchmarkLogitsInColumnBlocks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrainStepPeaked times, alternately in the same run, the sparse training step on the
+// untrained network of the other benchmarks and on one whose output layer is scaled by 30, and
+// the bare forward GEMM of the output layer. An untrained network keeps hundreds of actions within
+// 1 of its best logit, so the logits' gradient is nearly dense and the step runs dense backward
+// GEMMs; the scaled network's support (support, the mean over the batch's rows) is about what
+// trained HalfCheetah policies keep (1-2 actions, docs/results/halfcheetah-paper), where the
+// backward pass is sparse. untrained-ms and peaked-ms are the two steps, peaked-x-gemm the
+// peaked step over the GEMM; the cpu- metrics are the same in process CPU time.
+func BenchmarkTrainStepPeaked(b *testing.B) {
+	const scale = 30
+	for _, k := range []int{729, 15625} {
+		b.Run(fmt.Sprintf("A=%d", k), func(b *testing.B) {
+			untrained, peaked := benchLearner(b, config.AlgoSparse, k), benchLearner(b, config.AlgoSparse, k)
+			w := peaked.Model.outputs[0].W.Value.Data
+			for i := range w {
+				w[i] *= scale
+			}
+			segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
+			heads, _, err := peaked.Model.ForwardBatch(segs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, z := make([]float32, k), make([]float32, k)
+			support := 0
+			for r := range heads[0].Rows {
+				peaked.Model.Probs(p, z, heads[0].Row(r))
+				for _, q := range p {
+					if q > 0 {
+						support++
+					}
+				}
+			}
+			meanSupport := float64(support) / float64(heads[0].Rows)
+
+			eng, err := tensor.NewEngine()
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			x, wg, y := tensor.New(25*101, 64), tensor.New(64, k), tensor.New(25*101, k)
+			for _, m := range []*tensor.Matrix{x, wg} {
+				for i := range m.Data {
+					m.Data[i] = float32(rng.NormFloat64())
+				}
+			}
+			var t, c [3]time.Duration
+			run := []func() error{
+				func() error { return eng.MatMul(y, x, false, wg, false, 1, 0) },
+				func() error { _, err := untrained.TrainStep(segs); return err },
+				func() error { _, err := peaked.TrainStep(segs); return err },
+			}
+			for _, f := range run { // one untimed round: buffers grow to size
+				if err := f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				for i, f := range run {
+					c0, t0 := cputime.Process(), time.Now()
+					if err := f(); err != nil {
+						b.Fatal(err)
+					}
+					t[i] += time.Since(t0)
+					c[i] += cputime.Process() - c0
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(t[0].Microseconds())/n/1000, "gemm-ms")
+			b.ReportMetric(float64(t[1].Microseconds())/n/1000, "untrained-ms")
+			b.ReportMetric(float64(t[2].Microseconds())/n/1000, "peaked-ms")
+			b.ReportMetric(float64(t[2])/float64(t[0]), "peaked-x-gemm")
+			b.ReportMetric(float64(c[1].Microseconds())/n/1000, "cpu-untrained-ms")
+			b.ReportMetric(float64(c[2].Microseconds())/n/1000, "cpu-peaked-ms")
+			b.ReportMetric(float64(c[2])/float64(c[0]), "cpu-peaked-x-gemm")
+			b.ReportMetric(meanSupport, "support")
+		})
+	}
+}
