@@ -44,16 +44,43 @@ func newAlphaControl(cfg config.Config, log *slog.Logger, name func(field string
 		}
 		a.ctrl = d
 	}
-	threshold := cfg.RewardThreshold
-	if cfg.NoThreshold {
-		threshold = math.NaN()
-	}
-	check, err := weight.NewCollapseCheck(max(50, cfg.Iters/20), cfg.Iters, threshold)
+	check, err := newCollapseCheck(cfg)
 	if err != nil {
 		return nil, err
 	}
 	a.check = check
 	return a, nil
+}
+
+// newCollapseCheck is the collapse check of a run of cfg: over a twentieth of its iterations, at
+// least 50, against its reward threshold.
+func newCollapseCheck(cfg config.Config) (*weight.CollapseCheck, error) {
+	threshold := cfg.RewardThreshold
+	if cfg.NoThreshold {
+		threshold = math.NaN()
+	}
+	return weight.NewCollapseCheck(max(50, cfg.Iters/20), cfg.Iters, threshold)
+}
+
+// CollapseOf replays over a run's metrics the collapse check its training runs, and returns the
+// warning it gives and at which iteration: the check's verdict on a finished run, or on one
+// trained before the check was as it is now.
+func CollapseOf(cfg config.Config, rows []Row) (w weight.Collapse, iteration int, ok bool, err error) {
+	check, err := newCollapseCheck(cfg)
+	if err != nil {
+		return weight.Collapse{}, 0, false, err
+	}
+	for _, r := range rows {
+		if w, ok := check.Observe(collapsePoint(r)); ok {
+			return w, r.Iteration, true, nil
+		}
+	}
+	return weight.Collapse{}, 0, false, nil
+}
+
+// collapsePoint is what the collapse check reads of a row.
+func collapsePoint(r Row) weight.Point {
+	return weight.Point{Iteration: r.Iteration, Support: r.Support, MaxProb: r.MaxProb, Return: r.MeanReward}
 }
 
 // apply sets the weight of iteration it on l, from the max-prob its policy sampled with. A fixed
@@ -91,7 +118,7 @@ func (a *alphaControl) state() *weight.AutoState {
 
 // observe feeds a finished row to the collapse check and warns, once, when it fires.
 func (a *alphaControl) observe(r Row) {
-	w, ok := a.check.Observe(weight.Point{Iteration: r.Iteration, Support: r.Support, MaxProb: r.MaxProb, Return: r.MeanReward})
+	w, ok := a.check.Observe(collapsePoint(r))
 	if !ok {
 		return
 	}

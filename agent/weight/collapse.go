@@ -31,13 +31,19 @@ type Point struct {
 // actions (sparse), or a max-prob of 0.99 or more (soft).
 func (p Point) oneAction() bool { return p.Support <= oneAction || p.MaxProb >= oneActionProb }
 
-// CollapseCheck watches a run for a policy that collapsed onto one action before it learned:
-// over the last Window iterations the support was one action (at least 90% of them), the
-// return did not improve from the window's first quarter to its last, and the run has not
-// learned: the window began in the first half of the run's Budget, the return is below the run's
-// Threshold (NaN: none) and it has not risen from the run's starting return (the mean of its
-// first Window/4 measured returns) by that start's magnitude, so from a negative start it is
-// still below 0. A near-deterministic policy after learning is what learning ends in, and is not
+// CollapseCheck watches a run for a policy that collapsed onto one action without having learned
+// or after losing what it learned: over the last Window iterations the support was one action
+// (at least 90% of them), the return did not improve from the window's first quarter to its
+// last and is below the run's Threshold (NaN: none), and either
+//
+//   - the run has not learned: the window began in the first half of the run's Budget and the
+//     return has not risen from the run's starting return (the mean of its first Window/4
+//     measured returns) by that start's magnitude, so from a negative start it is still below 0;
+//   - or it learned and lost it, anywhere in the run: its best stretch of Window/4 iterations had
+//     learned by that measure, and the return now has fallen back by more than half of the gain
+//     from the start to that best.
+//
+// A near-deterministic policy that keeps what it learned is what learning ends in, and is not
 // flagged. It warns once.
 type CollapseCheck struct {
 	Window, Budget int
@@ -45,6 +51,8 @@ type CollapseCheck struct {
 
 	window  []Point   // the last Window iterations, oldest first
 	initial []float64 // the run's first Window/4 measured returns: where it started
+	best    float64   // the best mean return over Window/4 consecutive iterations so far (NaN: none yet)
+	bestAt  int       // the last iteration of that stretch
 	warned  bool
 }
 
@@ -53,21 +61,29 @@ func NewCollapseCheck(window, budget int, threshold float64) (*CollapseCheck, er
 	if window < 4 {
 		return nil, fmt.Errorf("collapse window %d iterations, want ≥ 4", window)
 	}
-	return &CollapseCheck{Window: window, Budget: budget, Threshold: threshold}, nil
+	return &CollapseCheck{Window: window, Budget: budget, Threshold: threshold, best: math.NaN()}, nil
 }
 
 // Collapse is the warning: the first collapsed iteration of the window, how many iterations
-// since, and what the policy and the return did over the window.
+// since, and what the policy and the return did over the window. When the run had learned before
+// (Lost), Best is its best stretch's mean return and BestAt that stretch's last iteration.
 type Collapse struct {
 	Onset, Iterations        int
 	Support, MaxProb         float64
 	ReturnAtOnset, ReturnNow float64
+	Lost                     bool
+	Best                     float64
+	BestAt                   int
 }
 
 func (c Collapse) String() string {
-	return fmt.Sprintf("the policy has been on one action since iteration %d, for %d iterations "+
+	s := fmt.Sprintf("the policy has been on one action since iteration %d, for %d iterations "+
 		"(support %.2f actions, max-prob %.3f), while its mean return did not improve (%.4g at the start, %.4g now)",
 		c.Onset, c.Iterations, c.Support, c.MaxProb, c.ReturnAtOnset, c.ReturnNow)
+	if c.Lost {
+		s += fmt.Sprintf(", having lost what it learned (a mean return of %.4g up to iteration %d)", c.Best, c.BestAt)
+	}
+	return s
 }
 
 // Observe adds one iteration and returns the warning the first time the run qualifies.
@@ -82,7 +98,13 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 		c.window = append(c.window[:0], c.window[1:]...)
 	}
 	c.window = append(c.window, p)
-	if len(c.window) < c.Window || 2*c.window[0].Iteration >= c.Budget {
+	q := c.Window / 4
+	if len(c.window) >= q {
+		if r := meanReturn(c.window[len(c.window)-q:]); !math.IsNaN(r) && !(r <= c.best) {
+			c.best, c.bestAt = r, p.Iteration
+		}
+	}
+	if len(c.window) < c.Window || len(c.initial) < q {
 		return Collapse{}, false
 	}
 	collapsed := 0
@@ -99,7 +121,6 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 	}
 	// Not improved: the last quarter's mean return within 1% (of the larger magnitude, at least
 	// 1e-3) of the first quarter's, or below it.
-	q := len(c.window) / 4
 	first, last := meanReturn(c.window[:q]), meanReturn(c.window[len(c.window)-q:])
 	if math.IsNaN(first) || math.IsNaN(last) || last > first+0.01*max(math.Abs(first), math.Abs(last), 1e-3) {
 		return Collapse{}, false
@@ -107,25 +128,30 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 	if !math.IsNaN(c.Threshold) && last >= c.Threshold {
 		return Collapse{}, false
 	}
-	// Learned: the return has moved up from where the run started by at least that start's
-	// magnitude (from a negative start: it has passed 0).
-	if len(c.initial) < c.Window/4 {
-		return Collapse{}, false
-	}
 	var start float64
 	for _, r := range c.initial {
 		start += r
 	}
 	start /= float64(len(c.initial))
-	if last >= start+math.Abs(start) && last > start {
+	lost := learned(c.best, start) && last <= start+(c.best-start)/2
+	// Otherwise only a collapse that began in the run's first half and has not learned.
+	if !lost && (2*c.window[0].Iteration >= c.Budget || learned(last, start)) {
 		return Collapse{}, false
 	}
 	c.warned = true
 	n := float64(len(c.window))
 	onset := c.window[slices.IndexFunc(c.window, Point.oneAction)].Iteration
-	return Collapse{Onset: onset, Iterations: p.Iteration - onset + 1, Support: sup / n, MaxProb: mp / n,
-		ReturnAtOnset: first, ReturnNow: last}, true
+	w := Collapse{Onset: onset, Iterations: p.Iteration - onset + 1, Support: sup / n, MaxProb: mp / n,
+		ReturnAtOnset: first, ReturnNow: last, Lost: lost}
+	if lost {
+		w.Best, w.BestAt = c.best, c.bestAt
+	}
+	return w, true
 }
+
+// learned reports whether a mean return r has moved up from the run's start by at least that
+// start's magnitude (from a negative start: it has passed 0).
+func learned(r, start float64) bool { return r >= start+math.Abs(start) && r > start }
 
 // meanReturn is the mean of the measured returns (NaN when none is).
 func meanReturn(ps []Point) float64 {

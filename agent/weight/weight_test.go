@@ -1,6 +1,7 @@
 package weight
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -146,6 +147,15 @@ func TestCollapseCheck(t *testing.T) {
 		}
 	}
 	flat := func(it int) float64 { return 35 + 0.001*float64(it%7) }
+	// learnedThen climbs from -400 to 500 by iteration 90, holds it, and falls to after from 700 on.
+	learnedThen := func(after float64) func(it int) float64 {
+		return func(it int) float64 {
+			if it >= 700 {
+				return after + 0.001*float64(it%7)
+			}
+			return min(-400+10*float64(it), 500)
+		}
+	}
 	for _, tc := range []struct {
 		name   string
 		point  func(it int) Point
@@ -170,6 +180,15 @@ func TestCollapseCheck(t *testing.T) {
 		{"collapsed before learning: from -400 to -50", collapsedFrom(80, func(it int) float64 {
 			return min(-400+10*float64(it), -50)
 		}), math.NaN(), 169},
+		{"collapsed late, having lost what it learned", collapsedFrom(700, learnedThen(-100)), math.NaN(), 789},
+		{"collapsed late, keeping most of what it learned", collapsedFrom(700, learnedThen(400)), math.NaN(), -1},
+		{"collapsed early, having lost what it learned", func(it int) Point {
+			p := collapsedFrom(200, learnedThen(-100))(it)
+			if it >= 200 {
+				p.Return = -100 + 0.001*float64(it%7)
+			}
+			return p
+		}, math.NaN(), 289},
 		{"one action in half the iterations only", func(it int) Point {
 			p := collapsedFrom(0, flat)(it)
 			if it%2 == 0 {
@@ -198,7 +217,17 @@ func TestCollapseCheck(t *testing.T) {
 			}
 			if got >= 0 {
 				msg := w.String()
-				for _, want := range []string{"since iteration 80", "max-prob", "did not improve"} {
+				onset := 0
+				for !tc.point(onset).oneAction() {
+					onset++
+				}
+				wants := []string{fmt.Sprintf("since iteration %d,", onset), "max-prob", "did not improve"}
+				if strings.Contains(tc.name, "lost") {
+					wants = append(wants, "having lost what it learned (a mean return of 500 up to iteration")
+				} else if strings.Contains(msg, "lost") {
+					t.Errorf("warning %q says the run lost what it learned", msg)
+				}
+				for _, want := range wants {
 					if !strings.Contains(msg, want) {
 						t.Errorf("warning %q lacks %q", msg, want)
 					}

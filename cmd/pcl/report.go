@@ -43,7 +43,11 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	md := experiment.CurveTable(runs) + experiment.ProvenanceSection(fs.Args())
+	collapses, err := experiment.CollapseSection(runs)
+	if err != nil {
+		return err
+	}
+	md := experiment.CurveTable(runs) + collapses + experiment.ProvenanceSection(fs.Args())
 	if err := atomicfile.WriteFile(filepath.Join(*out, "report.md"), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
