@@ -75,22 +75,12 @@ func SparsemaxSupport(h []float32, scale float32, scratch []float32, idx []int32
 	if nb := float32(m + (total-float64(len(h))*m-1)/float64(len(h)) - margin); nb > bound {
 		bound = nb
 	}
-	n, s := kRowCountSumAbove(h, scale, bound, mf)
-	// Full-row passes while the candidates are a large share of the row.
-	for n > michelotStop && 128*n > len(h) {
-		nb := float32(m + (s-1)/float64(n) - margin)
-		if !(nb > bound) {
-			break
-		}
-		n2, s2 := kRowCountSumAbove(h, scale, nb, mf)
-		bound = nb
-		small := 10*n2 > 9*n
-		n, s = n2, s2
-		if small {
-			break
-		}
-	}
+	// Gather first: on a peaked row (a trained policy) the candidates are few, and the full-row
+	// passes, which need their count and sum, do not run.
 	k := kRowGatherAbove(h, scale, bound, idx)
+	if k > michelotStop && 128*k > len(h) {
+		bound, k = michelotFullRow(h, scale, mf, m, margin, bound, idx)
+	}
 	buf := scratch[:k]
 	for j, i := range idx[:k] {
 		buf[j] = h[i] * scale
@@ -128,6 +118,27 @@ func SparsemaxSupport(h []float32, scale float32, scratch []float32, idx []int32
 		}
 	}
 	return m, ts, idx[:w], true
+}
+
+// michelotFullRow tightens bound by Michelot steps over the whole row while the candidates above
+// it are a large share of the row (flat rows), then gathers the candidates above the last bound
+// into idx and returns that bound and their number.
+func michelotFullRow(h []float32, scale, mf float32, m, margin float64, bound float32, idx []int32) (float32, int) {
+	n, s := kRowCountSumAbove(h, scale, bound, mf)
+	for n > michelotStop && 128*n > len(h) {
+		nb := float32(m + (s-1)/float64(n) - margin)
+		if !(nb > bound) {
+			break
+		}
+		n2, s2 := kRowCountSumAbove(h, scale, nb, mf)
+		bound = nb
+		small := 10*n2 > 9*n
+		n, s = n2, s2
+		if small {
+			break
+		}
+	}
+	return bound, kRowGatherAbove(h, scale, bound, idx)
 }
 
 // SparseStepOnSupport is SparseStep for a row given by its threshold tau = G(z), its support size
