@@ -40,8 +40,8 @@ func (p Point) oneAction() bool { return p.Support <= oneAction || p.MaxProb >= 
 //     return has not risen from the run's starting return (the mean of its first Window/4
 //     measured returns) by that start's magnitude, so from a negative start it is still below 0;
 //   - or it learned and lost it, anywhere in the run: its best stretch of Window/4 iterations had
-//     learned by that measure, and the return now has fallen back by more than half of the gain
-//     from the start to that best.
+//     learned by that measure, and the mean return over the window's second half has fallen back
+//     by more than half of the gain from the start to that best.
 //
 // A near-deterministic policy that keeps what it learned is what learning ends in, and is not
 // flagged. It warns once.
@@ -133,7 +133,9 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 		start += r
 	}
 	start /= float64(len(c.initial))
-	lost := learned(c.best, start) && last <= start+(c.best-start)/2
+	// Lost: over the window's whole second half, not only its last quarter, so that a dip the
+	// policy climbs out of within a few iterations is not taken for a loss.
+	lost := learned(c.best, start) && meanReturn(c.window[len(c.window)/2:]) <= start+(c.best-start)/2
 	// Otherwise only a collapse that began in the run's first half and has not learned.
 	if !lost && (2*c.window[0].Iteration >= c.Budget || learned(last, start)) {
 		return Collapse{}, false
