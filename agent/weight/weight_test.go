@@ -182,6 +182,12 @@ func TestCollapseCheck(t *testing.T) {
 		}), math.NaN(), 169},
 		{"collapsed late, having lost what it learned", collapsedFrom(700, learnedThen(-100)), math.NaN(), 789},
 		{"collapsed late, keeping most of what it learned", collapsedFrom(700, learnedThen(400)), math.NaN(), -1},
+		{"collapsed after learning, a short dip", collapsedFrom(700, func(it int) float64 {
+			if it >= 770 && it < 796 {
+				return -100 // a quarter window: the last quarter does not improve, the second half holds
+			}
+			return learnedThen(500)(it)
+		}), math.NaN(), -1},
 		{"collapsed early, having lost what it learned", func(it int) Point {
 			p := collapsedFrom(200, learnedThen(-100))(it)
 			if it >= 200 {
