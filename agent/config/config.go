@@ -256,6 +256,9 @@ func (c Config) Validate() error {
 	if c.ReplayEviction != EvictRandom && c.ReplayEviction != EvictFIFO {
 		bad("replay_eviction", c.ReplayEviction, `must be "random" or "fifo"`)
 	}
+	if !(c.Explore >= 0 && c.Explore < 1) {
+		bad("explore", c.Explore, "must be in [0, 1)")
+	}
 	if c.Iters < 0 {
 		bad("iters", c.Iters, "must be >= 0")
 	}
@@ -322,6 +325,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.ReplayUniform, "replay-uniform", c.ReplayUniform, "uniform weight of the replay sampling mixture")
 	fs.StringVar(&c.ReplayPriority, "replay-priority", c.ReplayPriority, `"reward" (paper) or "recency" (released code)`)
 	fs.StringVar(&c.ReplayEviction, "replay-eviction", c.ReplayEviction, `"random" or "fifo"`)
+	fs.Float64Var(&c.Explore, "explore", c.Explore, "probability that a step of a fresh episode takes a uniformly random action instead of the policy's (lstm; 0: the policy alone)")
 	fs.IntVar(&c.Iters, "iters", c.Iters, "total number of training iterations (with --resume: the run's new total, above the iterations done)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "greedy evaluation period (0: off)")

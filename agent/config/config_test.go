@@ -53,6 +53,8 @@ func TestValidateNamesField(t *testing.T) {
 		{"alpha_decay", func(c *Config) { c.AlphaStart, c.AlphaDecay = 1, 1.5 }},
 		{"alpha_decay", func(c *Config) { c.AlphaDecay = 0.5 }},
 		{"alpha_auto", func(c *Config) { c.AlphaStart, c.AlphaDecay, c.AlphaAuto = 1, 0.5, true }},
+		{"explore", func(c *Config) { c.Explore = 1 }},
+		{"explore", func(c *Config) { c.Explore = -0.1 }},
 	}
 	for _, tc := range cases {
 		c := Default()

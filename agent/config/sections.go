@@ -93,6 +93,10 @@ type EpisodeSamplingConfig struct {
 	ReplayUniform   float64 `json:"replay_uniform"`    // uniform mixture weight; 0.1 (paper: 0.1 + 0.9 softmax)
 	ReplayPriority  string  `json:"replay_priority"`   // "reward" (default, the paper) or "recency" (the released code)
 	ReplayEviction  string  `json:"replay_eviction"`   // "random" (default) or "fifo"
+	// Explore is the probability that a step of a fresh episode takes a uniformly random action
+	// instead of the policy's draw (0: the policy alone, as the paper samples). Path consistency
+	// holds off-policy, so such episodes train and fill the replay like the policy's own.
+	Explore float64 `json:"explore,omitempty"`
 }
 
 // RunConfig is the run's length, seed, evaluation, checkpoints and stopping rules.

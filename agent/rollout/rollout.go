@@ -21,6 +21,7 @@ type Sampler struct {
 	env      envs.VecEnv
 	model    *pcl.Model
 	maxSteps int
+	explore  float64 // probability of a uniformly random action at a drawn step
 }
 
 // Result is one batch of episodes with policy statistics over the visited states.
@@ -31,6 +32,8 @@ type Result struct {
 	MeanReward float64
 	// EnvSteps is the number of environment steps taken by live copies.
 	EnvSteps int
+	// Explored is the number of those steps that took a uniformly random action (SetExplore).
+	Explored int
 }
 
 // CheckEnv verifies that env fits a PCL model: Discrete observations and actions, autoreset
@@ -82,10 +85,21 @@ func NewSampler(env envs.VecEnv, model *pcl.Model, maxSteps int) (*Sampler, erro
 	return &Sampler{env: env, model: model, maxSteps: maxSteps}, nil
 }
 
+// SetExplore makes each drawn step take a uniformly random action with probability eps instead
+// of the policy's draw (ε-uniform exploration); 0, the default, draws from the policy alone.
+// Greedy sampling is unaffected. The statistics in Result stay the policy's.
+func (s *Sampler) SetExplore(eps float64) error {
+	if !(eps >= 0 && eps < 1) {
+		return fmt.Errorf("rollout: exploration probability %v, want it in [0, 1)", eps)
+	}
+	s.explore = eps
+	return nil
+}
+
 // Sample plays one episode in every copy. Copy i is reset with seed seedBase+i, so a batch is a
 // function of the model, seedBase and rng alone (and the env's curriculum). With greedy the
-// policy's most likely action is taken; otherwise actions are drawn from the policy with rng.
-// Episodes are tagged with iteration.
+// policy's most likely action is taken; otherwise actions are drawn from the policy with rng
+// (and, under SetExplore, sometimes uniformly). Episodes are tagged with iteration.
 func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, iteration int, seedBase int64) (Result, error) {
 	n := s.env.NumEnvs()
 	req := envs.ResetRequest{Seeds: make([]int64, n)}
@@ -138,9 +152,15 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 			}
 			m.Probs(p, z, heads[0].Row(i))
 			var a int
-			if greedy {
+			switch {
+			case greedy:
 				a = policy.Greedy(z, nil)
-			} else {
+			case s.explore > 0 && rng.Float64() < s.explore:
+				// Only an exploring sampler draws this number: without it the stream, and so every
+				// run, stays what it was.
+				a = rng.IntN(K)
+				res.Explored++
+			default:
 				a = policy.Sample(p, rng)
 			}
 			if a < 0 {

@@ -544,3 +544,75 @@ func TestNewSamplerRefusesMismatches(t *testing.T) {
 		})
 	}
 }
+
+// With SetExplore(ε), a drawn first action follows the mixture (1 − ε)·π + ε/|A|: each action's
+// frequency over many copies that see the same first observation is within 5 standard deviations
+// of its mixture probability, and about ε of the steps are counted as explored. Greedy sampling
+// ignores ε, and out-of-range values are refused.
+func TestExploreMixesUniformActions(t *testing.T) {
+	const n, explore = 4000, 0.3
+	tk := task{"Copy-v0", 2}
+	env := newVecEnv(t, tk, n)
+	for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		t.Run(algo, func(t *testing.T) {
+			m := newModel(t, env, algo, config.FormSeparate, 2, 6)
+			s := newSampler(t, env, m, 1)
+			if err := s.SetExplore(explore); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Sample(context.Background(), rng(9), false, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sd := math.Sqrt(explore * (1 - explore) * n); math.Abs(float64(res.Explored)-explore*n) > 5*sd {
+				t.Errorf("%d of %d steps explored, want about %v", res.Explored, n, explore*n)
+			}
+			_, ps := policyAlong(t, m, res.Episodes)
+			K := m.Spec.NumActions()
+			counts, policies := map[int32][]int{}, map[int32][]float32{}
+			offSupport := 0
+			for b, e := range res.Episodes {
+				o, a := e.Obs[0], e.Actions[0]
+				if counts[o] == nil {
+					counts[o], policies[o] = make([]int, K), ps[b][0]
+				}
+				counts[o][a]++
+				if ps[b][0][a] == 0 {
+					offSupport++
+				}
+			}
+			if algo == config.AlgoSparse && offSupport == 0 {
+				t.Errorf("no explored step left the sparse policy's support: the test checks too little")
+			}
+			for o, c := range counts {
+				total := 0
+				for _, v := range c {
+					total += v
+				}
+				if total < 500 {
+					continue
+				}
+				for a, v := range c {
+					p := (1-explore)*float64(policies[o][a]) + explore/float64(K)
+					sd := math.Sqrt(p*(1-p)/float64(total)) + 1e-9
+					if f := float64(v) / float64(total); math.Abs(f-p) > 5*sd {
+						t.Errorf("first observation %d: action %d drawn %.3f of %d times, mixture probability %.3f", o, a, f, total, p)
+					}
+				}
+			}
+			greedy, err := s.Sample(context.Background(), rng(9), true, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if greedy.Explored != 0 {
+				t.Errorf("greedy sampling explored %d steps", greedy.Explored)
+			}
+		})
+	}
+	s := newSampler(t, env, newModel(t, env, config.AlgoSparse, config.FormSeparate, 2, 1), 1)
+	for _, bad := range []float64{-0.1, 1, math.NaN()} {
+		if err := s.SetExplore(bad); err == nil {
+			t.Errorf("SetExplore(%v) accepted", bad)
+		}
+	}
+}

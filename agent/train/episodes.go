@@ -67,6 +67,9 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.sampler, err = rollout.NewSampler(r.env, r.Model, cfg.MaxSteps); err != nil {
 		return nil, err
 	}
+	if err = r.sampler.SetExplore(cfg.Explore); err != nil {
+		return nil, err
+	}
 	if cfg.EvalEvery > 0 {
 		if r.evalEnv, err = maker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
 			return nil, fmt.Errorf("evaluation env: %w", err)

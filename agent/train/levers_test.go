@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -9,8 +10,9 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
-// Every optimiser and initialisation lever resumes exactly: its state (RMSProp's mean squares;
-// none for SGD) travels in the checkpoint, and an initialisation applies only to a new run.
+// Every optimiser, initialisation and exploration lever resumes exactly: its state (RMSProp's mean
+// squares; none for SGD) travels in the checkpoint, an initialisation applies only to a new run,
+// and exploration draws from the iteration's own stream.
 func TestLeversResumeExactly(t *testing.T) {
 	reg := registry.Default()
 	for _, tc := range []struct {
@@ -20,6 +22,7 @@ func TestLeversResumeExactly(t *testing.T) {
 		{"sgd", func(c *config.Config) { c.Optimizer, c.LearningRate = "sgd", 0.05 }},
 		{"rmsprop", func(c *config.Config) { c.Optimizer, c.LearningRate = "rmsprop", 0.001 }},
 		{"inits", func(c *config.Config) { c.LambdaInit, c.LogitInitScale, c.EmbedStd = config.LambdaInitAlpha, 0.1, 0.1 }},
+		{"explore", func(c *config.Config) { c.Explore = 0.2 }},
 	} {
 		cfg := resumeConfig()
 		cfg.Iters = 20
@@ -39,5 +42,33 @@ func TestLeversResumeExactly(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		sameRows(t, tc.name, full.Rows, resumed.Rows)
+	}
+}
+
+// Exploration changes the fresh batches (a run with it differs from one without) and is refused by
+// the mlp family, whose sampler has none.
+func TestExploreChangesTheBatchesAndIsLSTMOnly(t *testing.T) {
+	reg := registry.Default()
+	run := func(explore float64) []Row {
+		cfg := resumeConfig()
+		cfg.Iters, cfg.Explore = 5, explore
+		sum, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()})
+		if err != nil {
+			t.Fatalf("explore %v: %v", explore, err)
+		}
+		return sum.Rows
+	}
+	plain, exploring := run(0), run(0.5)
+	same := true
+	for i := range plain {
+		same = same && plain[i].MeanReward == exploring[i].MeanReward && plain[i].Loss == exploring[i].Loss
+	}
+	if same {
+		t.Error("explore 0.5 gave the same rewards and losses as no exploration")
+	}
+	cfg := smallStepsConfig()
+	cfg.Explore = 0.1
+	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("mlp run with --explore: %v, want ErrUnsupported", err)
 	}
 }
