@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,8 +26,9 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	every := fs.Int("every", 5, "inspect every N iterations")
 	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
 	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
+	table := fs.String("table", "", "instead of training: write the early-collapse measures of the --probe directories, one row per name (a name given again is another seed), into this markdown `file`")
 	var probes stringList
-	fs.Var(&probes, "probe", "`name=dir` of a probe drawn by --overlay, repeatable")
+	fs.Var(&probes, "probe", "`name=dir` of a probe drawn by --overlay or tabulated by --table, repeatable")
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
 	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
@@ -46,7 +48,10 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if cfg.AlphaStart > 0 && !givenFlags(fs)["alpha-decay"] {
 		cfg.AlphaDecay = 0.5 // diagnose's default decay, from before the config had a schedule
 	}
-	if *overlay != "" {
+	if *overlay != "" || *table != "" {
+		if *overlay != "" && *table != "" {
+			return usageError{errors.New("diagnose: give one of --overlay and --table")}
+		}
 		var names []string
 		var tabs []diag.Table
 		for _, a := range probes {
@@ -61,7 +66,10 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			names, tabs = append(names, name), append(tabs, t)
 		}
 		if len(tabs) == 0 {
-			return usageError{errors.New("diagnose --overlay: give the probes with --probe name=dir")}
+			return usageError{errors.New("diagnose --overlay and --table: give the probes with --probe name=dir")}
+		}
+		if *table != "" {
+			return writeLeverTable(*table, names, tabs)
 		}
 		return diag.Overlay(*overlay, *metric, *metric, names, tabs)
 	}
@@ -111,4 +119,30 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			r.Iteration, r.MeanReward, r.Curriculum, r.Fresh.WriteFrac, r.Fresh.PCorrectGivenWrite, r.Fresh.Support)
 	}
 	return probeErr
+}
+
+// writeLeverTable groups the probes by name (the seeds of a lever), in the order the names first
+// come, and writes their lever table to path.
+func writeLeverTable(path string, names []string, tabs []diag.Table) error {
+	var order []string
+	seeds := map[string][]diag.Table{}
+	for i, n := range names {
+		if seeds[n] == nil {
+			order = append(order, n)
+		}
+		seeds[n] = append(seeds[n], tabs[i])
+	}
+	levers := make([]diag.Lever, 0, len(order))
+	for _, n := range order {
+		l, err := diag.SummariseLever(n, seeds[n])
+		if err != nil {
+			return err
+		}
+		levers = append(levers, l)
+	}
+	var buf bytes.Buffer
+	if err := diag.WriteLeverTable(&buf, levers); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
 }

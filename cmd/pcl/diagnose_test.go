@@ -28,11 +28,29 @@ func TestDiagnoseProbeAndOverlay(t *testing.T) {
 	if _, err := os.Stat(png); err != nil {
 		t.Error(err)
 	}
+	// --table: one row per name, the seeds of a name together; the short probes lack iteration 30.
+	c := filepath.Join(dir, "c")
+	if out, err := runPCL(t, "diagnose", "--env", "Copy-v0", "--base", "3", "--batch", "8", "--hidden", "8", "--iters", "31", "--every", "5", "--out", c); err != nil {
+		t.Fatalf("diagnose: %s", out)
+	}
+	md := filepath.Join(dir, "levers.md")
+	if out, err := runPCL(t, "diagnose", "--table", md, "--probe", "lever="+c, "--probe", "lever="+c, "--probe", "other="+c); err != nil {
+		t.Fatalf("table: %s", out)
+	}
+	text, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Split(strings.TrimSpace(string(text)), "\n"); len(rows) != 4 || !strings.HasPrefix(rows[2], "| lever | 2 | 31 |") || !strings.HasPrefix(rows[3], "| other | 1 | 31 |") {
+		t.Errorf("lever table:\n%s", text)
+	}
 	for _, c := range []struct {
 		args []string
 		msg  string
 	}{
 		{[]string{"diagnose", "--iters", "1"}, "--out is required"},
+		{[]string{"diagnose", "--table", md, "--probe", a}, "iteration 30 was not inspected"},
+		{[]string{"diagnose", "--table", md, "--overlay", png, "--probe", a}, "one of --overlay and --table"},
 		{[]string{"diagnose", "--overlay", png}, "give the probes with --probe"},
 		{[]string{"diagnose", "--overlay", png, "--metric", "nope", "--probe", a}, `no column "nope"`},
 		{[]string{"diagnose", "--overlay", png, "--probe", filepath.Join(dir, "missing")}, "no such file"},
