@@ -259,6 +259,12 @@ func (c Config) Validate() error {
 	if !(c.Explore >= 0 && c.Explore < 1) {
 		bad("explore", c.Explore, "must be in [0, 1)")
 	}
+	if !(c.ExploreShare >= 0 && c.ExploreShare <= 1) {
+		bad("explore_share", c.ExploreShare, "must be in [0, 1] (0: every copy)")
+	}
+	if c.ExploreShare > 0 && c.Explore == 0 {
+		bad("explore_share", c.ExploreShare, "needs %s", "explore")
+	}
 	if c.Iters < 0 {
 		bad("iters", c.Iters, "must be >= 0")
 	}
@@ -326,6 +332,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ReplayPriority, "replay-priority", c.ReplayPriority, `"reward" (paper) or "recency" (released code)`)
 	fs.StringVar(&c.ReplayEviction, "replay-eviction", c.ReplayEviction, `"random" or "fifo"`)
 	fs.Float64Var(&c.Explore, "explore", c.Explore, "probability that a step of a fresh episode takes a uniformly random action instead of the policy's (lstm; 0: the policy alone)")
+	fs.Float64Var(&c.ExploreShare, "explore-share", c.ExploreShare, "fraction of each batch's copies, the first ones, that --explore (lstm; 0: every copy); the rest keep a shared curriculum moving")
 	fs.IntVar(&c.Iters, "iters", c.Iters, "total number of training iterations (with --resume: the run's new total, above the iterations done)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "greedy evaluation period (0: off)")

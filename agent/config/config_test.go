@@ -55,6 +55,8 @@ func TestValidateNamesField(t *testing.T) {
 		{"alpha_auto", func(c *Config) { c.AlphaStart, c.AlphaDecay, c.AlphaAuto = 1, 0.5, true }},
 		{"explore", func(c *Config) { c.Explore = 1 }},
 		{"explore", func(c *Config) { c.Explore = -0.1 }},
+		{"explore_share", func(c *Config) { c.Explore, c.ExploreShare = 0.1, 1.5 }},
+		{"explore_share", func(c *Config) { c.ExploreShare = 0.5 }},
 	}
 	for _, tc := range cases {
 		c := Default()

@@ -27,7 +27,7 @@ func LearnerFlag(name string) bool {
 	switch name {
 	case "env", "base", "max-steps", "curriculum", "algo", "form", "alpha", "tsallis-q", "gamma", "rollout", "critic-weight", "pg-scale",
 		"hidden", "lr", "adam-beta1", "adam-beta2", "adam-eps", "clip-norm", "batch", "seed",
-		"optimizer", "logit-init-scale", "lambda-init", "embed-std", "explore":
+		"optimizer", "logit-init-scale", "lambda-init", "embed-std", "explore", "explore-share":
 		return true
 	}
 	return false

@@ -97,6 +97,10 @@ type EpisodeSamplingConfig struct {
 	// instead of the policy's draw (0: the policy alone, as the paper samples). Path consistency
 	// holds off-policy, so such episodes train and fill the replay like the policy's own.
 	Explore float64 `json:"explore,omitempty"`
+	// ExploreShare is the fraction of each batch's copies, the first ones, that explore (0, like 1:
+	// every copy). A shared curriculum levels up on consecutive perfect episodes in copy order,
+	// which exploring copies rarely give: the copies after them keep it moving.
+	ExploreShare float64 `json:"explore_share,omitempty"`
 }
 
 // RunConfig is the run's length, seed, evaluation, checkpoints and stopping rules.

@@ -6,6 +6,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -22,6 +23,7 @@ type Sampler struct {
 	model    *pcl.Model
 	maxSteps int
 	explore  float64 // probability of a uniformly random action at a drawn step
+	explorer int     // copies [0, explorer) explore
 }
 
 // Result is one batch of episodes with policy statistics over the visited states.
@@ -85,14 +87,22 @@ func NewSampler(env envs.VecEnv, model *pcl.Model, maxSteps int) (*Sampler, erro
 	return &Sampler{env: env, model: model, maxSteps: maxSteps}, nil
 }
 
-// SetExplore makes each drawn step take a uniformly random action with probability eps instead
-// of the policy's draw (ε-uniform exploration); 0, the default, draws from the policy alone.
-// Greedy sampling is unaffected. The statistics in Result stay the policy's.
-func (s *Sampler) SetExplore(eps float64) error {
+// SetExplore makes each drawn step of the first ⌈share·n⌉ copies (share 0: every copy) take a
+// uniformly random action with probability eps instead of the policy's draw (ε-uniform
+// exploration); eps 0, the default, draws from the policy alone. Greedy sampling is unaffected.
+// The statistics in Result stay the policy's.
+func (s *Sampler) SetExplore(eps, share float64) error {
 	if !(eps >= 0 && eps < 1) {
 		return fmt.Errorf("rollout: exploration probability %v, want it in [0, 1)", eps)
 	}
-	s.explore = eps
+	if !(share >= 0 && share <= 1) {
+		return fmt.Errorf("rollout: exploring share of the copies %v, want it in [0, 1] (0: every copy)", share)
+	}
+	n := s.env.NumEnvs()
+	s.explore, s.explorer = eps, n
+	if share > 0 {
+		s.explorer = int(math.Ceil(share * float64(n)))
+	}
 	return nil
 }
 
@@ -155,7 +165,7 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 			switch {
 			case greedy:
 				a = policy.Greedy(z, nil)
-			case s.explore > 0 && rng.Float64() < s.explore:
+			case s.explore > 0 && i < s.explorer && rng.Float64() < s.explore:
 				// Only an exploring sampler draws this number: without it the stream, and so every
 				// run, stays what it was.
 				a = rng.IntN(K)

@@ -557,7 +557,7 @@ func TestExploreMixesUniformActions(t *testing.T) {
 		t.Run(algo, func(t *testing.T) {
 			m := newModel(t, env, algo, config.FormSeparate, 2, 6)
 			s := newSampler(t, env, m, 1)
-			if err := s.SetExplore(explore); err != nil {
+			if err := s.SetExplore(explore, 0); err != nil {
 				t.Fatal(err)
 			}
 			res, err := s.Sample(context.Background(), rng(9), false, 0, 0)
@@ -610,9 +610,44 @@ func TestExploreMixesUniformActions(t *testing.T) {
 		})
 	}
 	s := newSampler(t, env, newModel(t, env, config.AlgoSparse, config.FormSeparate, 2, 1), 1)
-	for _, bad := range []float64{-0.1, 1, math.NaN()} {
-		if err := s.SetExplore(bad); err == nil {
-			t.Errorf("SetExplore(%v) accepted", bad)
+	for _, bad := range [][2]float64{{-0.1, 0}, {1, 0}, {math.NaN(), 0}, {0.1, -0.5}, {0.1, 1.5}, {0.1, math.NaN()}} {
+		if err := s.SetExplore(bad[0], bad[1]); err == nil {
+			t.Errorf("SetExplore(%v, %v) accepted", bad[0], bad[1])
 		}
+	}
+}
+
+// With a share, only the first ⌈share·n⌉ copies explore: the others take only actions in the
+// sparse policy's support, and the explored count is about ε times the exploring copies' steps.
+func TestExploreShareLeavesTheOtherCopiesOnPolicy(t *testing.T) {
+	const n, explore, share = 4000, 0.5, 0.25
+	env := newVecEnv(t, task{"Copy-v0", 2}, n)
+	m := newModel(t, env, config.AlgoSparse, config.FormSeparate, 2, 6)
+	s := newSampler(t, env, m, 1)
+	if err := s.SetExplore(explore, share); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Sample(context.Background(), rng(3), false, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exploring := int(share * n)
+	if sd := math.Sqrt(explore * (1 - explore) * float64(exploring)); math.Abs(float64(res.Explored)-explore*float64(exploring)) > 5*sd {
+		t.Errorf("%d steps explored, want about %v", res.Explored, explore*float64(exploring))
+	}
+	_, ps := policyAlong(t, m, res.Episodes)
+	offFirst, offRest := 0, 0
+	for b, e := range res.Episodes {
+		if ps[b][0][e.Actions[0]] > 0 {
+			continue
+		}
+		if b < exploring {
+			offFirst++
+		} else {
+			offRest++
+		}
+	}
+	if offFirst == 0 || offRest != 0 {
+		t.Errorf("actions off the support: %d in the exploring copies (want some), %d in the others (want none)", offFirst, offRest)
 	}
 }

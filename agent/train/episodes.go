@@ -67,7 +67,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.sampler, err = rollout.NewSampler(r.env, r.Model, cfg.MaxSteps); err != nil {
 		return nil, err
 	}
-	if err = r.sampler.SetExplore(cfg.Explore); err != nil {
+	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
 		return nil, err
 	}
 	if cfg.EvalEvery > 0 {

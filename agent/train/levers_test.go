@@ -22,7 +22,7 @@ func TestLeversResumeExactly(t *testing.T) {
 		{"sgd", func(c *config.Config) { c.Optimizer, c.LearningRate = "sgd", 0.05 }},
 		{"rmsprop", func(c *config.Config) { c.Optimizer, c.LearningRate = "rmsprop", 0.001 }},
 		{"inits", func(c *config.Config) { c.LambdaInit, c.LogitInitScale, c.EmbedStd = config.LambdaInitAlpha, 0.1, 0.1 }},
-		{"explore", func(c *config.Config) { c.Explore = 0.2 }},
+		{"explore", func(c *config.Config) { c.Explore, c.ExploreShare = 0.2, 0.5 }},
 	} {
 		cfg := resumeConfig()
 		cfg.Iters = 20
