@@ -29,9 +29,11 @@ type RunResult struct {
 	Status Status
 	Err    error // the run could not be read (or conflicts with the manifest)
 	Rows   []train.Row
-	// Final is the mean sampled reward over the last 10% of the budget (NaN unless finished).
-	Final float64
-	Level int // curriculum length at the last row
+	// Final is the mean sampled reward over the last 10% of the budget (NaN unless finished);
+	// FinalGreedy the mean greedy reward of the evaluations there (NaN: none). Under --explore the
+	// sampled reward includes the random actions; the greedy one is the policy's alone.
+	Final, FinalGreedy float64
+	Level              int // curriculum length at the last row
 	// Fraction is Final as a fraction of the maximum reward at Level (NaN for non-algorithmic envs).
 	Fraction float64
 	// Reach is the first row whose sampled reward reached the threshold; GreedyReach the first
@@ -53,10 +55,14 @@ type Group struct {
 	Finished   int
 	FinalMean  float64 // over finished runs
 	FinalStd   float64
+	GreedyMean float64 // FinalGreedy over the finished runs that have it (NaN: none)
+	GreedyStd  float64
 	FracMean   float64
-	Solved     int     // finished runs whose sampled reward reached the threshold
-	MedianIt   float64 // median iteration to the threshold over the solved runs (NaN: none)
-	MedianWall float64
+	// LevelMin and LevelMax bound the curriculum length the finished runs ended at.
+	LevelMin, LevelMax int
+	Solved             int     // finished runs whose sampled reward reached the threshold
+	MedianIt           float64 // median iteration to the threshold over the solved runs (NaN: none)
+	MedianWall         float64
 }
 
 // Gather reads every run of the sweep in dir.
@@ -73,7 +79,7 @@ func Gather(dir string) (Manifest, []RunResult, error) {
 }
 
 func readRun(dir string, r Run) RunResult {
-	res := RunResult{Run: r, Final: math.NaN(), Fraction: math.NaN()}
+	res := RunResult{Run: r, Final: math.NaN(), FinalGreedy: math.NaN(), Fraction: math.NaN()}
 	st, err := Inspect(dir, r)
 	res.Status = st
 	if err != nil {
@@ -110,13 +116,19 @@ func readRun(dir string, r Run) RunResult {
 		last := res.Rows[len(res.Rows)-1].Iteration + 1
 		from := last - max(1, last/10)
 		s, k := 0.0, 0
+		var greedy []float64
 		for _, x := range res.Rows {
-			if x.Iteration >= from {
-				s += x.MeanReward
-				k++
+			if x.Iteration < from {
+				continue
+			}
+			s += x.MeanReward
+			k++
+			if !math.IsNaN(x.GreedyReward) {
+				greedy = append(greedy, x.GreedyReward)
 			}
 		}
 		res.Final = s / float64(k)
+		res.FinalGreedy, _ = MeanStd(greedy) // NaN without evaluations
 		if t, ok, err := success.ForEnv(c.Env, c.Base); ok && err == nil {
 			res.Fraction = t.Fraction(res.Final, max(res.Level, t.Task.StartMinLength()))
 		}
@@ -146,13 +158,20 @@ func Groups(results []RunResult) []*Group {
 		g.Runs = append(g.Runs, r)
 	}
 	for _, g := range out {
-		var finals, fracs, its, walls []float64
+		var finals, greedy, fracs, its, walls []float64
 		for _, r := range g.Runs {
 			if r.Status.State != Finished || r.Err != nil {
 				continue
 			}
+			if g.Finished == 0 || r.Level < g.LevelMin {
+				g.LevelMin = r.Level
+			}
+			g.LevelMax = max(g.LevelMax, r.Level)
 			g.Finished++
 			finals = append(finals, r.Final)
+			if !math.IsNaN(r.FinalGreedy) {
+				greedy = append(greedy, r.FinalGreedy)
+			}
 			if !math.IsNaN(r.Fraction) {
 				fracs = append(fracs, r.Fraction)
 			}
@@ -163,6 +182,7 @@ func Groups(results []RunResult) []*Group {
 			}
 		}
 		g.FinalMean, g.FinalStd = MeanStd(finals)
+		g.GreedyMean, g.GreedyStd = MeanStd(greedy)
 		g.FracMean, _ = MeanStd(fracs)
 		g.MedianIt, g.MedianWall = Median(its), Median(walls)
 	}
@@ -198,12 +218,13 @@ func Report(dir, out string) ([]*Group, error) {
 	}
 	fmt.Fprintf(&b, "# Sweep %s\n\n%d of %d runs finished.\n\n", name, finished, len(results))
 	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
-		"\"of max\" is that as a fraction of the largest reward possible at the curriculum level the run ended at; " +
+		"\"greedy\" the same over the greedy evaluations in that stretch; " +
+		"\"of max\" is \"final\" as a fraction of the largest reward possible at the curriculum level the run ended at, and \"length\" that level (the curriculum's minimum input length; min-max over the seeds); " +
 		"\"solved\" counts the finished seeds whose mean sampled reward reached the task's threshold, with the median iteration and wall time at which it did. " +
 		"★ marks the best weight of each task, size and algorithm by final reward, among two or more with finished runs; " +
 		"a weight that moves over the run says how (auto: learned from the weight; from w0: the schedule from w0 down to the weight).\n\n")
-	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | of max | threshold | solved | iterations (wall s) to threshold |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | greedy | of max | length | threshold | solved | iterations (wall s) to threshold |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	best := bestWeights(groups)
 	for _, g := range groups {
 		w := strconv.FormatFloat(g.Alpha, 'g', -1, 64)
@@ -220,8 +241,16 @@ func Report(dir, out string) ([]*Group, error) {
 		if g.Solved > 0 {
 			reach = fmt.Sprintf("%.0f (%.0f)", g.MedianIt, g.MedianWall)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %g | %d/%d | %s |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
-			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), num(g.FracMean, 2), g.Threshold, g.Solved, g.Finished, reach)
+		length := "–"
+		switch {
+		case g.Finished == 0 || g.LevelMax == 0:
+		case g.LevelMin == g.LevelMax:
+			length = strconv.Itoa(g.LevelMax)
+		default:
+			length = fmt.Sprintf("%d-%d", g.LevelMin, g.LevelMax)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %s | %s | %g | %d/%d | %s |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
+			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), pm(g.GreedyMean, g.GreedyStd), num(g.FracMean, 2), length, g.Threshold, g.Solved, g.Finished, reach)
 	}
 	if len(figs) > 0 {
 		b.WriteString("\n## Figures\n\nMean sampled episode reward over the seeds, with the min-max band; one line per algorithm and weight.\n\n")

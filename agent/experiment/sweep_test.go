@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -540,5 +541,58 @@ func TestWriteGrowsBudgets(t *testing.T) {
 	}
 	if m, err := Load(dir); err != nil || m.Runs[0].Config.Iters != 8 {
 		t.Errorf("the manifest after: %v", err)
+	}
+}
+
+// The report's greedy column is the mean greedy reward of the evaluations in the last 10% of the
+// budget, and its length column the curriculum length the runs ended at.
+func TestReportGreedyAndLength(t *testing.T) {
+	dir := t.TempDir()
+	base := tiny()
+	base.Iters, base.EvalEvery = 20, 1
+	m, err := Plan(Spec{Base: base, Cells: []Cell{{Env: "Copy-v0", Base: 2, Algo: "sparse", Alpha: 0.05}}, Seeds: 2, FirstSeed: 1, TaskThresholds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	var greedy []float64
+	lo, hi := math.MaxInt, 0
+	for i := range m.Runs {
+		if _, err := RunIndex(context.Background(), dir, i, quiet()); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := train.ReadMetrics(filepath.Join(RunDir(dir, m.Runs[i]), train.MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := 0.0
+		for _, r := range rows[18:] { // the last 10% of 20 iterations
+			s += r.GreedyReward
+		}
+		greedy = append(greedy, s/2)
+		lv := rows[len(rows)-1].Curriculum
+		lo, hi = min(lo, lv), max(hi, lv)
+	}
+	groups, err := Report(dir, filepath.Join(dir, "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMean, wantStd := MeanStd(greedy)
+	g := groups[0]
+	if math.IsNaN(g.GreedyMean) || math.Abs(g.GreedyMean-wantMean) > 1e-12 || math.Abs(g.GreedyStd-wantStd) > 1e-12 || g.LevelMin != lo || g.LevelMax != hi {
+		t.Errorf("greedy %v ± %v, length %d-%d; want %v ± %v, length %d-%d", g.GreedyMean, g.GreedyStd, g.LevelMin, g.LevelMax, wantMean, wantStd, lo, hi)
+	}
+	rep, err := os.ReadFile(filepath.Join(dir, "report", ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	length := strconv.Itoa(hi)
+	if lo != hi {
+		length = fmt.Sprintf("%d-%d", lo, hi)
+	}
+	if row := fmt.Sprintf("| %s | %s | %s | %s |", pm(g.FinalMean, g.FinalStd), pm(wantMean, wantStd), num(g.FracMean, 2), length); !strings.Contains(string(rep), row) {
+		t.Errorf("report lacks %q:\n%s", row, rep)
 	}
 }
