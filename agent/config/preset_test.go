@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -83,6 +84,43 @@ func TestLongEpisodePreset(t *testing.T) {
 		}
 		if !reflect.DeepEqual(given, before) {
 			t.Errorf("%s: the preset overrode given flags:\n got %+v\nwant %+v", algo, given, before)
+		}
+	}
+}
+
+// A run given no weight gets the automatic weight (sparse: in the unified form); a run given any
+// weight field keeps that weight in the separate form, exactly as before the automatic default.
+func TestLongEpisodePresetWeight(t *testing.T) {
+	cases := []struct {
+		algo  string
+		given []string
+		auto  bool
+		form  string
+		alpha float64
+	}{
+		{AlgoSparse, nil, true, FormUnified, 1},
+		{AlgoSparse, []string{"alpha"}, false, FormSeparate, 0.05},
+		{AlgoSparse, []string{"alpha_auto"}, false, FormSeparate, 1}, // --alpha-auto=false given, as written
+		{AlgoSparse, []string{"alpha_start", "alpha_decay"}, false, FormSeparate, 1},
+		{AlgoSoft, nil, true, FormSeparate, 0.003},
+		{AlgoSoft, []string{"alpha"}, false, FormSeparate, 0.05},
+		{AlgoTsallis, nil, false, FormSeparate, 0.05},
+	}
+	for _, tc := range cases {
+		c := Default()
+		c.Algo = tc.algo
+		if slices.Contains(tc.given, "alpha_start") {
+			c.AlphaStart, c.AlphaDecay = 10, 0.9
+		}
+		given := func(f string) bool { return slices.Contains(tc.given, f) }
+		if err := c.ApplyLongEpisodeDefaults(given); err != nil {
+			t.Fatal(err)
+		}
+		if c.AlphaAuto != tc.auto || c.Form != tc.form || c.Alpha != tc.alpha {
+			t.Errorf("%s given %v: alpha_auto %v, form %s, alpha %v; want %v, %s, %v", tc.algo, tc.given, c.AlphaAuto, c.Form, c.Alpha, tc.auto, tc.form, tc.alpha)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s given %v: %v", tc.algo, tc.given, err)
 		}
 	}
 }
