@@ -192,7 +192,12 @@ func runControl(k string) bool {
 func settings(runs []Record) map[string]string {
 	counts := map[string]map[string]int{}
 	for _, r := range runs {
-		for k, v := range configFields(r.Cfg) {
+		fields := configFields(r.Cfg)
+		for _, k := range []string{"alpha_auto", "alpha_start", "alpha_decay"} { // named by weightKey
+			delete(fields, k)
+		}
+		fields[weightKey] = controlName(r.Cfg)
+		for k, v := range fields {
 			if counts[k] == nil {
 				counts[k] = map[string]int{}
 			}
@@ -249,12 +254,35 @@ type variant struct {
 	settings string // "name value, ..." of the settings where it departs from the most common
 }
 
+// The fields of the weight's control are named together, by controlName, as weightKey: runs that
+// mix a fixed, a scheduled and an automatic weight say which each is, not which flags differ.
+const weightKey = "weight"
+
+// controlName names how c's weight moves: "fixed weight", "automatic weight" or its schedule.
+func controlName(c config.Config) string {
+	switch ctl := WeightControl(c); ctl {
+	case "":
+		return "fixed weight"
+	case ControlAuto:
+		return "automatic weight"
+	default:
+		return ctl
+	}
+}
+
 // variantOf is c's variant: its algorithm, weight, and the settings where it departs from the
-// most common values (modes), as "name value" in the order of the names.
+// most common values (modes), as "name value" in the order of the names; when the runs mix weight
+// controls, every variant names its own first.
 func variantOf(c config.Config, modes map[string]string) variant {
 	all := configFields(c)
 	var parts []string
+	if _, mixed := modes[weightKey]; mixed {
+		parts = append(parts, controlName(c))
+	}
 	for _, f := range slices.Sorted(maps.Keys(modes)) {
+		if f == weightKey {
+			continue
+		}
 		if v := all[f]; v != modes[f] {
 			if v == "" {
 				v = "off" // a field the config leaves out when it is zero (omitempty)

@@ -164,22 +164,47 @@ func TestUntil(t *testing.T) {
 	}
 }
 
-// A field a config leaves out when it is zero (alpha_auto, omitempty) still tells variants apart:
+// A field a config leaves out when it is zero (explore, omitempty) still tells variants apart:
 // absent counts as its own value, and a run that departs from a mode set elsewhere says "off".
 func TestSettingsSeeOmittedFields(t *testing.T) {
-	auto := config.Default()
-	auto.AlphaAuto = true
-	fixed := config.Default()
-	runs := []Record{{Cfg: auto}, {Cfg: auto}, {Cfg: fixed}}
+	exploring := config.Default()
+	exploring.Explore = 0.3
+	plain := config.Default()
+	runs := []Record{{Cfg: exploring}, {Cfg: exploring}, {Cfg: plain}}
 	modes := settings(runs)
-	if modes["alpha_auto"] != "true" {
-		t.Fatalf("settings %v, want alpha_auto with its mode true", modes)
+	if modes["explore"] != "0.3" {
+		t.Fatalf("settings %v, want explore with its mode 0.3", modes)
 	}
-	if got := variantOf(fixed, modes).settings; got != "alpha-auto off" {
-		t.Errorf("fixed run's settings %q, want %q", got, "alpha-auto off")
+	if got := variantOf(plain, modes).settings; got != "explore off" {
+		t.Errorf("plain run's settings %q, want %q", got, "explore off")
 	}
-	if got := variantOf(auto, modes).settings; got != "" {
-		t.Errorf("auto run's settings %q, want none", got)
+	if got := variantOf(exploring, modes).settings; got != "" {
+		t.Errorf("exploring run's settings %q, want none", got)
+	}
+}
+
+// Runs that mix weight controls each name their own (fixed, automatic or the schedule), whatever
+// the majority, and the control's flags are not listed one by one; runs that share one name none.
+func TestSettingsNameTheWeightControl(t *testing.T) {
+	auto, fixed, decay := config.Default(), config.Default(), config.Default()
+	auto.AlphaAuto = true
+	decay.AlphaStart, decay.AlphaDecay = 10, 0.9
+	unified := auto
+	unified.Form = config.FormUnified
+	modes := settings([]Record{{Cfg: auto}, {Cfg: auto}, {Cfg: fixed}, {Cfg: decay}, {Cfg: unified}})
+	for _, tc := range []struct {
+		cfg  config.Config
+		want string
+	}{
+		{auto, "automatic weight"}, {fixed, "fixed weight"}, {decay, "from 10, ×0.9/100 it"}, {unified, "automatic weight, form unified"},
+	} {
+		if got := variantOf(tc.cfg, modes).settings; got != tc.want {
+			t.Errorf("settings %q, want %q", got, tc.want)
+		}
+	}
+	same := settings([]Record{{Cfg: auto}, {Cfg: auto}})
+	if got := variantOf(auto, same).settings; got != "" {
+		t.Errorf("runs of one control: settings %q, want none", got)
 	}
 }
 
