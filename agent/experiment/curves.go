@@ -571,12 +571,22 @@ func numf(format string, x float64) string {
 	return fmt.Sprintf(format, x)
 }
 
-// ProvenanceSection is the report's section listing each run's provenance (its run.json).
+// ProvenanceSection is the report's section listing each run's provenance (its run.json): the
+// last session's summary, then the command of each session.
 func ProvenanceSection(dirs []string) string {
 	var b strings.Builder
 	b.WriteString("\n## Provenance\n\n")
 	for _, d := range dirs {
 		fmt.Fprintf(&b, "- `%s`: %s\n", d, strings.TrimPrefix(provenance.Line(d), "provenance: "))
+		if f, err := provenance.Read(d); err == nil {
+			for i, c := range f.Commands() {
+				what := "command"
+				if i > 0 {
+					what = "resumed"
+				}
+				fmt.Fprintf(&b, "  - %s: `%s`\n", what, c)
+			}
+		}
 	}
 	return b.String()
 }

@@ -30,6 +30,11 @@ func TestEvalAndReportPrintProvenance(t *testing.T) {
 	if !line.MatchString(o.String()) {
 		t.Errorf("eval output lacks the provenance line:\n%s", o.String())
 	}
+	// The report lists the command that made the run (os.Args: here the test binary's), with the
+	// program named pcl.
+	if got := experiment.ProvenanceSection([]string{run}); !strings.Contains(got, "  - command: `pcl ") {
+		t.Errorf("report section lacks the run's command:\n%s", got)
+	}
 	if err := os.Remove(filepath.Join(run, "run.json")); err != nil {
 		t.Fatal(err)
 	}

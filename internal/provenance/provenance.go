@@ -229,3 +229,24 @@ func (f File) Describe() string {
 	}
 	return line
 }
+
+// Commands are the command lines that made the run, one per session, each as a shell would take
+// it with the program named "pcl" (the binary's own name varies): the first trains it, any
+// later ones resume it. Sessions that recorded none are left out.
+func (f File) Commands() []string {
+	var out []string
+	for _, s := range f.Sessions {
+		if len(s.Command) == 0 {
+			continue
+		}
+		args := []string{"pcl"}
+		for _, a := range s.Command[1:] {
+			if a == "" || strings.ContainsAny(a, " \t'\"$`\\*?|&;<>()") {
+				a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+			}
+			args = append(args, a)
+		}
+		out = append(out, strings.Join(args, " "))
+	}
+	return out
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,22 @@ func TestSummary(t *testing.T) {
 	}
 	if got := (File{}).Describe(); got != "provenance: none recorded" {
 		t.Errorf("empty file: %q", got)
+	}
+}
+
+// Commands gives each session's command line with the program named pcl, quoting what a shell
+// would split or expand, and leaves out sessions that recorded none.
+func TestCommands(t *testing.T) {
+	f := File{Sessions: []Session{
+		{Command: []string{"/root/bin/pcl-cur", "train", "--out", "runs/a b", "--seed", "1"}},
+		{},
+		{Command: []string{"./pcl", "train", "--out", "it's", "--resume", "--iters", "10"}},
+	}}
+	want := []string{`pcl train --out 'runs/a b' --seed 1`, `pcl train --out 'it'\''s' --resume --iters 10`}
+	if got := f.Commands(); !slices.Equal(got, want) {
+		t.Errorf("Commands() = %q, want %q", got, want)
+	}
+	if got := (File{}).Commands(); len(got) != 0 {
+		t.Errorf("no sessions: %q", got)
 	}
 }
