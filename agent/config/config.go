@@ -293,7 +293,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Curriculum, "curriculum", c.Curriculum, `"shared" (one curriculum per batch, as the reference runs) or "per-copy" (lstm)`)
 	fs.StringVar(&c.Algo, "algo", c.Algo, `"sparse", "soft" or "tsallis"`)
 	fs.StringVar(&c.Form, "form", c.Form, `"separate" or "unified"`)
-	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "regularisation weight: alpha of sparse and tsallis (default 0.05), tau of soft (default 0.025); the long-episode preset (mlp runs) gives sparse 1 and soft 0.003, and, to a run given no weight flag, the automatic weight from there (sparse in the unified form)")
+	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "regularisation weight: alpha of sparse and tsallis (default 0.05), tau of soft (default 0.025); the long-episode preset (mlp runs) gives sparse 1 and soft 0.003, and, to a run over an action grid given no weight flag, the automatic weight from there (sparse in the unified form)")
 	fs.Float64Var(&c.TsallisQ, "tsallis-q", c.TsallisQ, "entropic index q of --algo tsallis")
 	fs.Float64Var(&c.AlphaStart, "alpha-start", c.AlphaStart, "start of a decaying weight, max(alpha-start * alpha-decay^(iteration/100), --alpha) (the released code's tau_start; 0: fixed --alpha)")
 	fs.Float64Var(&c.AlphaDecay, "alpha-decay", c.AlphaDecay, "factor on the weight every 100 iterations, with --alpha-start (the released code's tau_decay)")

@@ -9,11 +9,13 @@ import (
 
 // PresetValue is one value of a preset: the field it sets (by JSON name), the value as the
 // field's flag would be given, the algorithm it applies to ("" for every one), the fields whose
-// being given keeps it off (Unless) and the evidence it rests on.
+// being given keeps it off (Unless), whether it applies only over an action grid (OnGrid) and the
+// evidence it rests on.
 type PresetValue struct {
 	Field, Value string
 	Algo         string
 	Unless       []string
+	OnGrid       bool
 	Source       string
 }
 
@@ -28,9 +30,11 @@ func weightFields() []string { return []string{"alpha", "alpha_start", "alpha_de
 // chosen by the settings experiments of docs/results/halfcheetah-settings (sparse PCL, α 0.5, 3^6
 // grid, 250,000-300,000 env steps), the weight search of docs/results/halfcheetah-weights and the
 // 1,000,000-step runs of docs/results/halfcheetah-paper, halfcheetah-alpha1 and auto-weight. A run
-// given no weight flag learns its weight (the automatic weight, sparse in the unified form); one
-// given any keeps that weight fixed or scheduled, in the separate form, as before. The algorithmic
-// tasks do not use it: their defaults are Default's, the paper's.
+// over an action grid (--grid) given no weight flag learns its weight (the automatic weight, sparse
+// in the unified form), where the evidence for it was taken; one given any keeps that weight fixed
+// or scheduled, in the separate form, as before, and so do runs without a grid (CartPole's two
+// actions: there the unified automatic weight did not learn, docs/halfcheetah.md §5). The
+// algorithmic tasks do not use the preset: their defaults are Default's, the paper's.
 func LongEpisodePreset() []PresetValue {
 	return []PresetValue{
 		{Field: "gamma", Value: "0.99", Source: "the paper's appendix (HalfCheetah)"},
@@ -40,13 +44,13 @@ func LongEpisodePreset() []PresetValue {
 			"(docs/results/halfcheetah-paper); 0.05, the algorithmic tasks' weight, collapses to one action within 100,000 steps"},
 		{Field: "alpha", Value: "0.003", Algo: AlgoSoft, Source: "the weight search's choice (docs/results/halfcheetah-weights: last-20% " +
 			"return 46 at 500,000 steps, the best of six weights 0.003-1, 2 seeds); -67 ± 343 over 5 seeds at 1,000,000 steps"},
-		{Field: "alpha_auto", Value: "true", Algo: AlgoSparse, Unless: weightFields(), Source: "HalfCheetah 3^6, 5 seeds, 1,000,000 steps " +
+		{Field: "alpha_auto", Value: "true", Algo: AlgoSparse, Unless: weightFields(), OnGrid: true, Source: "HalfCheetah 3^6, 5 seeds, 1,000,000 steps " +
 			"(docs/results/auto-weight): the automatic weight from α 1 in the unified form, last-20% return 1,083 ± 167, " +
 			"no seed collapsed, max-prob 0.90 at the end; against fixed α 1's 898 ± 358 (one seed fell back to 617, one never rose past 348)"},
-		{Field: "form", Value: FormUnified, Algo: AlgoSparse, Unless: weightFields(), Source: "the automatic weight's form (docs/results/auto-weight): " +
+		{Field: "form", Value: FormUnified, Algo: AlgoSparse, Unless: weightFields(), OnGrid: true, Source: "the automatic weight's form (docs/results/auto-weight): " +
 			"in the separate form it fell short (700 ± 583), because α does not scale the logits there, so a rising α could not " +
 			"widen a one-action support (seed 3 sat at -100 for the last 250,000 steps)"},
-		{Field: "alpha_auto", Value: "true", Algo: AlgoSoft, Unless: weightFields(), Source: "HalfCheetah 3^6, 5 seeds, 1,000,000 steps " +
+		{Field: "alpha_auto", Value: "true", Algo: AlgoSoft, Unless: weightFields(), OnGrid: true, Source: "HalfCheetah 3^6, 5 seeds, 1,000,000 steps " +
 			"(docs/results/auto-weight): the automatic weight from τ 0.003, last-20% return 694 ± 733, ahead of fixed τ 0.003 " +
 			"(-67 ± 343) in every seed"},
 		{Field: "value_scale", Value: "10", Source: "settings experiments: V reaches the return scale (about -40 at γ 0.99) in tens of thousands of steps " +
@@ -65,15 +69,15 @@ func LongEpisodePreset() []PresetValue {
 
 // ApplyLongEpisodeDefaults sets the LongEpisodePreset's values (those of c.Algo or of every
 // algorithm) on the fields that were not given (given reports a field, by JSON name, as given),
-// leaving out a value any of whose Unless fields was given. A value is parsed as the field's flag
-// parses it.
+// leaving out a value any of whose Unless fields was given, and an OnGrid value when the run has
+// no action grid (c.Grid 0). A value is parsed as the field's flag parses it.
 func (c *Config) ApplyLongEpisodeDefaults(given func(field string) bool) error {
 	fs := flag.NewFlagSet("preset", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	c.RegisterFlags(fs)
 	flags := FieldFlags()
 	for _, v := range LongEpisodePreset() {
-		if given(v.Field) || (v.Algo != "" && v.Algo != c.Algo) || slices.ContainsFunc(v.Unless, given) {
+		if given(v.Field) || (v.Algo != "" && v.Algo != c.Algo) || slices.ContainsFunc(v.Unless, given) || (v.OnGrid && c.Grid == 0) {
 			continue
 		}
 		if err := fs.Set(flags[v.Field], v.Value); err != nil {

@@ -46,7 +46,7 @@ func flagValue(t *testing.T, c *Config, name string) string {
 func TestLongEpisodePreset(t *testing.T) {
 	for _, algo := range []string{AlgoSparse, AlgoSoft, AlgoTsallis} {
 		c := Default()
-		c.Algo = algo
+		c.Algo, c.Grid = algo, 3 // over an action grid, where every value applies
 		if err := c.ApplyLongEpisodeDefaults(func(string) bool { return false }); err != nil {
 			t.Fatal(err)
 		}
@@ -88,27 +88,31 @@ func TestLongEpisodePreset(t *testing.T) {
 	}
 }
 
-// A run given no weight gets the automatic weight (sparse: in the unified form); a run given any
-// weight field keeps that weight in the separate form, exactly as before the automatic default.
+// A run over an action grid given no weight gets the automatic weight (sparse: in the unified
+// form); a run given any weight field, or without a grid, keeps a fixed weight in the separate
+// form, exactly as before the automatic default.
 func TestLongEpisodePresetWeight(t *testing.T) {
 	cases := []struct {
 		algo  string
+		grid  int
 		given []string
 		auto  bool
 		form  string
 		alpha float64
 	}{
-		{AlgoSparse, nil, true, FormUnified, 1},
-		{AlgoSparse, []string{"alpha"}, false, FormSeparate, 0.05},
-		{AlgoSparse, []string{"alpha_auto"}, false, FormSeparate, 1}, // --alpha-auto=false given, as written
-		{AlgoSparse, []string{"alpha_start", "alpha_decay"}, false, FormSeparate, 1},
-		{AlgoSoft, nil, true, FormSeparate, 0.003},
-		{AlgoSoft, []string{"alpha"}, false, FormSeparate, 0.05},
-		{AlgoTsallis, nil, false, FormSeparate, 0.05},
+		{AlgoSparse, 3, nil, true, FormUnified, 1},
+		{AlgoSparse, 5, []string{"alpha"}, false, FormSeparate, 0.05},
+		{AlgoSparse, 3, []string{"alpha_auto"}, false, FormSeparate, 1}, // --alpha-auto=false given, as written
+		{AlgoSparse, 3, []string{"alpha_start", "alpha_decay"}, false, FormSeparate, 1},
+		{AlgoSparse, 0, nil, false, FormSeparate, 1}, // no action grid (CartPole): the fixed weight
+		{AlgoSoft, 3, nil, true, FormSeparate, 0.003},
+		{AlgoSoft, 3, []string{"alpha"}, false, FormSeparate, 0.05},
+		{AlgoSoft, 0, nil, false, FormSeparate, 0.003},
+		{AlgoTsallis, 3, nil, false, FormSeparate, 0.05},
 	}
 	for _, tc := range cases {
 		c := Default()
-		c.Algo = tc.algo
+		c.Algo, c.Grid = tc.algo, tc.grid
 		if slices.Contains(tc.given, "alpha_start") {
 			c.AlphaStart, c.AlphaDecay = 10, 0.9
 		}
@@ -117,7 +121,7 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.AlphaAuto != tc.auto || c.Form != tc.form || c.Alpha != tc.alpha {
-			t.Errorf("%s given %v: alpha_auto %v, form %s, alpha %v; want %v, %s, %v", tc.algo, tc.given, c.AlphaAuto, c.Form, c.Alpha, tc.auto, tc.form, tc.alpha)
+			t.Errorf("%s grid %d given %v: alpha_auto %v, form %s, alpha %v; want %v, %s, %v", tc.algo, tc.grid, tc.given, c.AlphaAuto, c.Form, c.Alpha, tc.auto, tc.form, tc.alpha)
 		}
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s given %v: %v", tc.algo, tc.given, err)
