@@ -319,36 +319,45 @@ func TestStochasticActionsHaveThePolicysFrequencies(t *testing.T) {
 	tk := task{"Copy-v0", 2}
 	env := newVecEnv(t, tk, n)
 	for _, algo := range []string{config.AlgoSoft, config.AlgoSparse} {
-		m := newModel(t, env, algo, config.FormSeparate, 2, 3)
-		res, err := newSampler(t, env, m, 1).Sample(context.Background(), rng(9), false, 0, 0)
-		if err != nil {
-			t.Fatal(err)
+		t.Run(algo, func(t *testing.T) {
+			m := newModel(t, env, algo, config.FormSeparate, 2, 3)
+			res, err := newSampler(t, env, m, 1).Sample(context.Background(), rng(9), false, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFirstActionFrequencies(t, m, res.Episodes, 200, func(p float64, _ int) float64 { return p })
+		})
+	}
+}
+
+// checkFirstActionFrequencies groups the episodes by their first observation (the copies that see
+// one see the same policy) and, for each seen at least minTotal times, checks that every action's
+// frequency as first action is within 5 standard deviations of want(π(a), |A|).
+func checkFirstActionFrequencies(t *testing.T, m *pcl.Model, eps []*episode.Episode, minTotal int, want func(p float64, K int) float64) {
+	t.Helper()
+	_, ps := policyAlong(t, m, eps)
+	K := m.Spec.NumActions()
+	counts, policies := map[int32][]int{}, map[int32][]float32{}
+	for b, e := range eps {
+		o := e.Obs[0]
+		if counts[o] == nil {
+			counts[o], policies[o] = make([]int, K), ps[b][0]
 		}
-		_, ps := policyAlong(t, m, res.Episodes)
-		K := m.Spec.NumActions()
-		counts := map[int32][]int{}
-		policies := map[int32][]float32{}
-		for b, e := range res.Episodes {
-			o := e.Obs[0]
-			if counts[o] == nil {
-				counts[o], policies[o] = make([]int, K), ps[b][0]
-			}
-			counts[o][e.Actions[0]]++
+		counts[o][e.Actions[0]]++
+	}
+	for o, c := range counts {
+		total := 0
+		for _, v := range c {
+			total += v
 		}
-		for o, c := range counts {
-			total := 0
-			for _, v := range c {
-				total += v
-			}
-			if total < 200 {
-				continue
-			}
-			for a, v := range c {
-				p := float64(policies[o][a])
-				sd := math.Sqrt(p*(1-p)/float64(total)) + 1e-9
-				if f := float64(v) / float64(total); math.Abs(f-p) > 5*sd {
-					t.Errorf("%s: first observation %d: action %d drawn %.3f of %d times, probability %.3f", algo, o, a, f, total, p)
-				}
+		if total < minTotal {
+			continue
+		}
+		for a, v := range c {
+			p := want(float64(policies[o][a]), K)
+			sd := math.Sqrt(p*(1-p)/float64(total)) + 1e-9
+			if f := float64(v) / float64(total); math.Abs(f-p) > 5*sd {
+				t.Errorf("first observation %d: action %d drawn %.3f of %d times, probability %.3f", o, a, f, total, p)
 			}
 		}
 	}
@@ -568,38 +577,16 @@ func TestExploreMixesUniformActions(t *testing.T) {
 				t.Errorf("%d of %d steps explored, want about %v", res.Explored, n, explore*n)
 			}
 			_, ps := policyAlong(t, m, res.Episodes)
-			K := m.Spec.NumActions()
-			counts, policies := map[int32][]int{}, map[int32][]float32{}
 			offSupport := 0
 			for b, e := range res.Episodes {
-				o, a := e.Obs[0], e.Actions[0]
-				if counts[o] == nil {
-					counts[o], policies[o] = make([]int, K), ps[b][0]
-				}
-				counts[o][a]++
-				if ps[b][0][a] == 0 {
+				if ps[b][0][e.Actions[0]] == 0 {
 					offSupport++
 				}
 			}
 			if algo == config.AlgoSparse && offSupport == 0 {
 				t.Errorf("no explored step left the sparse policy's support: the test checks too little")
 			}
-			for o, c := range counts {
-				total := 0
-				for _, v := range c {
-					total += v
-				}
-				if total < 500 {
-					continue
-				}
-				for a, v := range c {
-					p := (1-explore)*float64(policies[o][a]) + explore/float64(K)
-					sd := math.Sqrt(p*(1-p)/float64(total)) + 1e-9
-					if f := float64(v) / float64(total); math.Abs(f-p) > 5*sd {
-						t.Errorf("first observation %d: action %d drawn %.3f of %d times, mixture probability %.3f", o, a, f, total, p)
-					}
-				}
-			}
+			checkFirstActionFrequencies(t, m, res.Episodes, 500, func(p float64, K int) float64 { return (1-explore)*p + explore/float64(K) })
 			greedy, err := s.Sample(context.Background(), rng(9), true, 0, 0)
 			if err != nil {
 				t.Fatal(err)
