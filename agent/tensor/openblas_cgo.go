@@ -59,9 +59,10 @@ type openBLAS struct {
 	sgemv unsafe.Pointer
 	// few is set when the CPU runs the few-rows kernel (fewrows.go), which then takes the
 	// products it is made for; threads is OpenBLAS's thread count (0: unknown), which decides
-	// which of them give OpenBLAS's bits (fewRows).
-	few     bool
-	threads int
+	// which of them give OpenBLAS's bits (fewRows). wide is set when the CPU runs the wide
+	// kernel (wide.go).
+	few, wide bool
+	threads   int
 }
 
 func dlerror() string {
@@ -86,7 +87,7 @@ func loadOpenBLAS() (blas.Float32, string, error) {
 			defer C.free(unsafe.Pointer(cs))
 			return C.dlsym(h, cs)
 		}
-		impl := &openBLAS{sgemm: sym("cblas_sgemm"), sgemv: sym("cblas_sgemv"), few: fewRowsSupported()}
+		impl := &openBLAS{sgemm: sym("cblas_sgemm"), sgemv: sym("cblas_sgemv"), few: fewRowsSupported(), wide: fewRowsSupported()}
 		if impl.sgemm == nil || impl.sgemv == nil {
 			errs = append(errs, lib+": no cblas_sgemm/cblas_sgemv")
 			C.dlclose(h)
@@ -143,6 +144,10 @@ func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 	}
 	if o.few && lda == k && ldb == n && ldc == n && fewRows(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, beta, o.threads) {
 		fewRowsProduct(m, n, k, a, b, c)
+		return
+	}
+	if o.wide && lda == k && ldb == n && ldc == n && wide(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, beta) {
+		wideProduct(m, n, k, a, b, c)
 		return
 	}
 	C.call_sgemm(o.sgemm, cblasRowMajor, cblasOp(tA), cblasOp(tB), C.int(m), C.int(n), C.int(k),

@@ -1,0 +1,36 @@
+package tensor
+
+// The wide product: c = a·b for many rows against a wide b with a short inner dimension, the
+// shape of a HalfCheetah 5^6 output layer in training (2,525 rows x 65 times 65 x 15,625). There
+// OpenBLAS first zeroes all of c (its beta pass) and packs both operands, which for an inner
+// dimension of 64 costs a fifth of the product. This kernel keeps a 6 x 16 tile of c in
+// registers over the whole inner dimension and writes each entry once; a block of b's columns
+// stays in L2 while a block of rows runs over it. Each entry is summed with fused multiply-adds
+// from zero, k in order, the few-rows kernel's order (TestWideMatchesFewRows), so a row's results
+// do not depend on how the rows are split over goroutines. They are not OpenBLAS's bits, which
+// change with its thread count here anyway.
+
+const (
+	// wideMinCols is the fewest columns the kernel takes: at 729 (a 3^6 grid) it is no faster
+	// than OpenBLAS (BenchmarkWideVsOpenBLAS), and the algorithmic tasks' products stay
+	// OpenBLAS's.
+	wideMinCols = 4096
+	// wideMaxInner is the largest inner dimension: a tile's 16 columns of b are read from L2 once
+	// per k, which stays cheap only while the inner dimension is short.
+	wideMaxInner = 128
+	// wideRowBlock is the block of rows a goroutine takes at a time (a multiple of the tile's 6).
+	wideRowBlock = 240
+)
+
+// wide reports whether the product of the given shape and flags goes to the wide kernel.
+func wide(transA, transB bool, m, n, k int, alpha, beta float32) bool {
+	return !transA && !transB && alpha == 1 && beta == 0 && m > fewRowsMax && n >= wideMinCols && k >= 1 && k <= wideMaxInner
+}
+
+// wideProduct computes c = a·b (row-major, dense strides) with the wide kernel, over blocks of
+// rows split among Workers(0) goroutines.
+func wideProduct(m, n, k int, a, b, c []float32) {
+	ParallelRows(m, wideRowBlock, Workers(0), func(_, lo, hi int) {
+		wideSgemm(lo, hi, n, k, a, b, c)
+	})
+}

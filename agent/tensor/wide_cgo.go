@@ -1,0 +1,89 @@
+//go:build cgo && amd64
+
+package tensor
+
+/*
+#cgo CFLAGS: -O3
+#include <immintrin.h>
+#include <math.h>
+
+// WIDE_CB is the block of b's columns that a block of rows runs over: 64 x 1024 floats, 256 KB,
+// half an L2.
+#define WIDE_CB 1024
+
+// wide_tile16 computes c[r][j:j+16] = a[r]·b[:, j:j+16] for the M <= 6 rows r (M a constant
+// after inlining): 2M accumulators, k in order, each step a fused multiply-add from 0. The
+// stored value is acc + 0, as in the few-rows kernel (which turns -0 into +0).
+static inline __attribute__((always_inline, target("avx2,fma"))) void wide_tile16(int M, int k, const float *a, int lda,
+		const float *b, int ldb, float *c, int ldc, int j) {
+	__m256 lo[6], hi[6];
+	for (int r = 0; r < M; r++) lo[r] = hi[r] = _mm256_setzero_ps();
+	for (int p = 0; p < k; p++) {
+		const float *row = b + (long)p * ldb + j;
+		__m256 w0 = _mm256_loadu_ps(row), w1 = _mm256_loadu_ps(row + 8);
+		for (int r = 0; r < M; r++) {
+			__m256 x = _mm256_set1_ps(a[(long)r * lda + p]);
+			lo[r] = _mm256_fmadd_ps(x, w0, lo[r]);
+			hi[r] = _mm256_fmadd_ps(x, w1, hi[r]);
+		}
+	}
+	for (int r = 0; r < M; r++) {
+		_mm256_storeu_ps(c + (long)r * ldc + j, _mm256_add_ps(lo[r], _mm256_setzero_ps()));
+		_mm256_storeu_ps(c + (long)r * ldc + j + 8, _mm256_add_ps(hi[r], _mm256_setzero_ps()));
+	}
+}
+
+// wide_tile8 is wide_tile16 over 8 columns.
+static inline __attribute__((always_inline, target("avx2,fma"))) void wide_tile8(int M, int k, const float *a, int lda,
+		const float *b, int ldb, float *c, int ldc, int j) {
+	__m256 acc[6];
+	for (int r = 0; r < M; r++) acc[r] = _mm256_setzero_ps();
+	for (int p = 0; p < k; p++) {
+		__m256 w = _mm256_loadu_ps(b + (long)p * ldb + j);
+		for (int r = 0; r < M; r++) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(a[(long)r * lda + p]), w, acc[r]);
+	}
+	for (int r = 0; r < M; r++) _mm256_storeu_ps(c + (long)r * ldc + j, _mm256_add_ps(acc[r], _mm256_setzero_ps()));
+}
+
+// wide_cols computes the columns [lo, hi) of M rows: 16 at a time, then 8, then one by one.
+static inline __attribute__((always_inline, target("avx2,fma"))) void wide_cols(int M, int k, const float *a, int lda,
+		const float *b, int ldb, float *c, int ldc, int lo, int hi) {
+	int j = lo;
+	for (; j + 16 <= hi; j += 16) wide_tile16(M, k, a, lda, b, ldb, c, ldc, j);
+	for (; j + 8 <= hi; j += 8) wide_tile8(M, k, a, lda, b, ldb, c, ldc, j);
+	for (; j < hi; j++) {
+		for (int r = 0; r < M; r++) {
+			float acc = 0;
+			for (int p = 0; p < k; p++) acc = fmaf(a[(long)r * lda + p], b[(long)p * ldb + j], acc);
+			c[(long)r * ldc + j] = acc + 0.0f;
+		}
+	}
+}
+
+#define WIDE_CASE(M) case M: wide_cols(M, k, ar, k, b, n, cr, n, j0, j1); break;
+
+// wide_sgemm computes the rows [lo, hi) of c = a·b (row-major, dense: a is m x k, b k x n).
+static __attribute__((target("avx2,fma"))) void wide_sgemm(int lo, int hi, int n, int k, const float *a,
+		const float *b, float *c) {
+	for (int j0 = 0; j0 < n; j0 += WIDE_CB) {
+		int j1 = j0 + WIDE_CB < n ? j0 + WIDE_CB : n;
+		for (int i = lo; i < hi; i += 6) {
+			const float *ar = a + (long)i * k;
+			float *cr = c + (long)i * n;
+			switch (hi - i < 6 ? hi - i : 6) {
+			WIDE_CASE(1) WIDE_CASE(2) WIDE_CASE(3) WIDE_CASE(4) WIDE_CASE(5) WIDE_CASE(6)
+			}
+		}
+	}
+}
+*/
+import "C"
+
+import "unsafe"
+
+// wideSgemm writes the rows [lo, hi) of c = a·b for row-major a (m x k) and b (k x n), dense
+// strides: see wideProduct.
+func wideSgemm(lo, hi, n, k int, a, b, c []float32) {
+	C.wide_sgemm(C.int(lo), C.int(hi), C.int(n), C.int(k), (*C.float)(unsafe.Pointer(&a[0])),
+		(*C.float)(unsafe.Pointer(&b[0])), (*C.float)(unsafe.Pointer(&c[0])))
+}
