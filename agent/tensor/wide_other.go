@@ -2,6 +2,8 @@
 
 package tensor
 
-func wideSgemm(lo, hi, n, k int, a, b, c []float32) {
+func widePack(n, k int, b, bp []float32) { panic("tensor: wide kernel without cgo on amd64") }
+
+func wideSgemm(lo, hi, n, k int, a, b, bp, c []float32) {
 	panic("tensor: wide kernel without cgo on amd64")
 }

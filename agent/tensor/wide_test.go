@@ -60,8 +60,10 @@ func TestWideMatchesFewRows(t *testing.T) {
 				for i := range got.Data {
 					got.Data[i] = float32(math.NaN())
 				}
+				bp := make([]float32, widePanels(s.n, s.k))
+				widePack(s.n, s.k, w.Data, bp)
 				for i := 1; i < len(split); i++ {
-					wideSgemm(split[i-1], split[i], s.n, s.k, x.Data, w.Data, got.Data)
+					wideSgemm(split[i-1], split[i], s.n, s.k, x.Data, w.Data, bp, got.Data)
 				}
 				for i := range got.Data {
 					if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) {
