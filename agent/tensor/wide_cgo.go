@@ -3,62 +3,21 @@
 package tensor
 
 /*
-#cgo CFLAGS: -O3
-#include <immintrin.h>
-#include <math.h>
+#cgo CFLAGS: -O3 -I${SRCDIR}
+#include "tile.h"
 
 // WIDE_CB is the block of b's columns that a block of rows runs over: 64 x 1024 floats, 256 KB,
 // half an L2.
 #define WIDE_CB 1024
-
-// wide_tile16 computes c[r][j:j+16] = a[r]·b[:, j:j+16] for the M <= 6 rows r (M a constant
-// after inlining): 2M accumulators, k in order, each step a fused multiply-add from 0. The
-// stored value is acc + 0, as in the few-rows kernel (which turns -0 into +0).
-static inline __attribute__((always_inline, target("avx2,fma"))) void wide_tile16(int M, int k, const float *a, int lda,
-		const float *b, int ldb, float *c, int ldc, int j) {
-	__m256 lo[6], hi[6];
-	for (int r = 0; r < M; r++) lo[r] = hi[r] = _mm256_setzero_ps();
-	for (int p = 0; p < k; p++) {
-		const float *row = b + (long)p * ldb + j;
-		__m256 w0 = _mm256_loadu_ps(row), w1 = _mm256_loadu_ps(row + 8);
-		for (int r = 0; r < M; r++) {
-			__m256 x = _mm256_set1_ps(a[(long)r * lda + p]);
-			lo[r] = _mm256_fmadd_ps(x, w0, lo[r]);
-			hi[r] = _mm256_fmadd_ps(x, w1, hi[r]);
-		}
-	}
-	for (int r = 0; r < M; r++) {
-		_mm256_storeu_ps(c + (long)r * ldc + j, _mm256_add_ps(lo[r], _mm256_setzero_ps()));
-		_mm256_storeu_ps(c + (long)r * ldc + j + 8, _mm256_add_ps(hi[r], _mm256_setzero_ps()));
-	}
-}
-
-// wide_tile8 is wide_tile16 over 8 columns.
-static inline __attribute__((always_inline, target("avx2,fma"))) void wide_tile8(int M, int k, const float *a, int lda,
-		const float *b, int ldb, float *c, int ldc, int j) {
-	__m256 acc[6];
-	for (int r = 0; r < M; r++) acc[r] = _mm256_setzero_ps();
-	for (int p = 0; p < k; p++) {
-		__m256 w = _mm256_loadu_ps(b + (long)p * ldb + j);
-		for (int r = 0; r < M; r++) acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(a[(long)r * lda + p]), w, acc[r]);
-	}
-	for (int r = 0; r < M; r++) _mm256_storeu_ps(c + (long)r * ldc + j, _mm256_add_ps(acc[r], _mm256_setzero_ps()));
-}
 
 // wide_cols computes the columns [lo, hi) of M rows: 16 at a time from the packed panels of b
 // (panel q holds b[:, 16q:16q+16], k rows of 16 contiguous floats), then 8, then one by one.
 static inline __attribute__((always_inline, target("avx2,fma"))) void wide_cols(int M, int k, const float *a, int lda,
 		const float *b, const float *bp, int ldb, float *c, int ldc, int lo, int hi) {
 	int j = lo;
-	for (; j + 16 <= hi; j += 16) wide_tile16(M, k, a, lda, bp + (long)(j / 16) * 16 * k, 16, c + j, ldc, 0);
-	for (; j + 8 <= hi; j += 8) wide_tile8(M, k, a, lda, b, ldb, c, ldc, j);
-	for (; j < hi; j++) {
-		for (int r = 0; r < M; r++) {
-			float acc = 0;
-			for (int p = 0; p < k; p++) acc = fmaf(a[(long)r * lda + p], b[(long)p * ldb + j], acc);
-			c[(long)r * ldc + j] = acc + 0.0f;
-		}
-	}
+	for (; j + 16 <= hi; j += 16) tile16(M, k, a, lda, bp + (long)(j / 16) * 16 * k, 16, c + j, ldc, 0, 0);
+	for (; j + 8 <= hi; j += 8) tile8(M, k, a, lda, b, ldb, c, ldc, j);
+	for (; j < hi; j++) tile1(M, k, a, lda, b, ldb, c, ldc, j);
 }
 
 // wide_pack copies b's full 16-column panels into bp (see wide_cols): the tiles then read b
