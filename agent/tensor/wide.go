@@ -2,19 +2,19 @@ package tensor
 
 // The wide product: c = a·b for many rows against a wide b with a short inner dimension, the
 // shape of a HalfCheetah 5^6 output layer in training (2,525 rows x 65 times 65 x 15,625). There
-// OpenBLAS first zeroes all of c (its beta pass) and packs both operands, which for an inner
-// dimension of 64 costs a fifth of the product. This kernel packs only b, into panels of 16
-// columns (4 MB, 1-2 ms at 5^6), keeps a 6 x 16 tile of c in registers over the whole inner
-// dimension and writes each entry once; a block of b's columns stays in L2 while a block of rows
-// runs over it. Each entry is summed with fused multiply-adds
-// from zero, k in order, the few-rows kernel's order (TestWideMatchesFewRows), so a row's results
-// do not depend on how the rows are split over goroutines. They are not OpenBLAS's bits, which
-// change with its thread count here anyway.
+// OpenBLAS first zeroes all of c (its beta pass) and packs both operands, and takes about 1.3
+// times this kernel's CPU time (BenchmarkWideVsOpenBLAS). This kernel packs only b, into panels
+// of 16 columns (4 MB, 1-2 ms at 5^6), keeps a 6 x 16 tile of c in registers over the whole
+// inner dimension and writes each entry once; a block of b's columns stays in L2 while a block
+// of rows runs over it. Each entry is summed with fused multiply-adds from zero, k in order, the
+// few-rows kernel's order (TestWideMatchesFewRows), so a row's results do not depend on how the
+// rows are split over goroutines. They are not OpenBLAS's bits, which change with its thread
+// count here anyway.
 
 const (
-	// wideMinCols is the fewest columns the kernel takes: at 729 (a 3^6 grid) it is no faster
-	// than OpenBLAS (BenchmarkWideVsOpenBLAS), and the algorithmic tasks' products stay
-	// OpenBLAS's.
+	// wideMinCols is the fewest columns the kernel takes: at 729 (a 3^6 grid) the product alone
+	// is a little faster but the training step was not measurably (docs/speed.md), so 3^6 and the
+	// algorithmic tasks keep OpenBLAS's products and their bits.
 	wideMinCols = 4096
 	// wideMaxInner is the largest inner dimension: a tile's 16 columns of b are read from L2 once
 	// per k, which stays cheap only while the inner dimension is short.
