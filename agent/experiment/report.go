@@ -340,7 +340,8 @@ func num(x float64, prec int) string {
 	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
-// figures draws one reward figure per (task, size): a band per group over its runs with rows.
+// figures draws one reward figure per (task, size): a band per group over its finished runs, so
+// that the figures show what the table counts.
 func figures(out, name string, groups []*Group) ([]string, error) {
 	type panel struct {
 		env     string
@@ -425,11 +426,13 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 	return files, nil
 }
 
-// bandOf is the band of g's sampled reward per iteration over its runs with rows, and their count.
+// bandOf is the band of g's sampled reward per iteration over its finished runs, and their count.
+// A run still under way is left out: its curve would end early and pull the band's tail toward a
+// single seed.
 func bandOf(g *Group) (plot.Band, int) {
 	var seeds [][]point
 	for _, r := range g.Runs {
-		if len(r.Rows) == 0 || r.Err != nil {
+		if r.Status.State != Finished || len(r.Rows) == 0 || r.Err != nil {
 			continue
 		}
 		pts := make([]point, len(r.Rows))
