@@ -25,7 +25,7 @@ func TestNewHeadsByAlgorithm(t *testing.T) {
 		{config.AlgoSoft, config.FormSeparate, 1, []int{5, 1}, 1, -1, -1, false, ""},
 		{config.AlgoSoft, config.FormUnified, 1, []int{5}, -1, -1, -1, false, ""},
 		{config.AlgoSparse, config.FormSeparate, 2, []int{5, 1, 1, 1}, 1, 2, 3, true, ""},
-		{config.AlgoSparse, config.FormUnified, 2, []int{5, 1, 1}, -1, 1, 2, false, ""},
+		{config.AlgoSparse, config.FormUnified, 2, []int{5, 1, 1}, -1, 1, 2, true, ""},
 		{config.AlgoTsallis, config.FormSeparate, 1.5, []int{5, 1, 1}, 1, 2, -1, false, ""},
 		{config.AlgoTsallis, config.FormUnified, 1.5, []int{5, 1}, -1, 1, -1, false, ""},
 		{"entmax", config.FormSeparate, 0, nil, 0, 0, 0, false, `algo = "entmax"`},

@@ -32,11 +32,10 @@ type Heads struct {
 	Sizes []int
 	// VHead, LambdaHead and BigHead index the V head and the two multiplier heads (-1: absent).
 	VHead, LambdaHead, BigHead int
-	// SparseGrad, when not nil, receives the gradient of head 0 of sparse PCL in the separate form
-	// as sparse rows (the support and the taken action of each row, in row order) instead of
+	// SparseGrad, when not nil, receives the gradient of head 0 of sparse PCL (either form) as
+	// sparse rows (the support and the taken action of each row, in row order) instead of
 	// dHeads[0], which Objective.Evaluate then leaves at 0 rows. A network whose output layer
-	// takes a sparse gradient sets it (see TakesSparseGrad); every other algorithm and form
-	// ignores it.
+	// takes a sparse gradient sets it (see TakesSparseGrad); every other algorithm ignores it.
 	SparseGrad *nn.SparseRows
 }
 
@@ -86,11 +85,11 @@ func (m *Heads) SetAlpha(alpha float64) error {
 func (m *Heads) NumActions() int { return m.Sizes[0] }
 
 // TakesSparseGrad reports that the objective can write head 0's gradient as sparse rows into
-// SparseGrad: sparse PCL in the separate form, whose logit gradient is non-zero only on the
-// support and the taken action.
+// SparseGrad: sparse PCL, whose logit gradient is non-zero only on the support and the taken
+// action (in the unified form the value's gradient, the policy, is on the support too).
 func (m *Heads) TakesSparseGrad() bool {
 	_, sparse := m.Algo.(Sparse)
-	return sparse && !m.Unified
+	return sparse
 }
 
 // logitScale is the factor from head 0 to the logits: 1/alpha in the unified form, else 1.

@@ -70,7 +70,7 @@ func (o *Objective) PolicyScale() float64 {
 // per head, reshaped and overwritten here) it also writes the gradient of the training objective:
 // the exact gradient of the loss, except that the part through the per-step terms is multiplied by
 // the policy scale (1/alpha for "inverse-alpha") and the part through V by CriticWeight. When
-// o.Heads.SparseGrad is set and the algorithm is sparse in the separate form, head 0's gradient
+// o.Heads.SparseGrad is set and the algorithm is sparse PCL, head 0's gradient
 // goes there instead and dHeads[0] is left at 0 rows.
 func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.Matrix) (float64, error) {
 	m := o.Heads

@@ -71,13 +71,25 @@ func (Sparse) fastValue(o *Objective, wk *rowWork, w int, heads []*tensor.Matrix
 }
 
 // fastGrad writes head 0's gradient only on the support and the taken action: into d, or as
-// sparse rows into sink (whose offsets sparseOffsets set).
+// sparse rows into sink (whose offsets sparseOffsets set: the support, then the taken action when
+// it is off the support). In the unified form V = alpha * spmax(h/alpha) adds p on the support,
+// so both forms' gradients are sparse. Each entry is computed with the same float32 operations
+// in both outputs, so a sparse row written out densely is the dense row.
 func (Sparse) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix, sink *nn.SparseRows, row, a int, wt, dv float64, d []float32, scale float32) {
 	m, fs := o.Heads, &o.fast
 	st := fs.rows[row]
 	h := heads[0].Row(row)
 	sup := fs.work[st.wk].sup[st.off : st.off+st.n]
-	if sink == nil {
+	var idx []int32
+	var val []float32
+	if sink != nil {
+		e := fs.nnz[row]
+		idx, val = sink.Index[e:fs.nnz[row+1]], sink.Values[e:fs.nnz[row+1]]
+		if len(idx) >= len(sup) {
+			copy(idx, sup)
+		}
+		clear(val)
+	} else {
 		clear(d)
 	}
 	if m.VHead >= 0 && dv != 0 {
@@ -90,12 +102,10 @@ func (Sparse) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix
 			head(heads, m.LambdaHead, row), head(heads, m.BigHead, row), wt)
 		dHeads[m.LambdaHead].Data[row] += float32(wt * r.DHeadLambda)
 		dHeads[m.BigHead].Data[row] += float32(wt * r.DHeadBig)
-		sv, av := float32(shared), float32(atA)
+		sv, av := scale*float32(shared), scale*float32(atA)
 		if sink != nil {
-			e := fs.nnz[row]
-			idx, val := sink.Index[e:fs.nnz[row+1]], sink.Values[e:fs.nnz[row+1]]
 			for j, i := range sup {
-				idx[j], val[j] = i, sv
+				val[j] = sv
 				if int(i) == a {
 					val[j] += av
 				}
@@ -105,24 +115,30 @@ func (Sparse) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix
 			}
 		} else {
 			for _, i := range sup {
-				d[i] += scale * sv
+				d[i] += sv
 			}
-			d[a] += scale * av
+			d[a] += av
 		}
 	}
 	if m.VHead < 0 && dv != 0 {
-		for _, i := range sup {
-			p := float32(relu((float64(h[i]*scale) - st.m) - st.ts))
-			d[i] += float32(dv * float64(p))
+		for j, i := range sup {
+			g := float32(dv * float64(float32(relu((float64(h[i]*scale)-st.m)-st.ts))))
+			if sink != nil {
+				val[j] += g
+			} else {
+				d[i] += g
+			}
 		}
 	}
 }
 
 // sparseOffsets sizes sink for the gradient rows of the last first pass: each row (of Tn*B) holds
-// the support and the taken action, when the step term has a weight (weights gives it).
+// the support when the step term has a weight or, in the unified form, the value does (weights
+// gives both), and the taken action when it is off the support and the step term has a weight.
 func sparseOffsets(o *Objective, heads []*tensor.Matrix, s Steps, sink *nn.SparseRows, weights func(row int) (float64, float64), scale float32) {
 	fs := &o.fast
 	B, K := s.B, o.Heads.NumActions()
+	unified := o.Heads.VHead < 0
 	rows := (s.T + 1) * B
 	sink.Reset(K)
 	fs.nnz = grow(fs.nnz, rows+1)
@@ -130,11 +146,12 @@ func sparseOffsets(o *Objective, heads []*tensor.Matrix, s Steps, sink *nn.Spars
 	for row := range rows {
 		n := 0
 		if t, b := row/B, row%B; t <= s.Lengths[b] {
-			if w, _ := weights(row); w != 0 {
+			w, dv := weights(row)
+			if w != 0 || (unified && dv != 0) {
 				st := fs.rows[row]
 				n = int(st.n)
-				if a := int(s.Actions[row]); !onSupport(float64(heads[0].Data[row*K+a]*scale), st.m, st.ts) {
-					n++
+				if w != 0 && !onSupport(float64(heads[0].Data[row*K+int(s.Actions[row])]*scale), st.m, st.ts) {
+					n++ // a bootstrap row (no action) has no step term: w is 0 there
 				}
 			}
 		}

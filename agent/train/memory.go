@@ -236,7 +236,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 		batchFields = []string{"grid", "sub_episodes", "steps_per_iter"}
 	}
 	// |A|-wide per row: the logits layer's output, the objective's logits and policy, the head
-	// gradient; sparse PCL in the separate form passes the head gradient as sparse rows
+	// gradient; sparse PCL passes the head gradient as sparse rows
 	// (Heads.TakesSparseGrad) and holds no dense one.
 	kArrays := 4.0
 	if heads.TakesSparseGrad() {
