@@ -34,7 +34,10 @@ type Status struct {
 }
 
 // Inspect reads the state of run r of the sweep in dir. A run directory whose config differs from
-// r's (apart from a larger iteration budget in the manifest) is an error naming the fields.
+// r's (apart from the iteration budget) is an error naming the fields. A run taken beyond the
+// manifest's budget (resumed with a larger --iters, or the same run continued by a longer sweep)
+// is finished at that budget once its checkpoint has passed it: Status.Iteration is then the
+// budget, so a report reads the run's first budget iterations, as this sweep planned them.
 func Inspect(dir string, r Run) (Status, error) {
 	rd := RunDir(dir, r)
 	saved, err := config.ReadFile(filepath.Join(rd, train.ConfigFile))
@@ -48,10 +51,7 @@ func Inspect(dir string, r Run) (Status, error) {
 		return Status{}, fmt.Errorf("sweep: run %d (%s): %w", r.Index, r.ID, err)
 	}
 	want := r.Config
-	if saved.Iters > want.Iters {
-		return Status{}, fmt.Errorf("sweep: run %d (%s): %s was run with iters %d, the manifest says %d; a budget can only grow",
-			r.Index, r.ID, rd, saved.Iters, want.Iters)
-	}
+	beyond := saved.Iters > want.Iters
 	saved.Iters = want.Iters
 	if d := config.Diff(saved, train.ResolveNet(want)); d != nil {
 		return Status{}, fmt.Errorf("sweep: run %d (%s): %s holds a run with another config than the manifest's (%s); it is left alone: "+
@@ -67,6 +67,9 @@ func Inspect(dir string, r Run) (Status, error) {
 	st := Status{State: Partial, Iteration: meta.Iteration}
 	if meta.Iteration >= want.Iters {
 		st.State = Finished
+		if beyond {
+			st.Iteration = want.Iters
+		}
 	} else if want.StopAtThreshold {
 		rows, err := train.ReadMetrics(filepath.Join(rd, train.MetricsFile))
 		if err != nil {

@@ -416,13 +416,14 @@ func TestChangedConfigUnderRun(t *testing.T) {
 	if !strings.Contains(string(rep), "another config than the manifest's") {
 		t.Errorf("report does not name the conflict:\n%s", rep)
 	}
-	// A budget may grow but not shrink.
+	// A larger budget in the run's config is not a conflict: the run counts as finished at the
+	// manifest's budget once its checkpoint is there (TestRunBeyondTheBudget).
 	c.Alpha, c.Iters = 0.05, 99
 	if err := c.WriteFile(filepath.Join(rd, train.ConfigFile)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Inspect(dir, m.Runs[0]); err == nil || !strings.Contains(err.Error(), "can only grow") {
-		t.Errorf("a shrunk budget: %v", err)
+	if st, err := Inspect(dir, m.Runs[0]); err != nil || st.State != Finished || st.Iteration != m.Runs[0].Config.Iters {
+		t.Errorf("a run with a larger budget: %+v, %v; want finished at the manifest's budget", st, err)
 	}
 }
 
@@ -594,5 +595,52 @@ func TestReportGreedyAndLength(t *testing.T) {
 	}
 	if row := fmt.Sprintf("| %s | %s | %s | %s |", pm(g.FinalMean, g.FinalStd), pm(wantMean, wantStd), num(g.FracMean, 2), length); !strings.Contains(string(rep), row) {
 		t.Errorf("report lacks %q:\n%s", row, rep)
+	}
+}
+
+// A run continued beyond its sweep's budget (here by a sweep of the same cell with twice the
+// budget, whose run directory is then copied in) is finished at the shorter sweep's budget: the
+// runner leaves it alone and the report reads its first budget iterations only.
+func TestRunBeyondTheBudget(t *testing.T) {
+	short, long := t.TempDir(), t.TempDir()
+	cell := Cell{Env: "Copy-v0", Base: 2, Algo: config.AlgoSparse, Alpha: 0.05}
+	plan := func(dir string, iters int) Manifest {
+		c := tiny()
+		c.Iters = iters
+		m, err := Plan(Spec{Base: c, Cells: []Cell{cell}, Seeds: 1, FirstSeed: 1, TaskThresholds: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(dir, m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := plan(short, 3)
+	plan(long, 6)
+	if _, err := RunIndex(context.Background(), long, 0, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(RunDir(short, m.Runs[0]), os.DirFS(RunDir(long, m.Runs[0]))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Inspect(short, m.Runs[0])
+	if err != nil || st.State != Finished || st.Iteration != 3 {
+		t.Fatalf("a run of 6 iterations in a sweep of 3: %+v, %v; want finished at 3", st, err)
+	}
+	before := snapshot(t, RunDir(short, m.Runs[0]))
+	if st, err := RunIndex(context.Background(), short, 0, quiet()); err != nil || st.State != Finished {
+		t.Errorf("running it: %+v, %v", st, err)
+	}
+	if snapshot(t, RunDir(short, m.Runs[0])) != before {
+		t.Error("running a run beyond its budget changed its directory")
+	}
+	_, results, err := Gather(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := results[0]
+	if r.Err != nil || len(r.Rows) != 3 || r.Rows[2].Iteration != 2 || r.Final != r.Rows[2].MeanReward {
+		t.Errorf("the report's view: %d rows, final %v, err %v; want rows 0-2 and the final of row 2", len(r.Rows), r.Final, r.Err)
 	}
 }
