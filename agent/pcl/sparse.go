@@ -85,9 +85,7 @@ func (Sparse) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix
 	if sink != nil {
 		e := fs.nnz[row]
 		idx, val = sink.Index[e:fs.nnz[row+1]], sink.Values[e:fs.nnz[row+1]]
-		if len(idx) >= len(sup) {
-			copy(idx, sup)
-		}
+		copy(idx, sup) // a row without entries (no weight on it) copies nothing
 		clear(val)
 	} else {
 		clear(d)
