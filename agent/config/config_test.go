@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,9 @@ func TestValidateNamesField(t *testing.T) {
 		{"explore", func(c *Config) { c.Explore = -0.1 }},
 		{"explore_share", func(c *Config) { c.Explore, c.ExploreShare = 0.1, 1.5 }},
 		{"explore_share", func(c *Config) { c.ExploreShare = 0.5 }},
+		{"explore_decay", func(c *Config) { c.Explore, c.ExploreDecay = 0.3, 1.5 }},
+		{"explore_decay", func(c *Config) { c.Explore, c.ExploreDecay = 0.3, -0.1 }},
+		{"explore_decay", func(c *Config) { c.ExploreDecay = 0.5 }},
 	}
 	for _, tc := range cases {
 		c := Default()
@@ -144,6 +148,31 @@ func TestDiff(t *testing.T) {
 	for _, tc := range tests {
 		if got := Diff(tc.a, tc.b); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The annealed exploration probability at given iterations: the released code's schedule form,
+// a factor per 100 iterations, and a constant without a decay.
+func TestExploreAt(t *testing.T) {
+	for _, tc := range []struct {
+		explore, decay float64
+		it             int
+		want           float64
+	}{
+		{0.3, 0, 0, 0.3},
+		{0.3, 0, 5000, 0.3},
+		{0.3, 0.5, 0, 0.3},
+		{0.3, 0.5, 100, 0.15},
+		{0.3, 0.5, 250, 0.3 * math.Pow(0.5, 2.5)},
+		{0.3, 0.5, 1000, 0.3 / 1024},
+		{0.3, 1, 1000, 0.3},
+		{0, 0, 100, 0},
+	} {
+		c := Default().EpisodeSamplingConfig
+		c.Explore, c.ExploreDecay = tc.explore, tc.decay
+		if got := c.ExploreAt(tc.it); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("explore %v, decay %v: at iteration %d %v, want %v", tc.explore, tc.decay, tc.it, got, tc.want)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package config
 
+import "math"
+
 // EnvConfig is the environment a run trains on.
 type EnvConfig struct {
 	Env        string `json:"env"`        // registered env id, e.g. "Copy-v0"
@@ -101,6 +103,20 @@ type EpisodeSamplingConfig struct {
 	// every copy). A shared curriculum levels up on consecutive perfect episodes in copy order,
 	// which exploring copies rarely give: the copies after them keep it moving.
 	ExploreShare float64 `json:"explore_share,omitempty"`
+	// ExploreDecay anneals Explore in the released code's form for its weight: the probability
+	// at iteration it is Explore · ExploreDecay^(it/100) (0: a constant Explore). A fixed ε keeps
+	// the exploring copies' episodes short of a perfect one at long curriculum lengths
+	// (0.7^30 ≈ 2e-5 at ε 0.3 and 30 symbols); an annealed one hands them back to the policy.
+	ExploreDecay float64 `json:"explore_decay,omitempty"`
+}
+
+// ExploreAt is the exploration probability at iteration it: Explore, annealed by ExploreDecay
+// every 100 iterations when that is set.
+func (c EpisodeSamplingConfig) ExploreAt(it int) float64 {
+	if c.ExploreDecay == 0 {
+		return c.Explore
+	}
+	return c.Explore * math.Pow(c.ExploreDecay, float64(it)/100)
 }
 
 // RunConfig is the run's length, seed, evaluation, checkpoints and stopping rules.

@@ -133,6 +133,11 @@ func (r *episodes) startPoint(meta Meta, rows []Row) progressPoint {
 
 func (r *episodes) sample(ctx context.Context, it int, row *Row) (int, error) {
 	start := time.Now()
+	if r.cfg.ExploreDecay > 0 {
+		if err := r.sampler.SetExplore(r.cfg.ExploreAt(it), r.cfg.ExploreShare); err != nil {
+			return 0, err
+		}
+	}
 	res, err := r.sampler.Sample(ctx, iterRNG(r.cfg.Seed, it, 1), false, it, iterSeed(r.cfg.Seed, it, 2))
 	if err != nil {
 		return 0, err
