@@ -2,7 +2,11 @@ package diag
 
 import (
 	"context"
+	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -195,6 +199,57 @@ func TestProbeTrainsAsRun(t *testing.T) {
 	}
 	if recs[0].Alpha == recs[2].Alpha {
 		t.Errorf("alpha %v at iterations 0 and 4: the schedule did not move", recs[0].Alpha)
+	}
+}
+
+// Probing with From continues the run from its checkpoint in a copy: the records are the rows the
+// run itself would have trained next, bit for bit, and the source directory is left as it was.
+func TestProbeContinuesRun(t *testing.T) {
+	cfg := config.Default()
+	cfg.Base, cfg.BatchSize, cfg.Hidden, cfg.EvalEvery = 3, 8, 8, 0
+	quiet := slog.New(slog.DiscardHandler)
+	cfg.Iters = 9
+	whole, err := train.Run(context.Background(), cfg, train.Options{Registry: registry.Default(), Dir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	cfg.Iters = 6
+	if _, err := train.Run(context.Background(), cfg, train.Options{Registry: registry.Default(), Dir: src, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(src, train.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	more := config.Default()
+	more.Iters = 3
+	recs, err := Probe(context.Background(), more, Options{Registry: registry.Default(), Every: 1, From: src, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].Iteration != 6 || recs[2].Iteration != 8 {
+		t.Fatalf("%d records, want iterations 6, 7 and 8: %+v", len(recs), recs)
+	}
+	for _, r := range recs {
+		row := whole.Rows[r.Iteration]
+		if r.MeanReward != row.MeanReward || r.Loss != row.Loss || r.GradNorm != row.GradNorm {
+			t.Errorf("iteration %d: probe reward %v, loss %v, grad norm %v; the whole run %v, %v, %v",
+				r.Iteration, r.MeanReward, r.Loss, r.GradNorm, row.MeanReward, row.Loss, row.GradNorm)
+		}
+	}
+	if after, err := os.ReadFile(filepath.Join(src, train.MetricsFile)); err != nil || string(after) != string(before) {
+		t.Errorf("the source run's metrics changed (%v)", err)
+	}
+	if meta, err := train.ReadMeta(dir); err != nil || meta.Iteration != 9 {
+		t.Errorf("the probed copy is at iteration %d (%v), want 9", meta.Iteration, err)
+	}
+	if _, err := Probe(context.Background(), more, Options{Registry: registry.Default(), From: src, Dir: dir}); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("probing into an existing directory: %v, want a refusal naming it", err)
+	}
+	if _, err := Probe(context.Background(), more, Options{Registry: registry.Default(), From: t.TempDir(), Dir: filepath.Join(t.TempDir(), "x")}); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
+		t.Errorf("continuing a directory without a checkpoint: %v, want a refusal", err)
 	}
 }
 

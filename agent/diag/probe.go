@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +39,14 @@ type Options struct {
 	Expert int
 	// CSV receives one row per inspected iteration (nil: none).
 	CSV io.Writer
+	// From, when set, is a run directory written by train.Run: the probe continues that run
+	// from its checkpoint, with the config it saved (cfg gives only the number of iterations
+	// more, cfg.Iters), in a copy of it in Dir, so the trained state can be probed with expert
+	// data (what the learner does with data it has not been sampling) and the source is untouched.
+	From string
+	// Dir, with From, is where the copy is made and trained; it is kept, so pcl play and pcl eval
+	// can read the probed policy. It must not exist yet.
+	Dir string
 }
 
 // Record is what one inspected iteration measured.
@@ -74,13 +84,30 @@ func targetsOf(env envs.VecEnv) ([][]int64, error) {
 type minLengther interface{ MinLength(i int) int }
 
 // Probe trains cfg for cfg.Iters iterations through agent/train's loop (train.Run, without
-// evaluation or checkpoints, in a temporary directory that is removed) and inspects every
-// opts.Every-th iteration and the last. Options.AlphaStart, when > 0, replaces cfg's weight
-// schedule. An error is train.Run's, which names the iteration and stage; a cancelled ctx returns
+// evaluation or checkpoints, in a temporary directory that is removed; with Options.From, the
+// iterations after that run's checkpoint, in Options.Dir) and inspects every opts.Every-th
+// iteration and the last. Options.AlphaStart, when > 0, replaces cfg's weight schedule. An error is train.Run's, which names the iteration and stage; a cancelled ctx returns
 // the records inspected so far with ctx's error.
 func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, error) {
 	if opts.Expert > 0 && !cfg.Replay {
 		return nil, fmt.Errorf("diag: expert episodes need replay")
+	}
+	run := train.Options{Registry: opts.Registry, Engine: opts.Engine, Logger: slog.New(slog.DiscardHandler)}
+	if opts.From != "" {
+		more := cfg.Iters
+		var err error
+		if cfg, err = continueRun(opts.From, opts.Dir); err != nil {
+			return nil, err
+		}
+		meta, err := train.ReadMeta(opts.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("diag: %w", err)
+		}
+		cfg.Iters = meta.Iteration + more
+		run.Dir, run.Resume = opts.Dir, true
+		if opts.Expert > 0 && !cfg.Replay {
+			return nil, fmt.Errorf("diag: expert episodes need replay, and the run in %s has none", opts.From)
+		}
 	}
 	if opts.AlphaStart > 0 {
 		cfg.AlphaStart, cfg.AlphaDecay = opts.AlphaStart, opts.AlphaDecay
@@ -94,12 +121,34 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 			return nil, err
 		}
 	}
-	sum, err := train.Run(ctx, cfg, train.Options{Registry: opts.Registry, Engine: opts.Engine, Observer: p,
-		Logger: slog.New(slog.DiscardHandler)})
+	run.Observer = p
+	sum, err := train.Run(ctx, cfg, run)
 	if err == nil && sum.Interrupted {
 		err = ctx.Err()
 	}
 	return p.recs, err
+}
+
+// continueRun copies the run directory from into dir, which must not exist, and returns the
+// config the run saved.
+func continueRun(from, dir string) (config.Config, error) {
+	if dir == "" {
+		return config.Config{}, fmt.Errorf("diag: continuing %s needs a directory for the copy", from)
+	}
+	if !train.HasCheckpoint(from) {
+		return config.Config{}, fmt.Errorf("diag: %s holds no checkpoint to continue", from)
+	}
+	cfg, err := config.ReadFile(filepath.Join(from, train.ConfigFile))
+	if err != nil {
+		return config.Config{}, fmt.Errorf("diag: %w", err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return config.Config{}, fmt.Errorf("diag: %s exists: the copy of %s goes into a new directory", dir, from)
+	}
+	if err := os.CopyFS(dir, os.DirFS(from)); err != nil {
+		return config.Config{}, fmt.Errorf("diag: copy %s: %w", from, err)
+	}
+	return cfg, nil
 }
 
 // probe is Probe's train.Observer: on an inspected iteration it measures the fresh batch and the

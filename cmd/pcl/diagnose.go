@@ -25,6 +25,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	out := fs.String("out", "", "probe `directory` (probe.csv, config.json, panels)")
 	every := fs.Int("every", 5, "inspect every N iterations")
 	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
+	from := fs.String("from", "", "continue this run `directory` (pcl train's) from its checkpoint, with its config, for --iters more iterations, in a copy under --out/run (kept for pcl play and pcl eval)")
 	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
 	table := fs.String("table", "", "instead of training: write the early-collapse measures of the --probe directories, one row per name (a name given again is another seed), into this markdown `file`")
 	var probes stringList
@@ -44,6 +45,13 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if err := check(); err != nil {
 		return err
+	}
+	if *from != "" {
+		for name := range givenFlags(fs) {
+			if cfgFlags[name] && name != "iters" {
+				return usageError{fmt.Errorf("diagnose --from trains the run's own config: --%s is not taken with it (only --iters, the iterations more)", name)}
+			}
+		}
 	}
 	if cfg.AlphaStart > 0 && !givenFlags(fs)["alpha-decay"] {
 		cfg.AlphaDecay = 0.5 // diagnose's default decay, from before the config had a schedule
@@ -76,16 +84,26 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *out == "" {
 		return usageError{errors.New("diagnose: --out is required")}
 	}
+	probeDir := ""
+	if *from != "" {
+		saved, err := config.ReadFile(filepath.Join(*from, train.ConfigFile))
+		if err != nil {
+			return err
+		}
+		cfg.Env, probeDir = saved.Env, filepath.Join(*out, "run")
+	}
 	if err := train.FamilyOf(cfg).Supports(train.ToolDiagnose, cfg.Env); err != nil {
 		return usageError{err}
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
-		return err
+	if *from == "" { // with --from, out/run/config.json is the config trained
+		if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
+			return err
+		}
 	}
-	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d\n", *every, cfg.AlphaStart, cfg.AlphaDecay, *expert)
+	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d from=%s\n", *every, cfg.AlphaStart, cfg.AlphaDecay, *expert, *from)
 	if err := atomicfile.WriteFile(filepath.Join(*out, "probe-options.txt"), []byte(note), 0o644); err != nil {
 		return err
 	}
@@ -95,7 +113,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer f.Close()
 	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: cfg.AlphaStart,
-		AlphaDecay: cfg.AlphaDecay, Expert: *expert, CSV: f})
+		AlphaDecay: cfg.AlphaDecay, Expert: *expert, CSV: f, From: *from, Dir: probeDir})
 	if err := f.Close(); err != nil {
 		return err
 	}

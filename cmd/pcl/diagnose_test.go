@@ -60,3 +60,23 @@ func TestDiagnoseProbeAndOverlay(t *testing.T) {
 		}
 	}
 }
+
+// --from continues a run of pcl train in a copy under --out/run, which pcl play can then read;
+// it takes no config flag but --iters.
+func TestDiagnoseFromRun(t *testing.T) {
+	dir := t.TempDir()
+	src, out := filepath.Join(dir, "src"), filepath.Join(dir, "probe")
+	if o, err := runPCL(t, "train", "--env", "Copy-v0", "--base", "3", "--batch", "8", "--hidden", "8", "--iters", "2", "--eval-every", "0", "--out", src); err != nil {
+		t.Fatalf("train: %s", o)
+	}
+	o, err := runPCL(t, "diagnose", "--from", src, "--iters", "2", "--every", "1", "--expert", "4", "--out", out)
+	if err != nil || !strings.Contains(o, "iteration 3: reward") {
+		t.Fatalf("diagnose --from: %s", o)
+	}
+	if o, err := runPCL(t, "play", "--run", filepath.Join(out, "run"), "--input", "1,2", "--delay", "1ms"); err != nil || !strings.Contains(o, "after 4 iterations") {
+		t.Errorf("play on the probed copy: %s", o)
+	}
+	if o, err := runPCL(t, "diagnose", "--from", src, "--iters", "2", "--alpha", "0.1", "--out", filepath.Join(dir, "p2")); err == nil || !strings.Contains(o, "--alpha is not taken") {
+		t.Errorf("diagnose --from with --alpha: %q, want a refusal naming it", o)
+	}
+}
