@@ -157,7 +157,7 @@ func TestExpertEpisodes(t *testing.T) {
 	cfg := config.Default()
 	cfg.Base = 7
 	opts := Options{Registry: registry.Default(), Expert: 30}
-	if err := addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf); err != nil {
+	if err := addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf, 0); err != nil {
 		t.Fatal(err)
 	}
 	perfect := buf.Count(func(e *episode.Episode) bool {
@@ -166,8 +166,21 @@ func TestExpertEpisodes(t *testing.T) {
 	if buf.Len() != 30 || perfect != 30 {
 		t.Errorf("%d expert episodes stored, %d perfect; want 30 and 30", buf.Len(), perfect)
 	}
+	// At a curriculum level, as a continued run's experts are: inputs of at least that length.
+	long, err := replay.New(100, 0.5, 0.1, "random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, long, 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := long.Count(func(e *episode.Episode) bool {
+		return e.Terminated && e.Len() >= 10 && e.TotalReward() == float64(e.Len())
+	}); n != 30 {
+		t.Errorf("%d of 30 expert episodes at min_length 10 are perfect and at least 10 steps long", n)
+	}
 	cfg.Env = "Reverse-v0"
-	if addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf) == nil {
+	if addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf, 0) == nil {
 		t.Error("expert episodes accepted for Reverse")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 )
 
 // Options are the probe's knobs that are not training hyperparameters.
@@ -34,8 +35,11 @@ type Options struct {
 	// replace cfg's AlphaStart and AlphaDecay.
 	AlphaStart, AlphaDecay float64
 	// Expert, on Copy, puts that many expert episodes (move right and write the symbol read, at
-	// the starting curriculum level) into the replay buffer before the first iteration, as the
-	// released code's num_expert_paths did: the symbol mapping is then in the data from the start.
+	// the starting curriculum level; with From, at the run's) into the replay buffer before the
+	// first iteration, as the released code's num_expert_paths did: the symbol mapping is then in
+	// the data from the start. At the run's level they are as long, and as rewarded, as the
+	// episodes a trained policy fills the replay with, which a prioritised replay would otherwise
+	// all but never draw them against.
 	Expert int
 	// CSV receives one row per inspected iteration (nil: none).
 	CSV io.Writer
@@ -93,6 +97,7 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 		return nil, fmt.Errorf("diag: expert episodes need replay")
 	}
 	run := train.Options{Registry: opts.Registry, Engine: opts.Engine, Logger: slog.New(slog.DiscardHandler)}
+	expertLevel := 0 // the env's starting level
 	if opts.From != "" {
 		more := cfg.Iters
 		var err error
@@ -104,6 +109,9 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 			return nil, fmt.Errorf("diag: %w", err)
 		}
 		cfg.Iters = meta.Iteration + more
+		if c := meta.TrainCurriculum; c != nil && !c.PerCopy && len(c.Curricula) == 1 {
+			expertLevel = c.Curricula[0].MinLength
+		}
 		run.Dir, run.Resume = opts.Dir, true
 		if opts.Expert > 0 && !cfg.Replay {
 			return nil, fmt.Errorf("diag: expert episodes need replay, and the run in %s has none", opts.From)
@@ -113,7 +121,7 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 		cfg.AlphaStart, cfg.AlphaDecay = opts.AlphaStart, opts.AlphaDecay
 	}
 	cfg.EvalEvery, cfg.CheckpointEvery = 0, 0
-	p := &probe{opts: opts, last: cfg.Iters - 1}
+	p := &probe{opts: opts, last: cfg.Iters - 1, expertLevel: expertLevel}
 	p.opts.Every = max(p.opts.Every, 1)
 	if opts.CSV != nil {
 		p.csv = csv.NewWriter(opts.CSV)
@@ -159,8 +167,9 @@ type probe struct {
 	last int // the last iteration, always inspected
 	csv  *csv.Writer
 
-	run  train.Watched
-	task Task
+	run         train.Watched
+	task        Task
+	expertLevel int // the expert episodes' curriculum min_length (0: the env's start)
 
 	rec     Record      // the iteration in progress
 	inspect bool        // whether it is inspected
@@ -178,7 +187,7 @@ func (p *probe) Start(ctx context.Context, run train.Watched) error {
 	if p.opts.Expert == 0 {
 		return nil
 	}
-	return addExperts(ctx, p.opts, run.Config, task, run.Replay)
+	return addExperts(ctx, p.opts, run.Config, task, run.Replay, p.expertLevel)
 }
 
 func (p *probe) Sampled(s train.Sample) error {
@@ -260,7 +269,7 @@ func (p *probe) write(row []string) error {
 }
 
 // addExperts plays opts.Expert Copy episodes with the expert policy on a fresh env and stores them.
-func addExperts(ctx context.Context, opts Options, cfg config.Config, task Task, buf *replay.Buffer) error {
+func addExperts(ctx context.Context, opts Options, cfg config.Config, task Task, buf *replay.Buffer, level int) error {
 	if cfg.Env != "Copy-v0" {
 		return fmt.Errorf("diag: expert episodes are defined for Copy-v0 only, not %s", cfg.Env)
 	}
@@ -269,6 +278,18 @@ func addExperts(ctx context.Context, opts Options, cfg config.Config, task Task,
 		return fmt.Errorf("diag: %w", err)
 	}
 	defer env.Close()
+	if level > 0 {
+		c, ok := env.(interface {
+			RestoreCurriculum(algorithmic.VecCurriculumState) error
+		})
+		if !ok {
+			return fmt.Errorf("diag: expert env %T has no curriculum to set to min_length %d", env, level)
+		}
+		st := algorithmic.VecCurriculumState{Curricula: []algorithmic.CurriculumState{{MinLength: level}}, Pending: make([]*float64, opts.Expert)}
+		if err := c.RestoreCurriculum(st); err != nil {
+			return fmt.Errorf("diag: expert episodes at min_length %d: %w", level, err)
+		}
+	}
 	req := envs.ResetRequest{Seeds: make([]int64, opts.Expert)}
 	for i := range req.Seeds {
 		req.Seeds[i] = 1<<40 + int64(i)
