@@ -38,8 +38,8 @@ type Options struct {
 	// the starting curriculum level; with From, at the run's) into the replay buffer before the
 	// first iteration, as the released code's num_expert_paths did: the symbol mapping is then in
 	// the data from the start. At the run's level they are as long, and as rewarded, as the
-	// episodes a trained policy fills the replay with, which a prioritised replay would otherwise
-	// all but never draw them against.
+	// episodes a trained policy fills the replay with; at the starting level a replay prioritised
+	// by reward would hardly draw them.
 	Expert int
 	// CSV receives one row per inspected iteration (nil: none).
 	CSV io.Writer
@@ -90,8 +90,9 @@ type minLengther interface{ MinLength(i int) int }
 // Probe trains cfg for cfg.Iters iterations through agent/train's loop (train.Run, without
 // evaluation or checkpoints, in a temporary directory that is removed; with Options.From, the
 // iterations after that run's checkpoint, in Options.Dir) and inspects every opts.Every-th
-// iteration and the last. Options.AlphaStart, when > 0, replaces cfg's weight schedule. An error is train.Run's, which names the iteration and stage; a cancelled ctx returns
-// the records inspected so far with ctx's error.
+// iteration and the last. Options.AlphaStart, when > 0, replaces cfg's weight schedule. An error
+// is train.Run's, which names the iteration and stage; a cancelled ctx returns the records
+// inspected so far with ctx's error.
 func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, error) {
 	if opts.Expert > 0 && !cfg.Replay {
 		return nil, fmt.Errorf("diag: expert episodes need replay")
