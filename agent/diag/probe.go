@@ -94,9 +94,6 @@ type minLengther interface{ MinLength(i int) int }
 // is train.Run's, which names the iteration and stage; a cancelled ctx returns the records
 // inspected so far with ctx's error.
 func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, error) {
-	if opts.Expert > 0 && !cfg.Replay {
-		return nil, fmt.Errorf("diag: expert episodes need replay")
-	}
 	run := train.Options{Registry: opts.Registry, Engine: opts.Engine, Logger: slog.New(slog.DiscardHandler)}
 	expertLevel := 0 // the env's starting level
 	if opts.From != "" {
@@ -114,9 +111,9 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 			expertLevel = c.Curricula[0].MinLength
 		}
 		run.Dir, run.Resume = opts.Dir, true
-		if opts.Expert > 0 && !cfg.Replay {
-			return nil, fmt.Errorf("diag: expert episodes need replay, and the run in %s has none", opts.From)
-		}
+	}
+	if opts.Expert > 0 && !cfg.Replay {
+		return nil, fmt.Errorf("diag: expert episodes need replay")
 	}
 	if opts.AlphaStart > 0 {
 		cfg.AlphaStart, cfg.AlphaDecay = opts.AlphaStart, opts.AlphaDecay
