@@ -40,6 +40,10 @@ const (
 
 	PriorityReward  = "reward"  // replay priority = total episode reward (the paper)
 	PriorityRecency = "recency" // replay priority = iteration of collection (what the released code did)
+	// PriorityAdvantage: replay priority = the episode's largest surplus over the value when it was
+	// sampled (pcl.Objective.Surpluses), self-imitation learning's rule: a rare rewarded action is
+	// drawn first, whatever the episode's total reward.
+	PriorityAdvantage = "advantage"
 
 	EvictRandom = "random" // overwrite a uniformly random episode when full (paper and code)
 	EvictFIFO   = "fifo"
@@ -250,8 +254,8 @@ func (c Config) Validate() error {
 	if !(c.ReplayUniform >= 0 && c.ReplayUniform <= 1) {
 		bad("replay_uniform", c.ReplayUniform, "must be in [0, 1]")
 	}
-	if c.ReplayPriority != PriorityReward && c.ReplayPriority != PriorityRecency {
-		bad("replay_priority", c.ReplayPriority, `must be "reward" or "recency"`)
+	if c.ReplayPriority != PriorityReward && c.ReplayPriority != PriorityRecency && c.ReplayPriority != PriorityAdvantage {
+		bad("replay_priority", c.ReplayPriority, `must be "reward", "recency" or "advantage"`)
 	}
 	if c.ReplayEviction != EvictRandom && c.ReplayEviction != EvictFIFO {
 		bad("replay_eviction", c.ReplayEviction, `must be "random" or "fifo"`)
@@ -334,7 +338,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ReplayCapacity, "replay-capacity", c.ReplayCapacity, "replay capacity in episodes (lstm)")
 	fs.Float64Var(&c.ReplayAlpha, "replay-alpha", c.ReplayAlpha, "softmax temperature on replay priorities")
 	fs.Float64Var(&c.ReplayUniform, "replay-uniform", c.ReplayUniform, "uniform weight of the replay sampling mixture")
-	fs.StringVar(&c.ReplayPriority, "replay-priority", c.ReplayPriority, `"reward" (paper) or "recency" (released code)`)
+	fs.StringVar(&c.ReplayPriority, "replay-priority", c.ReplayPriority, `"reward" (paper), "recency" (released code) or "advantage" (the episode's largest surplus over V when sampled: self-imitation's rule)`)
 	fs.StringVar(&c.ReplayEviction, "replay-eviction", c.ReplayEviction, `"random" or "fifo"`)
 	fs.Float64Var(&c.Explore, "explore", c.Explore, "probability that a step of a fresh episode takes a uniformly random action instead of the policy's (lstm; 0: the policy alone)")
 	fs.Float64Var(&c.ExploreShare, "explore-share", c.ExploreShare, "fraction of each batch's copies, the first ones, that --explore (lstm; 0: every copy); the rest keep a shared curriculum moving")

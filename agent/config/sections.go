@@ -93,7 +93,7 @@ type EpisodeSamplingConfig struct {
 	ReplayCapacity  int     `json:"replay_capacity"`   // episodes; 10,000 (paper)
 	ReplayAlpha     float64 `json:"replay_alpha"`      // softmax temperature on priorities; 0.5 (paper)
 	ReplayUniform   float64 `json:"replay_uniform"`    // uniform mixture weight; 0.1 (paper: 0.1 + 0.9 softmax)
-	ReplayPriority  string  `json:"replay_priority"`   // "reward" (default, the paper) or "recency" (the released code)
+	ReplayPriority  string  `json:"replay_priority"`   // "reward" (default, the paper), "recency" (the released code) or "advantage"
 	ReplayEviction  string  `json:"replay_eviction"`   // "random" (default) or "fifo"
 	// Explore is the probability that a step of a fresh episode takes a uniformly random action
 	// instead of the policy's draw (0: the policy alone, as the paper samples). Path consistency

@@ -4,10 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
@@ -157,7 +161,7 @@ func TestExpertEpisodes(t *testing.T) {
 	cfg := config.Default()
 	cfg.Base = 7
 	opts := Options{Registry: registry.Default(), Expert: 30}
-	if err := addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf, 0); err != nil {
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: buf}, Task{Moves: 2, Base: 7}, 0); err != nil {
 		t.Fatal(err)
 	}
 	perfect := buf.Count(func(e *episode.Episode) bool {
@@ -171,7 +175,7 @@ func TestExpertEpisodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, long, 10); err != nil {
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: long}, Task{Moves: 2, Base: 7}, 10); err != nil {
 		t.Fatal(err)
 	}
 	if n := long.Count(func(e *episode.Episode) bool {
@@ -179,8 +183,38 @@ func TestExpertEpisodes(t *testing.T) {
 	}); n != 30 {
 		t.Errorf("%d of 30 expert episodes at min_length 10 are perfect and at least 10 steps long", n)
 	}
+	// Under the advantage priority they are stored with their surpluses over the run's V, as the
+	// run stores its own episodes.
+	adv, err := replay.New(100, 0.5, 0, "random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReplayPriority, cfg.Hidden = config.PriorityAdvantage, 8
+	l, err := pcl.NewLearner(cfg, pcl.Spec{ObsVocab: 8, ActionComponents: []int{2, 2, 7}}, tensor.GonumEngine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: adv, Learner: l}, Task{Moves: 2, Base: 7}, 0); err != nil {
+		t.Fatal(err)
+	}
+	stored := adv.Sample(rand.New(rand.NewPCG(3, 4)), adv.Len())
+	if _, err := l.Loss(stored, false); err != nil {
+		t.Fatal(err)
+	}
+	want := l.Objective().Surpluses(nil)
+	for i := range want {
+		want[i] = math.Exp(0.5 * want[i])
+	}
+	z := floats.Sum(want)
+	floats.Scale(1/z, want)
+	got := adv.Probabilities()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !floats.EqualApprox(got, want, 1e-9) {
+		t.Errorf("replay probabilities of the expert episodes %v, want the softmax of their surpluses %v", got, want)
+	}
 	cfg.Env = "Reverse-v0"
-	if addExperts(context.Background(), opts, cfg, Task{Moves: 2, Base: 7}, buf, 0) == nil {
+	if addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: buf}, Task{Moves: 2, Base: 7}, 0) == nil {
 		t.Error("expert episodes accepted for Reverse")
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -185,7 +184,7 @@ func (p *probe) Start(ctx context.Context, run train.Watched) error {
 	if p.opts.Expert == 0 {
 		return nil
 	}
-	return addExperts(ctx, p.opts, run.Config, task, run.Replay, p.expertLevel)
+	return addExperts(ctx, p.opts, run, task, p.expertLevel)
 }
 
 func (p *probe) Sampled(s train.Sample) error {
@@ -266,8 +265,10 @@ func (p *probe) write(row []string) error {
 	return nil
 }
 
-// addExperts plays opts.Expert Copy episodes with the expert policy on a fresh env and stores them.
-func addExperts(ctx context.Context, opts Options, cfg config.Config, task Task, buf *replay.Buffer, level int) error {
+// addExperts plays opts.Expert Copy episodes with the expert policy on a fresh env and stores them
+// in the run's replay, with the priority the run gives its own episodes.
+func addExperts(ctx context.Context, opts Options, run train.Watched, task Task, level int) error {
+	cfg, buf := run.Config, run.Replay
 	if cfg.Env != "Copy-v0" {
 		return fmt.Errorf("diag: expert episodes are defined for Copy-v0 only, not %s", cfg.Env)
 	}
@@ -321,11 +322,21 @@ func addExperts(ctx context.Context, opts Options, cfg config.Config, task Task,
 			}
 		}
 	}
+	var surplus []float64
+	if cfg.ReplayPriority == config.PriorityAdvantage {
+		if _, err := run.Learner.Loss(eps, false); err != nil {
+			return fmt.Errorf("diag: expert episodes' surpluses: %w", err)
+		}
+		surplus = run.Learner.Objective().Surpluses(nil)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, e := range eps {
+	for i, e := range eps {
 		prio := e.TotalReward()
-		if cfg.ReplayPriority == config.PriorityRecency {
+		switch cfg.ReplayPriority {
+		case config.PriorityRecency:
 			prio = 0
+		case config.PriorityAdvantage:
+			prio = surplus[i]
 		}
 		if err := buf.Add(rng, e, prio); err != nil {
 			return err

@@ -35,6 +35,7 @@ type episodes struct {
 	sv      *saver
 	obs     Observer       // Options.Observer, or NopObserver
 	res     rollout.Result // the iteration's episodes
+	surplus []float64      // their surpluses over V (replay priority "advantage")
 }
 
 // newEpisodes makes the envs (refusing a run estimated to need too much memory before the
@@ -160,6 +161,10 @@ func (r *episodes) train(it int, row *Row) (string, error) {
 		return "on-policy step", err
 	}
 	row.Loss, row.GradNorm = info.Loss, info.GradNorm
+	if r.cfg.ReplayPriority == config.PriorityAdvantage {
+		// Read now: the step's values are those the fresh episodes were judged by.
+		r.surplus = r.Objective().Surpluses(r.surplus)
+	}
 	if r.buf != nil {
 		rng := iterRNG(r.cfg.Seed, it, 3)
 		if err := r.store(rng); err != nil {
@@ -181,10 +186,13 @@ func (r *episodes) train(it int, row *Row) (string, error) {
 
 // store adds the iteration's fresh episodes to the replay buffer.
 func (r *episodes) store(rng *rand.Rand) error {
-	for _, e := range r.res.Episodes {
+	for i, e := range r.res.Episodes {
 		prio := e.TotalReward()
-		if r.cfg.ReplayPriority == config.PriorityRecency {
+		switch r.cfg.ReplayPriority {
+		case config.PriorityRecency:
 			prio = float64(e.Iteration)
+		case config.PriorityAdvantage:
+			prio = r.surplus[i]
 		}
 		if err := r.buf.Add(rng, e, prio); err != nil {
 			return err
