@@ -269,6 +269,11 @@ func (c Config) Validate() error {
 	if c.ExploreShare > 0 && c.Explore == 0 {
 		bad("explore_share", c.ExploreShare, "needs %s", "explore")
 	}
+	if !(c.ExploreTemp >= 0) || math.IsInf(c.ExploreTemp, 0) {
+		bad("explore_temp", c.ExploreTemp, "must be finite and >= 0 (0: uniform exploring actions)")
+	} else if c.ExploreTemp > 0 && c.Explore == 0 {
+		bad("explore_temp", c.ExploreTemp, "needs %s", "explore")
+	}
 	if !(c.ExploreDecay >= 0 && c.ExploreDecay <= 1) {
 		bad("explore_decay", c.ExploreDecay, "must be in (0, 1] (0: a constant explore)")
 	} else if c.ExploreDecay > 0 && c.Explore == 0 {
@@ -342,6 +347,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ReplayEviction, "replay-eviction", c.ReplayEviction, `"random" or "fifo"`)
 	fs.Float64Var(&c.Explore, "explore", c.Explore, "probability that a step of a fresh episode takes a uniformly random action instead of the policy's (lstm; 0: the policy alone)")
 	fs.Float64Var(&c.ExploreShare, "explore-share", c.ExploreShare, "fraction of each batch's copies, the first ones, that --explore (lstm; 0: every copy); the rest keep a shared curriculum moving")
+	fs.Float64Var(&c.ExploreTemp, "explore-temp", c.ExploreTemp, "exploring actions from softmax(logits/T) instead of uniform ones (lstm; 0: uniform)")
 	fs.Float64Var(&c.ExploreDecay, "explore-decay", c.ExploreDecay, "factor on --explore every 100 iterations, the released code's schedule form (lstm; 0: a constant --explore)")
 	fs.IntVar(&c.Iters, "iters", c.Iters, "total number of training iterations (with --resume: the run's new total, above the iterations done)")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")

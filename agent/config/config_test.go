@@ -61,6 +61,10 @@ func TestValidateNamesField(t *testing.T) {
 		{"explore_decay", func(c *Config) { c.Explore, c.ExploreDecay = 0.3, 1.5 }},
 		{"explore_decay", func(c *Config) { c.Explore, c.ExploreDecay = 0.3, -0.1 }},
 		{"explore_decay", func(c *Config) { c.ExploreDecay = 0.5 }},
+		{"explore_temp", func(c *Config) { c.Explore, c.ExploreTemp = 0.3, -1 }},
+		{"explore_temp", func(c *Config) { c.Explore, c.ExploreTemp = 0.3, math.Inf(1) }},
+		{"explore_temp", func(c *Config) { c.ExploreTemp = 2 }},
+		{"replay_priority", func(c *Config) { c.ReplayPriority = "surprise" }},
 	}
 	for _, tc := range cases {
 		c := Default()

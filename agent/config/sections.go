@@ -108,6 +108,11 @@ type EpisodeSamplingConfig struct {
 	// the exploring copies' episodes short of a perfect one at long curriculum lengths
 	// (0.7^30 ≈ 2e-5 at ε 0.3 and 30 symbols); an annealed one hands them back to the policy.
 	ExploreDecay float64 `json:"explore_decay,omitempty"`
+	// ExploreTemp draws the exploring actions from softmax(z/ExploreTemp) of the policy's logits
+	// instead of uniformly (0: uniformly). A sparse policy that writes a symbol wrongly with
+	// certainty often ranks the right one second (Copy |A| = 160: a gap of 4-6 in z), which a
+	// temperature of 2-3 proposes 9-14 times as often as 1/|A|.
+	ExploreTemp float64 `json:"explore_temp,omitempty"`
 }
 
 // ExploreAt is the exploration probability at iteration it: Explore, annealed by ExploreDecay

@@ -51,3 +51,16 @@ func Greedy[T Float](z []T, valid []bool) int {
 	}
 	return best
 }
+
+// SampleSoftmaxWithUniform draws an action from softmax(z/temp) by inverting its cumulative
+// distribution at u in [0, 1), writing the distribution into dst (len(z)). It ranks every action
+// by its logit, inside a sparse support or not, so it proposes the runners-up of a sparse policy
+// far more often than a uniform draw does. temp must be > 0. It returns -1 when no logit is
+// finite.
+func SampleSoftmaxWithUniform[T Float](dst, z []T, temp, u float64) int {
+	for i, v := range z {
+		dst[i] = T(float64(v) / temp)
+	}
+	Softmax(dst, dst, nil)
+	return SampleWithUniform(dst, u)
+}

@@ -22,8 +22,9 @@ type Sampler struct {
 	env      envs.VecEnv
 	model    *pcl.Model
 	maxSteps int
-	explore  float64 // probability of a uniformly random action at a drawn step
+	explore  float64 // probability of an exploring action at a drawn step
 	explorer int     // copies [0, explorer) explore
+	temp     float64 // exploring actions from softmax(z/temp) of the logits (0: uniformly)
 }
 
 // Result is one batch of episodes with policy statistics over the visited states.
@@ -106,6 +107,19 @@ func (s *Sampler) SetExplore(eps, share float64) error {
 	return nil
 }
 
+// SetExploreTemperature makes the exploring actions of SetExplore draws from softmax(z/temp) of
+// the policy's logits z instead of uniform ones: every action stays possible, ranked by its logit,
+// so the runners-up that a sparse policy keeps out of its support are proposed far more often
+// than 1/|A| while the actions it has learned to avoid are proposed less. temp 0, the default,
+// keeps the uniform draw; a large temp approaches it.
+func (s *Sampler) SetExploreTemperature(temp float64) error {
+	if !(temp >= 0) || math.IsInf(temp, 0) {
+		return fmt.Errorf("rollout: exploration temperature %v, want a finite value >= 0 (0: uniform)", temp)
+	}
+	s.temp = temp
+	return nil
+}
+
 // Sample plays one episode in every copy. Copy i is reset with seed seedBase+i, so a batch is a
 // function of the model, seedBase and rng alone (and the env's curriculum). With greedy the
 // policy's most likely action is taken; otherwise actions are drawn from the policy with rng
@@ -136,7 +150,7 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 	tokens := make([]int32, n*F)
 	done := make([]bool, n)
 	actions := envs.NewArray(envs.Int64, n)
-	p, z := make([]float32, K), make([]float32, K)
+	p, z, q := make([]float32, K), make([]float32, K), make([]float32, K)
 	var res Result
 	live := n
 	for step := 0; live > 0; step++ {
@@ -168,7 +182,11 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 			case s.explore > 0 && i < s.explorer && rng.Float64() < s.explore:
 				// Only an exploring sampler draws this number: without it the stream, and so every
 				// run, stays what it was.
-				a = rng.IntN(K)
+				if s.temp > 0 {
+					a = policy.SampleSoftmaxWithUniform(q, z, s.temp, rng.Float64())
+				} else {
+					a = rng.IntN(K)
+				}
 				res.Explored++
 			default:
 				a = policy.Sample(p, rng)

@@ -12,6 +12,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -636,5 +637,73 @@ func TestExploreShareLeavesTheOtherCopiesOnPolicy(t *testing.T) {
 	}
 	if offFirst == 0 || offRest != 0 {
 		t.Errorf("actions off the support: %d in the exploring copies (want some), %d in the others (want none)", offFirst, offRest)
+	}
+}
+
+// With SetExploreTemperature(T), an exploring first action is drawn from softmax(z/T) of the
+// logits: each action's frequency over the copies that see the same first observation is within 5
+// standard deviations of (1 − ε)·π + ε·softmax(z/T), and at least one action is far (over 5 sd)
+// from the uniform mixture, so the check tells the two apart. Bad temperatures are refused.
+func TestExploreTemperatureDrawsByTheLogits(t *testing.T) {
+	const n, explore, temp = 4000, 0.5, 0.5
+	env := newVecEnv(t, task{"Copy-v0", 2}, n)
+	m := newModel(t, env, config.AlgoSparse, config.FormSeparate, 2, 6)
+	s := newSampler(t, env, m, 1)
+	if err := s.SetExplore(explore, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetExploreTemperature(temp); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Sample(context.Background(), rng(5), false, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zs, ps := policyAlong(t, m, res.Episodes)
+	K := m.Spec.NumActions()
+	type group struct {
+		counts []int
+		z, p   []float32
+	}
+	groups := map[int32]*group{}
+	for b, e := range res.Episodes {
+		g := groups[e.Obs[0]]
+		if g == nil {
+			g = &group{counts: make([]int, K), z: zs[b][0], p: ps[b][0]}
+			groups[e.Obs[0]] = g
+		}
+		g.counts[e.Actions[0]]++
+	}
+	apart := false
+	for o, g := range groups {
+		total := 0
+		for _, c := range g.counts {
+			total += c
+		}
+		if total < 500 {
+			continue
+		}
+		q := make([]float32, K)
+		policy.SampleSoftmaxWithUniform(q, g.z, temp, 0)
+		for a, c := range g.counts {
+			f := float64(c) / float64(total)
+			want := (1-explore)*float64(g.p[a]) + explore*float64(q[a])
+			sd := math.Sqrt(want*(1-want)/float64(total)) + 1e-9
+			if math.Abs(f-want) > 5*sd {
+				t.Errorf("first observation %d: action %d drawn %.3f of %d times, want %.3f", o, a, f, total, want)
+			}
+			uniform := (1-explore)*float64(g.p[a]) + explore/float64(K)
+			if math.Abs(f-uniform) > 5*math.Sqrt(uniform*(1-uniform)/float64(total)+1e-12) {
+				apart = true
+			}
+		}
+	}
+	if !apart {
+		t.Error("the frequencies fit a uniform exploration as well: the check sees too little")
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if err := s.SetExploreTemperature(bad); err == nil {
+			t.Errorf("SetExploreTemperature(%v) accepted", bad)
+		}
 	}
 }

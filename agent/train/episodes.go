@@ -71,6 +71,9 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
 		return nil, err
 	}
+	if err = r.sampler.SetExploreTemperature(cfg.ExploreTemp); err != nil {
+		return nil, err
+	}
 	if cfg.EvalEvery > 0 {
 		if r.evalEnv, err = maker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
 			return nil, fmt.Errorf("evaluation env: %w", err)
