@@ -323,3 +323,41 @@ func TestLearnsCopyMappingFromExperts(t *testing.T) {
 		t.Errorf("the first policy already knows the mapping (p(correct|write) %.2f): the test shows nothing", first.Fresh.PCorrectGivenWrite)
 	}
 }
+
+// ReplayWrites finds the episodes with a rewarded write of the symbol (not an unrewarded one, not
+// another symbol's) and sums their replay probabilities.
+func TestReplayWrites(t *testing.T) {
+	task := Task{Moves: 2, Base: 5}
+	buf, err := replay.New(10, 1, 0.2, "random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(acts []int, rews []float64) *episode.Episode {
+		e := &episode.Episode{Terminated: true, Obs: make([]int32, len(acts)+1)}
+		for i, a := range acts {
+			e.Actions, e.Rewards = append(e.Actions, int32(a)), append(e.Rewards, rews[i])
+		}
+		return e
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	eps := []*episode.Episode{
+		mk([]int{task.Action(1, 1, 3), task.Action(1, 1, 4)}, []float64{1, 1}), // holds 4
+		mk([]int{task.Action(1, 1, 4)}, []float64{-0.5}),                       // a wrong write of 4
+		mk([]int{task.Action(1, 0, 4), task.Action(1, 1, 2)}, []float64{0, 1}), // no write of 4
+		mk([]int{task.Action(0, 1, 4)}, []float64{1}),                          // holds 4
+	}
+	prios := []float64{2, -0.5, 1, 1}
+	for i, e := range eps {
+		if err := buf.Add(rng, e, prios[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := ReplayWrites(buf, task, 4)
+	p := buf.Probabilities()
+	if w.Episodes != 4 || w.Holding != 2 || w.MeanLen != 1.5 || math.Abs(w.Mass-(p[0]+p[3])) > 1e-12 || w.Uniform != 0.5 {
+		t.Errorf("writes of 4: %+v; want 4 episodes, 2 holding, mean length 1.5, mass %v, uniform 0.5", w, p[0]+p[3])
+	}
+	if w := ReplayWrites(buf, task, 0); w.Holding != 0 || w.Mass != 0 || w.MeanLen != 0 {
+		t.Errorf("writes of 0: %+v, want none", w)
+	}
+}

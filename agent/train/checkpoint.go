@@ -300,3 +300,32 @@ func HasCheckpoint(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, CheckpointFile))
 	return err == nil
 }
+
+// LoadReplay returns the replay buffer of dir's checkpoint (an lstm run with replay), built from
+// the run's config.json, so that its sampling distribution is the one the run draws from.
+func LoadReplay(dir string) (*replay.Buffer, Meta, error) {
+	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	if !cfg.Replay {
+		return nil, Meta{}, fmt.Errorf("run %s has no replay", dir)
+	}
+	path := filepath.Join(dir, CheckpointFile)
+	_, meta, err := readCheckpoint(path)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	rp, err := replayPath(path, meta)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	buf, err := replay.New(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	if err := buf.LoadFile(rp); err != nil {
+		return nil, Meta{}, err
+	}
+	return buf, meta, nil
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/diag"
+	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
@@ -28,6 +29,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	from := fs.String("from", "", "continue this run `directory` (pcl train's) from its checkpoint, with its config, for --iters more iterations, in a copy under --out/run (kept for pcl play and pcl eval)")
 	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
 	table := fs.String("table", "", "instead of training: write the early-collapse measures of the --probe directories, one row per name (a name given again is another seed), into this markdown `file`")
+	writes := fs.Int("replay-writes", -1, "instead of training: count the episodes of the --from run's replay (at its checkpoint) that hold a rewarded write of this `symbol`, and their share of the replay's draws")
 	var probes stringList
 	fs.Var(&probes, "probe", "`name=dir` of a probe drawn by --overlay or tabulated by --table, repeatable")
 	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
@@ -55,6 +57,12 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if cfg.AlphaStart > 0 && !givenFlags(fs)["alpha-decay"] {
 		cfg.AlphaDecay = 0.5 // diagnose's default decay, from before the config had a schedule
+	}
+	if *writes >= 0 {
+		if *from == "" {
+			return usageError{errors.New("diagnose --replay-writes reads the replay of the run given by --from")}
+		}
+		return printReplayWrites(stdout, *from, *writes)
 	}
 	if *overlay != "" || *table != "" {
 		if *overlay != "" && *table != "" {
@@ -163,4 +171,33 @@ func writeLeverTable(path string, names []string, tabs []diag.Table) error {
 		return err
 	}
 	return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// printReplayWrites prints what the replay of the run in dir holds of symbol's rewarded writes.
+func printReplayWrites(stdout io.Writer, dir string, symbol int) error {
+	buf, meta, err := train.LoadReplay(dir)
+	if err != nil {
+		return err
+	}
+	env, err := train.MakeEnv(registry.Default(), meta.Config, 1)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	spec, err := rollout.CheckEnv(env)
+	if err != nil {
+		return err
+	}
+	task, err := diag.TaskOf(spec)
+	if err != nil {
+		return err
+	}
+	if symbol >= task.Base {
+		return usageError{fmt.Errorf("diagnose --replay-writes %d: the run's alphabet is 0..%d", symbol, task.Base-1)}
+	}
+	w := diag.ReplayWrites(buf, task, symbol)
+	batch := meta.Config.EffectiveReplayBatch()
+	fmt.Fprintf(stdout, "replay at iteration %d: %d of %d episodes hold a rewarded write of %d (mean length %.1f); their share of the draws %.4f (uniform: %.4f), %.2f episodes in a replay batch of %d\n",
+		meta.Iteration, w.Holding, w.Episodes, symbol, w.MeanLen, w.Mass, w.Uniform, w.Mass*float64(batch), batch)
+	return nil
 }

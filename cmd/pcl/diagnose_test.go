@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/diag"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 func TestDiagnoseProbeAndOverlay(t *testing.T) {
@@ -78,5 +82,20 @@ func TestDiagnoseFromRun(t *testing.T) {
 	}
 	if o, err := runPCL(t, "diagnose", "--from", src, "--iters", "2", "--alpha", "0.1", "--out", filepath.Join(dir, "p2")); err == nil || !strings.Contains(o, "--alpha is not taken") {
 		t.Errorf("diagnose --from with --alpha: %q, want a refusal naming it", o)
+	}
+	// The replay's rewarded writes of a symbol: the count agrees with the buffer read directly.
+	buf, _, err := train.LoadReplay(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := diag.ReplayWrites(buf, diag.Task{Moves: 2, Base: 3}, 1)
+	o, err = runPCL(t, "diagnose", "--from", src, "--replay-writes", "1")
+	if err != nil || !strings.Contains(o, fmt.Sprintf("replay at iteration 2: %d of %d episodes hold a rewarded write of 1", want.Holding, want.Episodes)) || want.Episodes != 16 {
+		t.Errorf("diagnose --replay-writes 1: %q (want %d of %d, 16 stored)", o, want.Holding, want.Episodes)
+	}
+	for _, args := range [][]string{{"--replay-writes", "1"}, {"--from", src, "--replay-writes", "3"}} {
+		if o, err := runPCL(t, append([]string{"diagnose"}, args...)...); err == nil {
+			t.Errorf("diagnose %v accepted: %q", args, o)
+		}
 	}
 }
