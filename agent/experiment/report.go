@@ -60,9 +60,12 @@ type Group struct {
 	FracMean   float64
 	// LevelMin and LevelMax bound the curriculum length the finished runs ended at.
 	LevelMin, LevelMax int
-	Solved             int     // finished runs whose sampled reward reached the threshold
-	MedianIt           float64 // median iteration to the threshold over the solved runs (NaN: none)
-	MedianWall         float64
+	Solved             int // finished runs whose sampled reward reached the threshold
+	// GreedySolved counts the finished runs whose greedy evaluation reached it: the policy itself,
+	// which is what decides an exploring run (its sampled reward counts the random actions).
+	GreedySolved int
+	MedianIt     float64 // median iteration to the threshold over the solved runs (NaN: none)
+	MedianWall   float64
 }
 
 // Gather reads every run of the sweep in dir.
@@ -175,6 +178,9 @@ func Groups(results []RunResult) []*Group {
 			if !math.IsNaN(r.Fraction) {
 				fracs = append(fracs, r.Fraction)
 			}
+			if r.GreedyReach != nil {
+				g.GreedySolved++
+			}
 			if r.Reach != nil {
 				g.Solved++
 				its = append(its, float64(r.Reach.Iteration))
@@ -220,11 +226,11 @@ func Report(dir, out string) ([]*Group, error) {
 	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
 		"\"greedy\" the same over the greedy evaluations in that stretch; " +
 		"\"of max\" is \"final\" as a fraction of the largest reward possible at the curriculum level the run ended at, and \"length\" that level (the curriculum's minimum input length; min-max over the seeds); " +
-		"\"solved\" counts the finished seeds whose mean sampled reward reached the task's threshold, with the median iteration and wall time at which it did. " +
+		"\"solved\" counts the finished seeds whose mean sampled reward reached the task's threshold, with the median iteration and wall time at which it did, and \"greedy solved\" those whose greedy evaluation did (the policy alone: a run with --explore samples random actions too). " +
 		"★ marks the best weight of each task, size and algorithm by final reward, among two or more with finished runs; " +
 		"a weight that moves over the run says how (auto: learned from the weight; from w0: the schedule from w0 down to the weight).\n\n")
-	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | greedy | of max | length | threshold | solved | iterations (wall s) to threshold |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | greedy | of max | length | threshold | solved | iterations (wall s) to threshold | greedy solved |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	best := bestWeights(groups)
 	for _, g := range groups {
 		w := strconv.FormatFloat(g.Alpha, 'g', -1, 64)
@@ -249,8 +255,9 @@ func Report(dir, out string) ([]*Group, error) {
 		default:
 			length = fmt.Sprintf("%d-%d", g.LevelMin, g.LevelMax)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %s | %s | %g | %d/%d | %s |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
-			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), pm(g.GreedyMean, g.GreedyStd), num(g.FracMean, 2), length, g.Threshold, g.Solved, g.Finished, reach)
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %s | %s | %g | %d/%d | %s | %d/%d |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
+			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), pm(g.GreedyMean, g.GreedyStd), num(g.FracMean, 2), length, g.Threshold, g.Solved, g.Finished, reach,
+			g.GreedySolved, g.Finished)
 	}
 	if len(figs) > 0 {
 		b.WriteString("\n## Figures\n\nMean sampled episode reward over the seeds, with the min-max band; one line per algorithm and weight.\n\n")

@@ -644,3 +644,22 @@ func TestRunBeyondTheBudget(t *testing.T) {
 		t.Errorf("the report's view: %d rows, final %v, err %v; want rows 0-2 and the final of row 2", len(r.Rows), r.Final, r.Err)
 	}
 }
+
+// A group counts its seeds solved by sampled reward and, apart, by greedy evaluation: an
+// exploring run's policy can pass the threshold while its sampled reward (with the random
+// actions) stays below.
+func TestGroupsCountGreedySolved(t *testing.T) {
+	c := tiny()
+	c.Env, c.Base, c.Algo, c.Alpha = "Copy-v0", 5, "sparse", 0.05
+	row := &train.Row{Iteration: 7}
+	var results []RunResult
+	for i, reach := range [][2]*train.Row{{nil, row}, {row, row}, {nil, nil}} {
+		c.Seed = int64(i + 1)
+		results = append(results, RunResult{Run: Run{ID: ID(c), Config: c}, Status: Status{State: Finished},
+			Reach: reach[0], GreedyReach: reach[1], Final: 1, FinalGreedy: 2, Fraction: math.NaN()})
+	}
+	g := Groups(results)
+	if len(g) != 1 || g[0].Finished != 3 || g[0].Solved != 1 || g[0].GreedySolved != 2 {
+		t.Fatalf("groups %+v, want one of 3 finished seeds, 1 solved by sampled reward and 2 by greedy", g)
+	}
+}
