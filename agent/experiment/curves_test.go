@@ -257,7 +257,7 @@ func TestSweepBandSkipsUnfinishedRuns(t *testing.T) {
 	}
 	done := RunResult{Status: Status{State: Finished, Iteration: 4}, Rows: rows(4, 1)}
 	g := &Group{Runs: []RunResult{done, {Status: Status{State: Partial, Iteration: 8}, Rows: rows(8, 100)}}}
-	b, n := bandOf(g)
+	b, n := bandOf(g, sampledReward)
 	if n != 1 {
 		t.Fatalf("band over %d runs, want the 1 finished", n)
 	}

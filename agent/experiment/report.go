@@ -376,8 +376,9 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 		var algos []string
 		colours := palette{}
 		seeds := make([]int, 0, len(p.groups))
+		var greedy []plot.Band
 		for _, g := range p.groups {
-			band, n := bandOf(g)
+			band, n := bandOf(g, sampledReward)
 			if n == 0 {
 				continue
 			}
@@ -387,6 +388,10 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 				band.Name += ", " + g.Control
 			}
 			bands, algos, seeds = append(bands, band), append(algos, g.Algo), append(seeds, n)
+			if gb, _ := bandOf(g, greedyReward); len(gb.X) > 0 {
+				gb.Colour, gb.Name = band.Colour, band.Name
+				greedy = append(greedy, gb)
+			}
 		}
 		if len(bands) == 0 {
 			continue
@@ -409,6 +414,14 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 			return files, err
 		}
 		files = append(files, f)
+		if len(greedy) > 0 {
+			// The policy alone: an exploring run's sampled reward counts its random actions.
+			gf := strings.TrimSuffix(f, ".png") + "-greedy.png"
+			if err := plot.Bands(filepath.Join(out, gf), title, "iteration", "mean greedy evaluation reward", greedy); err != nil {
+				return files, err
+			}
+			files = append(files, gf)
+		}
 		i, ok := row[p.env]
 		if !ok {
 			i, row[p.env] = len(grid), len(grid)
@@ -433,10 +446,15 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 	return files, nil
 }
 
-// bandOf is the band of g's sampled reward per iteration over its finished runs, and their count.
-// A run still under way is left out: its curve would end early and pull the band's tail toward a
-// single seed.
-func bandOf(g *Group) (plot.Band, int) {
+func sampledReward(x train.Row) float64 { return x.MeanReward }
+
+// greedyReward is NaN in the rows without an evaluation, which the band skips.
+func greedyReward(x train.Row) float64 { return x.GreedyReward }
+
+// bandOf is the band of value (sampledReward or greedyReward) per iteration over g's finished
+// runs, and their count. A run still under way is left out: its curve would end early and pull
+// the band's tail toward a single seed.
+func bandOf(g *Group, value func(train.Row) float64) (plot.Band, int) {
 	var seeds [][]point
 	for _, r := range g.Runs {
 		if r.Status.State != Finished || len(r.Rows) == 0 || r.Err != nil {
@@ -444,7 +462,7 @@ func bandOf(g *Group) (plot.Band, int) {
 		}
 		pts := make([]point, len(r.Rows))
 		for i, x := range r.Rows {
-			pts[i] = point{it: x.Iteration, x: float64(x.Iteration), v: x.MeanReward}
+			pts[i] = point{it: x.Iteration, x: float64(x.Iteration), v: value(x)}
 		}
 		seeds = append(seeds, pts)
 	}

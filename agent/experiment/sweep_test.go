@@ -354,13 +354,15 @@ func TestRunInterruptResumeReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1 of 2 runs finished", "| Copy | 8 | sparse | 0.05 | 6 | 1/1 |", "run 1 Copy-A8-soft-a0.02-s1: missing: never started",
-		"pcl sweep run --dir " + dir + " --index 1", "![Copy-A8](Copy-A8.png)"} {
+		"pcl sweep run --dir " + dir + " --index 1", "![Copy-A8](Copy-A8.png)", "![Copy-A8-greedy](Copy-A8-greedy.png)", "| greedy solved |"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report lacks %q:\n%s", want, rep)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "report", "Copy-A8.png")); err != nil {
-		t.Error(err)
+	for _, f := range []string{"Copy-A8.png", "Copy-A8-greedy.png"} {
+		if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {
+			t.Error(err)
+		}
 	}
 }
 
