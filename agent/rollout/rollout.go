@@ -107,7 +107,7 @@ func (s *Sampler) SetExplore(eps, share float64) error {
 	return nil
 }
 
-// SetExploreTemperature makes the exploring actions of SetExplore draws from softmax(z/temp) of
+// SetExploreTemperature makes the exploring actions of SetExplore draw from softmax(z/temp) of
 // the policy's logits z instead of uniform ones: every action stays possible, ranked by its logit,
 // so the runners-up that a sparse policy keeps out of its support are proposed far more often
 // than 1/|A| while the actions it has learned to avoid are proposed less. temp 0, the default,

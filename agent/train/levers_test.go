@@ -23,6 +23,8 @@ func TestLeversResumeExactly(t *testing.T) {
 		{"rmsprop", func(c *config.Config) { c.Optimizer, c.LearningRate = "rmsprop", 0.001 }},
 		{"inits", func(c *config.Config) { c.LambdaInit, c.LogitInitScale, c.EmbedStd = config.LambdaInitAlpha, 0.1, 0.1 }},
 		{"explore", func(c *config.Config) { c.Explore, c.ExploreShare = 0.2, 0.5 }},
+		{"explore-temp", func(c *config.Config) { c.Explore, c.ExploreShare, c.ExploreTemp = 0.2, 0.5, 2 }},
+		{"advantage", func(c *config.Config) { c.ReplayPriority, c.ReplayAlpha = config.PriorityAdvantage, 2 }},
 	} {
 		cfg := resumeConfig()
 		cfg.Iters = 20
