@@ -260,7 +260,8 @@ func Report(dir, out string) ([]*Group, error) {
 			g.GreedySolved, g.Finished)
 	}
 	if len(figs) > 0 {
-		b.WriteString("\n## Figures\n\nMean sampled episode reward over the seeds, with the min-max band; one line per algorithm and weight.\n\n")
+		b.WriteString("\n## Figures\n\nMean sampled episode reward over the seeds, with the min-max band; one line per algorithm and weight. " +
+			"The -greedy figures show the greedy evaluations the same way.\n\n")
 		for _, f := range figs {
 			fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
 		}
