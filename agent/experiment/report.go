@@ -430,8 +430,12 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 		}
 		grid[i] = append(grid[i], plot.Panel{Title: fmt.Sprintf("%s %s", strings.TrimSuffix(p.env, "-v0"), plot.SizeLabel(p.actions, p.groups[0].Base, 0)), Bands: bands})
 	}
-	if len(files) > 1 {
-		if len(grid) == len(files) { // one size per task: the panels side by side, not stacked
+	drawn := 0
+	for _, r := range grid {
+		drawn += len(r)
+	}
+	if drawn > 1 { // one cell's figure is the whole sweep: no grid
+		if len(grid) == drawn { // one size per task: the panels side by side, not stacked
 			var one []plot.Panel
 			for _, r := range grid {
 				one = append(one, r...)
