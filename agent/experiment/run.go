@@ -30,7 +30,7 @@ func (s State) String() string {
 // Status is a run's state on disk.
 type Status struct {
 	State     State
-	Iteration int // iterations completed (checkpointed)
+	Iteration int // iterations completed (checkpointed, or in the metrics of a results copy)
 }
 
 // Inspect reads the state of run r of the sweep in dir. A run directory whose config differs from
@@ -58,7 +58,7 @@ func Inspect(dir string, r Run) (Status, error) {
 			"plan the changed sweep into another directory, or move that run away yourself", r.Index, r.ID, rd, strings.Join(d, ", "))
 	}
 	if !train.HasCheckpoint(rd) {
-		return Status{State: Started}, nil
+		return withoutCheckpoint(rd, want)
 	}
 	meta, err := train.ReadMeta(rd)
 	if err != nil {
@@ -80,6 +80,29 @@ func Inspect(dir string, r Run) (Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// withoutCheckpoint reads a run directory that has a config but no checkpoint. Usually the run
+// was killed before its first checkpoint (Started: it starts over). But a run's results copied
+// without the checkpoint, as docs/results keeps them, hold metrics through the budget: such a
+// copy is Finished, so that a sweep replanned on a fresh machine reports it and never trains
+// it again.
+func withoutCheckpoint(rd string, want config.Config) (Status, error) {
+	rows, err := train.ReadMetrics(filepath.Join(rd, train.MetricsFile))
+	if err != nil || len(rows) == 0 {
+		// No metrics, or a file cut mid-line by the kill: the run starts over, as it always has.
+		return Status{State: Started}, nil
+	}
+	done := rows[len(rows)-1].Iteration + 1
+	if done >= want.Iters {
+		return Status{State: Finished, Iteration: want.Iters}, nil
+	}
+	if want.StopAtThreshold {
+		if _, ok := train.FirstReach(rows, want.RewardThreshold); ok {
+			return Status{State: Finished, Iteration: done}, nil
+		}
+	}
+	return Status{State: Started}, nil
 }
 
 // RunOptions are passed through to train.Run (Dir and Resume are set here).

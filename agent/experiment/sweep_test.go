@@ -665,3 +665,68 @@ func TestGroupsCountGreedySolved(t *testing.T) {
 		t.Fatalf("groups %+v, want one of 3 finished seeds, 1 solved by sampled reward and 2 by greedy", g)
 	}
 }
+
+// TestResultsCopyWithoutCheckpoint replans a sweep into a fresh directory and restores a finished
+// run from its results copy (config.json, metrics.csv and run.json, as docs/results keeps them,
+// without the checkpoint): the copy is finished, reported as the original run, and never trained
+// again. A copy cut short of the budget is a run killed before its first checkpoint: it starts over.
+func TestResultsCopyWithoutCheckpoint(t *testing.T) {
+	orig, fresh := t.TempDir(), t.TempDir()
+	m := planTiny(t, orig)
+	planTiny(t, fresh)
+	if _, err := RunIndex(context.Background(), orig, 0, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	from, to := RunDir(orig, m.Runs[0]), RunDir(fresh, m.Runs[0])
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{train.ConfigFile, train.MetricsFile, "run.json"} {
+		b, err := os.ReadFile(filepath.Join(from, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := Inspect(fresh, m.Runs[0])
+	if err != nil || st.State != Finished || st.Iteration != m.Runs[0].Config.Iters {
+		t.Fatalf("a results copy: %+v, %v; want finished at the budget", st, err)
+	}
+	before := snapshot(t, to)
+	if st, err := RunIndex(context.Background(), fresh, 0, quiet()); err != nil || st.State != Finished {
+		t.Errorf("running the copy: %+v, %v", st, err)
+	}
+	if snapshot(t, to) != before {
+		t.Error("running a results copy changed its directory")
+	}
+	if pending, err := Pending(fresh, m); err != nil || len(pending) != 1 || pending[0] != 1 {
+		t.Errorf("pending after the restore: %v, %v; want only run 1", pending, err)
+	}
+	_, a, err := Gather(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, b, err := Gather(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0].Err != nil || len(b[0].Rows) != len(a[0].Rows) || b[0].Final != a[0].Final || b[0].Level != a[0].Level {
+		t.Errorf("the copy's report: %d rows, final %v, level %d, err %v; the original's: %d rows, final %v, level %d",
+			len(b[0].Rows), b[0].Final, b[0].Level, b[0].Err, len(a[0].Rows), a[0].Final, a[0].Level)
+	}
+
+	// Cut the copy's metrics short of the budget: a run killed before its first checkpoint.
+	rows, err := os.ReadFile(filepath.Join(to, train.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(rows), "\n")
+	if err := os.WriteFile(filepath.Join(to, train.MetricsFile), []byte(strings.Join(lines[:3], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := Inspect(fresh, m.Runs[0]); err != nil || st.State != Started {
+		t.Errorf("a copy cut at 2 of %d iterations: %+v, %v; want started", m.Runs[0].Config.Iters, st, err)
+	}
+}
