@@ -71,7 +71,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var opts *experiment.RunOptions
 	if *jobs == 1 {
-		opts = &experiment.RunOptions{Registry: registry.Default()}
+		opts = &experiment.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr)}
 		if isTerminal(stderr) {
 			opts.Progress = stderr
 		}

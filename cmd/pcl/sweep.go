@@ -117,7 +117,7 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
-	st, err := experiment.RunIndex(ctx, *dir, i, experiment.RunOptions{Registry: registry.Default()})
+	st, err := experiment.RunIndex(ctx, *dir, i, experiment.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr)})
 	if err != nil {
 		return interrupted(ctx, err, fmt.Sprintf("run %d (%s) saved its checkpoint; run the same pcl sweep run again to resume it", i, m.Runs[i].ID))
 	}

@@ -67,6 +67,12 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 	return set, nil
 }
 
+// textLogger logs a run's lines as text on w (the command's stderr), never through the process-wide
+// default logger.
+func textLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
 // trainOutput is how `pcl train` reports, from its flags and whether stderr is a terminal.
 type trainOutput struct {
 	logFormat     string
@@ -76,11 +82,10 @@ type trainOutput struct {
 // options sets the logger and the progress report of opts: log lines as text or JSON on stderr;
 // progress as a live line on a terminal, else as a text or JSON line every progressEvery (0: none).
 func (o trainOutput) options(opts *train.Options, stderr io.Writer) {
-	h := slog.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	opts.Logger = textLogger(stderr)
 	if o.logFormat == "json" {
-		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})
+		opts.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	opts.Logger = slog.New(h)
 	if o.progressEvery <= 0 {
 		return
 	}
