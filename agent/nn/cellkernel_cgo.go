@@ -10,6 +10,9 @@ package nn
 // Lets GCC if-convert the clamps so the cell loop vectorises (not allowed
 // as a #cgo flag); it changes no result, only assumes FP traps are off.
 #pragma GCC optimize("no-trapping-math")
+// No fused multiply-adds: the AVX-512 clone may use them (the AVX2 clone, built without FMA, cannot),
+// and a fused a*b+c rounds once where the Go code this kernel matches rounds twice.
+#pragma GCC optimize("fp-contract=off")
 #include "f32.h"
 
 // The gate functions of fastmath.go (sigmoid32, tanh32) on f32_exp, branch-free so GCC

@@ -8,6 +8,9 @@ package nn
 #include <string.h>
 
 #pragma GCC optimize("no-trapping-math")
+// No fused multiply-adds: the AVX-512 clone may use them (the AVX2 clone, built without FMA, cannot),
+// and a fused a*b+c rounds once where the Go code this kernel matches rounds twice.
+#pragma GCC optimize("fp-contract=off")
 #include "f32.h"
 
 // tanh32 of fastmath.go, written branch-free so the loop vectorises: the series below |x| =

@@ -11,6 +11,9 @@ package policy
 // Lets GCC if-convert the selects below so the loops vectorise (not allowed as a #cgo flag); it
 // changes no result, only assumes FP traps are off.
 #pragma GCC optimize("no-trapping-math")
+// No fused multiply-adds: the AVX-512 clone may use them (the AVX2 clone, built without FMA, cannot),
+// and a fused a*b+c rounds once where the Go code this kernel matches rounds twice.
+#pragma GCC optimize("fp-contract=off")
 #include "f32.h"
 
 // Explicit 8-wide vectors (GCC vector extensions): GCC does not vectorise float reductions

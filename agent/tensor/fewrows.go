@@ -1,5 +1,7 @@
 package tensor
 
+import "strings"
+
 // The few-rows product: c = a·b for a handful of rows (the sampler's policy forward, one row per
 // env copy) against a wide b (the output layer, 64 x |A|). OpenBLAS packs the whole of b into its
 // panel layout on every call, which for a few rows costs as much as the product and wakes its
@@ -25,6 +27,17 @@ const (
 	// fewRowsBlock is the column block a goroutine takes at a time (a multiple of 8).
 	fewRowsBlock = 2048
 )
+
+// fewRowsMatchesCore reports whether OpenBLAS, running the named core (openblas_get_corename),
+// sums in the few-rows kernel's order: the AVX2 sgemm kernel of its Haswell and Zen cores does;
+// an AVX-512 core's (SkylakeX, Cooperlake, SapphireRapids) does not, nor does an older one's.
+func fewRowsMatchesCore(core string) bool {
+	switch strings.ToLower(strings.TrimSpace(core)) {
+	case "haswell", "zen":
+		return true
+	}
+	return false
+}
 
 // fewRows reports whether the product of the given shape and flags goes to the few-rows kernel,
 // given OpenBLAS's thread count. Only the products whose bits OpenBLAS computes in the kernel's

@@ -27,6 +27,10 @@ static void call_sgemv(void *f, int order, int ta, int m, int n, float alpha,
 
 static int call_getint(void *f) { return ((getint_fn)f)(); }
 
+typedef char *(*getstr_fn)(void);
+
+static const char *call_getstr(void *f) { return ((getstr_fn)f)(); }
+
 static void *open_lib(const char *name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
 */
 import "C"
@@ -63,6 +67,7 @@ type openBLAS struct {
 	// kernel (wide.go).
 	few, wide bool
 	threads   int
+	core      string // openblas_get_corename: the kernels OpenBLAS picked for this CPU
 }
 
 func dlerror() string {
@@ -99,6 +104,15 @@ func loadOpenBLAS() (blas.Float32, string, error) {
 			desc = fmt.Sprintf("openblas (%s, %d threads)", lib, impl.threads)
 		} else {
 			impl.few = false // another CBLAS: its sums may run in another order
+		}
+		if f := sym("openblas_get_corename"); impl.few && f != nil {
+			core := C.GoString(C.call_getstr(f))
+			impl.core = core
+			// The few-rows kernel sums in the order of OpenBLAS's AVX2 sgemm kernel, which its
+			// Haswell and Zen cores run; on an AVX-512 core (SkylakeX, Cooperlake, ...) OpenBLAS
+			// sums in another order, and the kernel would change the product's bits.
+			impl.few = fewRowsMatchesCore(core)
+			desc = fmt.Sprintf("openblas (%s, %d threads, core %s)", lib, impl.threads, core)
 		}
 		// The handle stays open for the life of the process: the function
 		// pointers above point into it.

@@ -27,9 +27,9 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden fr
 // goldenRuns are the fixed-seed short runs whose behaviour a refactoring must keep bit for bit:
 // every metrics.csv column but the wall time, and a checksum of every tensor of the final
 // checkpoint (the parameters and the optimiser state). They were recorded after the speed
-// kernels landed and before the one-agent redesign, with OpenBLAS, and recorded again with the
-// pure-Go BLAS (from a tree with the same numerics) when a machine with another CPU could not
-// reproduce OpenBLAS's rounding.
+// kernels landed and before the one-agent redesign, with OpenBLAS on an AVX2 machine; then again
+// with the pure-Go BLAS, from a tree that reproduces those first records bit for bit on an
+// AVX-512 machine with OPENBLAS_CORETYPE=Haswell.
 var goldenRuns = []struct {
 	name   string
 	remote bool // needs the Python server
@@ -51,10 +51,10 @@ func TestGoldenRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("golden runs train for about a minute")
 	}
-	// The pure-Go BLAS: OpenBLAS picks its kernels by CPU, and no kernel it offers on an AVX-512
-	// machine rounds as the one it picked on the machine that first recorded these. The pure-Go
-	// products round the same on every amd64 CPU; Go's math.Exp still takes an FMA path where the
-	// CPU has FMA (GODEBUG=cpu.fma=off changes the records), as every machine here has.
+	// The pure-Go BLAS: OpenBLAS picks its kernels by CPU, and an AVX-512 machine's core
+	// (SkylakeX, Cooperlake) sums in another order than an AVX2 machine's (Haswell, Zen). The
+	// pure-Go products and this module's cgo kernels (no fused multiply-adds in any of their
+	// clones) round alike on every amd64 CPU with FMA, which Go's math.Exp uses where it exists.
 	t.Setenv("SPARSEPCL_BLAS", "gonum")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
