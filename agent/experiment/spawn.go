@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 // LogFile is where the output of run r's subprocess goes: <dir>/logs/<id>.log.
@@ -87,6 +89,11 @@ func RunAll(ctx context.Context, dir string, n int, opts *RunOptions, w io.Write
 	}
 	return Local(ctx, n, pending, func(ctx context.Context, i int) error {
 		r := m.Runs[i]
+		if train.InUse(RunDir(dir, r)) {
+			// Another sweep process (or a pcl train) is training it: not a failure, and not ours.
+			say("sweep: run %d (%s) is being trained by another process: left to it\n", i, r.ID)
+			return nil
+		}
 		st, err := Inspect(dir, r)
 		if err != nil {
 			return err

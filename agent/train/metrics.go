@@ -195,6 +195,8 @@ type metricsWriter struct {
 	fh *os.File
 	cw *csv.Writer
 	tb *tboard // TensorBoard copy of every row (nil: none)
+	// lock is the run directory's lock (nil: none), released by Close.
+	lock *os.File
 }
 
 // openMetrics creates path with the header and returns an appender.
@@ -339,7 +341,13 @@ func (m *metricsWriter) write(r Row) error {
 	return m.tb.row(header, rec)
 }
 
-func (m *metricsWriter) Close() error { return errors.Join(m.fh.Close(), m.tb.Close()) }
+func (m *metricsWriter) Close() error {
+	err := errors.Join(m.fh.Close(), m.tb.Close())
+	if m.lock != nil {
+		err = errors.Join(err, m.lock.Close())
+	}
+	return err
+}
 
 // FirstReach returns the first row whose greedy reward is >= threshold, or false.
 func FirstReach(rows []Row, threshold float64) (Row, bool) {

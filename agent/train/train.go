@@ -108,6 +108,10 @@ var ErrDiverged = errors.New("loss above the ceiling")
 // (Options.Resume) or train in another directory.
 var ErrRunExists = errors.New("already holds a run")
 
+// ErrRunInUse marks a run refused because another run, in this process or another, is writing
+// its directory: two writers would interleave its metrics and overwrite each other's checkpoints.
+var ErrRunInUse = errors.New("is in use by another run (its lock is held): wait for that run or stop it; nothing was changed")
+
 // ErrNothingToDo marks a resume asked for a total of iterations that the run has already done
 // (see DoneError).
 var ErrNothingToDo = errors.New("nothing to do")
@@ -259,8 +263,32 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 // metrics.csv; a resumed run's metrics.csv cut to the rows before the checkpoint of iteration
 // from, then its config.json. The loops call it once their envs are made and (on resume) the
 // checkpoint and replay are read, so that a run that cannot start changes no file: that includes a
-// resume whose metrics do not match the checkpoint, or whose total is already done (DoneError).
-func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger) (*metricsWriter, []Row, error) {
+// resume whose metrics do not match the checkpoint, or whose total is already done (DoneError),
+// and a run whose directory another run is writing (ErrRunInUse; the lock is the writer's).
+func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger) (_ *metricsWriter, _ []Row, err error) {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("run directory: %w", err)
+	}
+	lock, err := lockRunDir(opts.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The lock lives as long as the metrics writer, which the loop closes last.
+	defer func() {
+		if err != nil && lock != nil {
+			lock.Close()
+		}
+	}()
+	mw, rows, err := writeRunStart(opts, cfg, from, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	mw.lock = lock
+	return mw, rows, nil
+}
+
+// writeRunStart writes what openRunMetrics says, under the run directory's lock.
+func writeRunStart(opts Options, cfg config.Config, from int, log *slog.Logger) (*metricsWriter, []Row, error) {
 	path := filepath.Join(opts.Dir, MetricsFile)
 	if !opts.Resume {
 		if err := writeConfig(opts.Dir, cfg); err != nil {

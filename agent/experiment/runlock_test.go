@@ -1,0 +1,89 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/train"
+)
+
+// pauseAt is a progress writer that, at its n-th progress line (iteration), says so on reached
+// and blocks until release is closed: a run held in mid-training, its directory locked.
+type pauseAt struct {
+	n       int
+	reached chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (p *pauseAt) Write(b []byte) (int, error) {
+	p.n -= bytes.Count(b, []byte("\riter "))
+	if p.n <= 0 {
+		p.once.Do(func() {
+			close(p.reached)
+			<-p.release
+		})
+	}
+	return len(b), nil
+}
+
+// TestRunInUseByAnother holds run 0 of a sweep in mid-training and checks that a second writer of
+// its directory is refused with ErrRunInUse and changes nothing, that a sweep leaves the run to
+// its trainer and does the others, and that the lock goes with the run.
+func TestRunInUseByAnother(t *testing.T) {
+	dir := t.TempDir()
+	m := planTiny(t, dir)
+	run0 := RunDir(dir, m.Runs[0])
+	if train.InUse(run0) {
+		t.Fatal("a run directory that does not exist is in use")
+	}
+
+	pause := &pauseAt{n: 3, reached: make(chan struct{}), release: make(chan struct{})}
+	first := make(chan error, 1)
+	go func() {
+		opts := quiet()
+		opts.Progress = pause
+		_, err := RunIndex(context.Background(), dir, 0, opts)
+		first <- err
+	}()
+	<-pause.reached
+	if !train.InUse(run0) {
+		t.Fatal("the directory of a run in mid-training is not in use")
+	}
+
+	before := snapshot(t, run0)
+	_, err := RunIndex(context.Background(), dir, 0, quiet())
+	if !errors.Is(err, train.ErrRunInUse) {
+		t.Errorf("a second writer of the run: %v, want ErrRunInUse", err)
+	}
+	if snapshot(t, run0) != before {
+		t.Error("the refused writer changed the run's directory")
+	}
+
+	var out strings.Builder
+	opts := quiet()
+	if err := RunAll(context.Background(), dir, 2, &opts, &out); err != nil {
+		t.Errorf("sweep beside the run: %v", err)
+	}
+	if want := "run 0 (" + m.Runs[0].ID + ") is being trained by another process: left to it"; !strings.Contains(out.String(), want) {
+		t.Errorf("sweep output lacks %q:\n%s", want, out.String())
+	}
+	if st, err := Inspect(dir, m.Runs[1]); err != nil || st.State != Finished {
+		t.Errorf("run 1 after the sweep: %+v, %v; want finished", st, err)
+	}
+
+	close(pause.release)
+	if err := <-first; err != nil {
+		t.Fatalf("the held run: %v", err)
+	}
+	if st, err := Inspect(dir, m.Runs[0]); err != nil || st.State != Finished {
+		t.Errorf("run 0 after its trainer: %+v, %v; want finished", st, err)
+	}
+	if train.InUse(run0) {
+		t.Error("the run's lock outlived it")
+	}
+}
