@@ -336,11 +336,8 @@ func writeRunStart(opts Options, cfg config.Config, from int, log *slog.Logger) 
 	return mw, sc.kept, nil
 }
 
-// writeConfig creates the run directory and writes cfg into it.
+// writeConfig writes cfg into the run directory dir (openRunMetrics has created it).
 func writeConfig(dir string, cfg config.Config) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("run directory: %w", err)
-	}
 	return cfg.WriteFile(filepath.Join(dir, ConfigFile))
 }
 
