@@ -67,13 +67,15 @@ func Until(runs []Record, envSteps int64) []Record {
 // stage's budget.
 const WindowSteps = 100_000
 
-// Summary is one run's final figures: final values are means over the last tenth of its rows,
-// Last20Return the mean return over the last fifth (the weight searches' selection rule), and
+// Summary is one run's final figures: final values are means over the last tenth of its rows
+// (FinalAlpha that of the logged weight, or the configured one for a fixed weight whose file
+// predates the alpha column), Last20Return the mean return over the last fifth (the weight searches' selection rule), and
 // BestWindow the best mean return over any WindowSteps env steps (NaN until the run has taken
 // that many): what a run reached, where the final figures say what it kept.
 type Summary struct {
 	Record
 	FinalReturn, FinalMaxProb, FinalSupport float64
+	FinalAlpha                              float64
 	Last20Return, BestWindow                float64
 	LastGreedy, BestGreedy                  float64
 	EnvSteps                                int64
@@ -82,8 +84,8 @@ type Summary struct {
 
 // Summarise computes r's final figures.
 func Summarise(r Record) Summary {
-	s := Summary{Record: r, FinalReturn: math.NaN(), FinalMaxProb: math.NaN(), FinalSupport: math.NaN(), Last20Return: math.NaN(),
-		BestWindow: math.NaN(), LastGreedy: math.NaN(), BestGreedy: math.NaN()}
+	s := Summary{Record: r, FinalReturn: math.NaN(), FinalMaxProb: math.NaN(), FinalSupport: math.NaN(), FinalAlpha: math.NaN(),
+		Last20Return: math.NaN(), BestWindow: math.NaN(), LastGreedy: math.NaN(), BestGreedy: math.NaN()}
 	if len(r.Rows) == 0 {
 		return s
 	}
@@ -92,6 +94,10 @@ func Summarise(r Record) Summary {
 	s.FinalReturn = meanOf(tail, func(x train.Row) float64 { return x.MeanReward })
 	s.FinalMaxProb = meanOf(tail, func(x train.Row) float64 { return x.MaxProb })
 	s.FinalSupport = meanOf(tail, func(x train.Row) float64 { return x.Support })
+	s.FinalAlpha = meanOf(tail, func(x train.Row) float64 { return x.Alpha })
+	if math.IsNaN(s.FinalAlpha) && r.Cfg.AlphaStart == 0 && !r.Cfg.AlphaAuto {
+		s.FinalAlpha = r.Cfg.Alpha
+	}
 	s.Last20Return = meanOf(r.Rows[len(r.Rows)-max(1, len(r.Rows)/5):], func(x train.Row) float64 { return x.MeanReward })
 	s.BestWindow = bestWindow(r.Rows, WindowSteps)
 	for _, x := range r.Rows {
@@ -505,8 +511,8 @@ func curveBand(runs []Record, value func(config.Config, train.Row) float64, widt
 // over the last fifth, the best window as Summary.BestWindow.
 func CurveTable(runs []Record) string {
 	var b strings.Builder
-	b.WriteString("| env | grid | algo | alpha | settings | seed | iterations | env steps | wall s | final return | return, last 20% | best 100k-step window | last greedy | best greedy | final max-prob | final support |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| env | grid | algo | alpha | settings | seed | iterations | env steps | wall s | final return | return, last 20% | best 100k-step window | last greedy | best greedy | final max-prob | final support | final alpha |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	type key struct {
 		env  string
 		grid int
@@ -520,10 +526,10 @@ func CurveTable(runs []Record) string {
 			s := Summarise(r)
 			c := r.Cfg
 			v := variantOf(c, fields)
-			fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %d | %d | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %d | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				c.Env, c.Grid, c.Algo, c.Alpha, orDash(v.settings), c.Seed, len(r.Rows), s.EnvSteps, s.WallSeconds,
 				numf("%.1f", s.FinalReturn), numf("%.1f", s.Last20Return), numf("%.1f", s.BestWindow), numf("%.1f", s.LastGreedy), numf("%.1f", s.BestGreedy),
-				numf("%.3f", s.FinalMaxProb), numf("%.1f", s.FinalSupport))
+				numf("%.3f", s.FinalMaxProb), numf("%.1f", s.FinalSupport), numf("%.3g", s.FinalAlpha))
 			k := key{c.Env, c.Grid, v}
 			if _, ok := agg[k]; !ok {
 				keys = append(keys, k)
@@ -531,14 +537,14 @@ func CurveTable(runs []Record) string {
 			agg[k] = append(agg[k], s)
 		}
 	}
-	b.WriteString("\n| env | grid | algo | alpha | settings | seeds | final return (mean ± std) | return, last 20% (mean ± std) | last greedy (mean ± std) | final max-prob (mean ± std) | final support (mean ± std) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| env | grid | algo | alpha | settings | seeds | final return (mean ± std) | return, last 20% (mean ± std) | last greedy (mean ± std) | final max-prob (mean ± std) | final support (mean ± std) | final alpha (mean ± std) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	slices.SortFunc(keys, func(a, b key) int {
 		return cmp.Or(cmp.Compare(a.env, b.env), cmp.Compare(a.grid, b.grid), -cmp.Compare(a.v.algo, b.v.algo), cmp.Compare(a.v.alpha, b.v.alpha),
 			cmp.Compare(a.v.settings, b.v.settings))
 	})
 	for _, k := range keys {
 		ss := agg[k]
-		col := func(f func(Summary) float64) string {
+		col := func(format string, f func(Summary) float64) string {
 			var xs []float64
 			for _, s := range ss {
 				if v := f(s); !math.IsNaN(v) {
@@ -546,12 +552,13 @@ func CurveTable(runs []Record) string {
 				}
 			}
 			m, sd := MeanStd(xs)
-			return numf("%.2f", m) + " ± " + numf("%.2f", sd)
+			return numf(format, m) + " ± " + numf(format, sd)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %s | %s | %s | %s | %s |\n", k.env, k.grid, k.v.algo, k.v.alpha, orDash(k.v.settings), len(ss),
-			col(func(s Summary) float64 { return s.FinalReturn }), col(func(s Summary) float64 { return s.Last20Return }),
-			col(func(s Summary) float64 { return s.LastGreedy }), col(func(s Summary) float64 { return s.FinalMaxProb }),
-			col(func(s Summary) float64 { return s.FinalSupport }))
+		fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %s | %s | %s | %s | %s | %s |\n", k.env, k.grid, k.v.algo, k.v.alpha, orDash(k.v.settings), len(ss),
+			col("%.2f", func(s Summary) float64 { return s.FinalReturn }), col("%.2f", func(s Summary) float64 { return s.Last20Return }),
+			col("%.2f", func(s Summary) float64 { return s.LastGreedy }), col("%.2f", func(s Summary) float64 { return s.FinalMaxProb }),
+			col("%.2f", func(s Summary) float64 { return s.FinalSupport }),
+			col("%.3g", func(s Summary) float64 { return s.FinalAlpha })) // weights span 0.001 to 10
 	}
 	return b.String()
 }

@@ -96,6 +96,50 @@ func TestReportFiguresAndTable(t *testing.T) {
 	}
 }
 
+// The final weight is the mean logged α over the last tenth of the rows; a file written before
+// α was logged falls back to the configured weight when that weight is fixed, and to none when a
+// schedule or the automatic weight moved it.
+func TestSummaryFinalAlpha(t *testing.T) {
+	rows := func(alpha func(i int) float64) []train.Row {
+		var rs []train.Row
+		for i := range 20 {
+			rs = append(rs, train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: 1, Alpha: alpha(i)})
+		}
+		return rs
+	}
+	logged := func(i int) float64 { return 1 + float64(i) } // last tenth: rows 18, 19 → 19.5
+	unlogged := func(int) float64 { return math.NaN() }
+	fixed := config.Default()
+	fixed.Alpha = 0.3
+	auto := fixed
+	auto.AlphaAuto = true
+	schedule := fixed
+	schedule.AlphaStart, schedule.AlphaDecay = 3, 0.9
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+		rows []train.Row
+		want float64
+	}{
+		{"logged, automatic", auto, rows(logged), 19.5},
+		{"logged, fixed", fixed, rows(logged), 19.5},
+		{"unlogged, fixed: the configured weight", fixed, rows(unlogged), 0.3},
+		{"unlogged, automatic: unknown", auto, rows(unlogged), math.NaN()},
+		{"unlogged, schedule: unknown", schedule, rows(unlogged), math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Summarise(Record{Cfg: tc.cfg, Rows: tc.rows}).FinalAlpha
+			if got != tc.want && !(math.IsNaN(got) && math.IsNaN(tc.want)) {
+				t.Errorf("final alpha %g, want %g", got, tc.want)
+			}
+		})
+	}
+	md := CurveTable([]Record{{Cfg: auto, Rows: rows(logged)}})
+	if !strings.Contains(md, "| 19.5 |") || !strings.Contains(md, "| 19.5 ± 0 |") {
+		t.Errorf("table lacks the final alpha 19.5 in the run and the variant rows:\n%s", md)
+	}
+}
+
 // The runs' differing settings make variants: two seeds at the default value scale form one
 // variant, named without it (the most common value), a third run at another scale its own, named
 // by it; the diagnostics add the value and clip figures.
