@@ -59,7 +59,7 @@ func newCollapseCheck(cfg config.Config) (*weight.CollapseCheck, error) {
 	if cfg.NoThreshold {
 		threshold = math.NaN()
 	}
-	return weight.NewCollapseCheck(max(50, cfg.Iters/20), cfg.Iters, threshold)
+	return weight.NewCollapseCheck(max(50, cfg.Iters/20), threshold)
 }
 
 // CollapseOf replays over a run's metrics the collapse check its training runs, and returns the

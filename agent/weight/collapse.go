@@ -36,9 +36,9 @@ func (p Point) oneAction() bool { return p.Support <= oneAction || p.MaxProb >= 
 // (at least 90% of them), the return did not improve from the window's first quarter to its
 // last and is below the run's Threshold (NaN: none), and either
 //
-//   - the run has not learned: the window began in the first half of the run's Budget and the
-//     return has not risen from the run's starting return (the mean of its first Window/4
-//     measured returns) by that start's magnitude, so from a negative start it is still below 0;
+//   - the run has never learned, however late the window: no stretch of Window/4 iterations has
+//     had a mean return risen from the run's starting return (the mean of its first Window/4
+//     measured returns) by that start's magnitude, so from a negative start none passed 0;
 //   - or it learned and lost it, anywhere in the run: its best stretch of Window/4 iterations had
 //     learned by that measure, and the mean return over the window's second half has fallen back
 //     by more than half of the gain from the start to that best.
@@ -46,8 +46,8 @@ func (p Point) oneAction() bool { return p.Support <= oneAction || p.MaxProb >= 
 // A near-deterministic policy that keeps what it learned is what learning ends in, and is not
 // flagged. It warns once.
 type CollapseCheck struct {
-	Window, Budget int
-	Threshold      float64
+	Window    int
+	Threshold float64
 
 	window  []Point   // the last Window iterations, oldest first
 	initial []float64 // the run's first Window/4 measured returns: where it started
@@ -56,12 +56,12 @@ type CollapseCheck struct {
 	warned  bool
 }
 
-// NewCollapseCheck returns a check over a run of budget iterations.
-func NewCollapseCheck(window, budget int, threshold float64) (*CollapseCheck, error) {
+// NewCollapseCheck returns a check over windows of window iterations.
+func NewCollapseCheck(window int, threshold float64) (*CollapseCheck, error) {
 	if window < 4 {
 		return nil, fmt.Errorf("collapse window %d iterations, want ≥ 4", window)
 	}
-	return &CollapseCheck{Window: window, Budget: budget, Threshold: threshold, best: math.NaN()}, nil
+	return &CollapseCheck{Window: window, Threshold: threshold, best: math.NaN()}, nil
 }
 
 // Collapse is the warning: the first collapsed iteration of the window, how many iterations
@@ -136,8 +136,11 @@ func (c *CollapseCheck) Observe(p Point) (Collapse, bool) {
 	// Lost: over the window's whole second half, not only its last quarter, so that a dip the
 	// policy climbs out of within a few iterations is not taken for a loss.
 	lost := learned(c.best, start) && meanReturn(c.window[len(c.window)/2:]) <= start+(c.best-start)/2
-	// Otherwise only a collapse that began in the run's first half and has not learned.
-	if !lost && (2*c.window[0].Iteration >= c.Budget || learned(last, start)) {
+	// Otherwise only a run that never learned, however late it collapsed: a late collapse is what
+	// learning ends in only when the run learned first (soft PCL's 5^6 schedule, seed 5, sat on
+	// one action at -198 from 78% of its budget on, never having passed 0). A run that learned
+	// and dipped without losing half of it is not flagged.
+	if !lost && learned(c.best, start) {
 		return Collapse{}, false
 	}
 	c.warned = true

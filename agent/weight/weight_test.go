@@ -172,7 +172,9 @@ func TestCollapseCheck(t *testing.T) {
 		}, math.NaN(), 172},
 		{"healthy: spread policy", collapsedFrom(budget, flat), math.NaN(), -1},
 		{"collapsed, still improving", collapsedFrom(80, func(it int) float64 { return float64(it) }), math.NaN(), -1},
-		{"collapsed late, after learning", collapsedFrom(600, flat), math.NaN(), -1},
+		{"collapsed late, after learning", collapsedFrom(600, func(it int) float64 { return min(-400+10*float64(it), 500) }), math.NaN(), -1},
+		{"collapsed late, never learned", collapsedFrom(600, flat), math.NaN(), 689},
+		{"collapsed late, never passed 0", collapsedFrom(600, func(it int) float64 { return min(-400+float64(it)/2, -100) }), math.NaN(), 690},
 		{"collapsed at a solved level", collapsedFrom(80, flat), 30, -1},
 		{"collapsed after learning: from -400 past 0", collapsedFrom(80, func(it int) float64 {
 			return min(-400+10*float64(it), 50)
@@ -204,7 +206,7 @@ func TestCollapseCheck(t *testing.T) {
 		}, math.NaN(), -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := NewCollapseCheck(window, budget, tc.thresh)
+			c, err := NewCollapseCheck(window, tc.thresh)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,7 +243,7 @@ func TestCollapseCheck(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewCollapseCheck(2, 10, math.NaN()); err == nil {
+	if _, err := NewCollapseCheck(2, math.NaN()); err == nil {
 		t.Error("window 2 accepted")
 	}
 }
