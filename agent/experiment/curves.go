@@ -69,9 +69,10 @@ const WindowSteps = 100_000
 
 // Summary is one run's final figures: final values are means over the last tenth of its rows
 // (FinalAlpha that of the logged weight, or the configured one for a fixed weight whose file
-// predates the alpha column), Last20Return the mean return over the last fifth (the weight searches' selection rule), and
-// BestWindow the best mean return over any WindowSteps env steps (NaN until the run has taken
-// that many): what a run reached, where the final figures say what it kept.
+// predates the alpha column), Last20Return the mean return over the last fifth (the weight
+// searches' selection rule), and BestWindow the best mean return over any WindowSteps env steps
+// (NaN until the run has taken that many): what a run reached, where the final figures say what
+// it kept.
 type Summary struct {
 	Record
 	FinalReturn, FinalMaxProb, FinalSupport float64

@@ -36,8 +36,8 @@ func (p Point) oneAction() bool { return p.Support <= oneAction || p.MaxProb >= 
 // (at least 90% of them), the return did not improve from the window's first quarter to its
 // last and is below the run's Threshold (NaN: none), and either
 //
-//   - the run has never learned, however late the window: no stretch of Window/4 iterations has
-//     had a mean return risen from the run's starting return (the mean of its first Window/4
+//   - the run has never learned, however late the window: no stretch of Window/4 iterations
+//     has had a mean return above the run's starting return (the mean of its first Window/4
 //     measured returns) by that start's magnitude, so from a negative start none passed 0;
 //   - or it learned and lost it, anywhere in the run: its best stretch of Window/4 iterations had
 //     learned by that measure, and the mean return over the window's second half has fallen back
