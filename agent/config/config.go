@@ -208,6 +208,12 @@ func (c Config) Validate() error {
 	atLeastOne("steps_per_iter", c.StepsPerIter)
 	atLeastOne("sub_episodes", c.SubEpisodes)
 	atLeastOne("replay_steps", c.ReplaySteps)
+	if c.TrainSteps < 0 {
+		bad("train_steps", c.TrainSteps, "must be >= 0 (0 or 1: one gradient step per iteration)")
+	}
+	if !(c.TargetLag >= 0 && c.TargetLag < 1) {
+		bad("target_lag", c.TargetLag, "must be in [0, 1)")
+	}
 	if !(c.RecencyWeight >= 0) || math.IsInf(c.RecencyWeight, 0) {
 		bad("recency_weight", c.RecencyWeight, "must be finite and >= 0")
 	}
@@ -331,6 +337,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ReplaySteps, "replay-steps", c.ReplaySteps, "step replay capacity in env steps (mlp)")
 	fs.Float64Var(&c.RecencyWeight, "recency-weight", c.RecencyWeight, "sub-episode sampling weight exp(w * age) (mlp)")
 	fs.BoolVar(&c.OnPolicyStep, "on-policy-step", c.OnPolicyStep, "also step on the fresh sub-episodes (mlp)")
+	fs.IntVar(&c.TrainSteps, "train-steps", c.TrainSteps, "gradient steps per iteration (0 or 1: one, the paper's), each on --sub-episodes drawn afresh from the replay (mlp): each env step is trained on train-steps × sub-episodes / num-envs rows (25 at the paper's 1 × 25 / 1)")
+	fs.Float64Var(&c.TargetLag, "target-lag", c.TargetLag, "bootstrap from a lagged copy of the network, θ̄ ← L·θ̄ + (1−L)·θ after each gradient step (mlp; the released Trust-PCL: 0.99; 0: from the network itself)")
 	fs.Float64Var(&c.LearningRate, "lr", c.LearningRate, "Adam learning rate")
 	fs.Float64Var(&c.AdamBeta1, "adam-beta1", c.AdamBeta1, "Adam beta1")
 	fs.Float64Var(&c.AdamBeta2, "adam-beta2", c.AdamBeta2, "Adam beta2")

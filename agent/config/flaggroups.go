@@ -14,7 +14,8 @@ import (
 // algorithmic tasks do not honour it.
 func MLPFlag(name string) bool {
 	switch name {
-	case "net", "mlp-hidden", "norm-obs", "grid", "num-envs", "steps-per-iter", "sub-episodes", "replay-steps", "recency-weight", "on-policy-step":
+	case "net", "mlp-hidden", "norm-obs", "grid", "num-envs", "steps-per-iter", "sub-episodes", "replay-steps", "recency-weight", "on-policy-step",
+		"train-steps", "target-lag":
 		return true
 	}
 	return false

@@ -70,6 +70,24 @@ type StepSamplingConfig struct {
 	// OnPolicyStep adds a gradient step on the fresh sub-episodes before the replay step (the
 	// paper takes the replay step alone).
 	OnPolicyStep bool `json:"on_policy_step"`
+	// TrainSteps is the number of gradient steps per iteration (0 or 1: one, the paper's), each
+	// on a batch of SubEpisodes drawn afresh from the replay: the replay ratio. Each env step is
+	// then trained on about TrainSteps * SubEpisodes / NumEnvs rows (25 in the paper; the released
+	// Trust-PCL settings about 640). Omitted from config.json at 0, so older runs keep theirs.
+	TrainSteps int `json:"train_steps,omitempty"`
+	// TargetLag, when > 0, bootstraps each consistency from a lagged copy of the network,
+	// θ̄ ← TargetLag·θ̄ + (1−TargetLag)·θ after every gradient step (the released Trust-PCL's
+	// use_target_values with target_network_lag 0.99); 0 bootstraps from the network itself.
+	TargetLag float64 `json:"target_lag,omitempty"`
+}
+
+// GradientSteps is the number of replay gradient steps per iteration: TrainSteps, at least 1.
+func (c StepSamplingConfig) GradientSteps() int { return max(c.TrainSteps, 1) }
+
+// RowsPerEnvStep is how many times a training run uses each env step, on average: the rows of
+// its gradient steps per iteration over the env steps it collects (25 at the paper's settings).
+func (c StepSamplingConfig) RowsPerEnvStep() float64 {
+	return float64(c.GradientSteps()*c.SubEpisodes*c.StepsPerIter) / float64(c.NumEnvs*c.StepsPerIter)
 }
 
 // OptimiserConfig is the optimiser of every parameter and its gradient clipping.

@@ -48,6 +48,7 @@ type Learner[T any, N Network[T]] struct {
 	cfg    config.Config
 	obj    Objective
 	dHeads []*tensor.Matrix
+	target *target // nil: bootstrap from the network itself
 }
 
 // EpisodeLearner is the learner of the algorithmic tasks: the LSTM Model over whole episodes.
@@ -93,6 +94,9 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 	for _, s := range model.Layout().Sizes {
 		l.dHeads = append(l.dHeads, tensor.New(0, s))
 	}
+	if cfg.TargetLag > 0 {
+		l.target = newTarget(cfg.TargetLag, model.Params())
+	}
 	return l, nil
 }
 
@@ -121,10 +125,14 @@ func (l *Learner[T, N]) Alpha() float64 { return l.Model.Layout().Alpha }
 // Params are the trainable parameters.
 func (l *Learner[T, N]) Params() []*nn.Param { return l.Model.Params() }
 
-// StateParams are what a checkpoint holds besides Params, in order: the optimiser's state, then
-// the network's (Network.StateParams).
+// StateParams are what a checkpoint holds besides Params, in order: the optimiser's state, the
+// network's (Network.StateParams), then the lagged network's parameters when there is one.
 func (l *Learner[T, N]) StateParams() []*nn.Param {
-	return append(l.Opt.StateParams(), l.Model.StateParams()...)
+	ps := append(l.Opt.StateParams(), l.Model.StateParams()...)
+	if l.target != nil {
+		ps = append(ps, l.target.params...)
+	}
+	return ps
 }
 
 // Objective is the learner's objective: V and the per-step terms of the last Loss are read from
@@ -146,6 +154,13 @@ func (l *Learner[T, N]) Loss(batch []T, grad bool) (StepInfo, error) {
 	if len(batch) == 0 {
 		return StepInfo{}, fmt.Errorf("pcl: loss of an empty batch")
 	}
+	var targets []float64
+	if l.target != nil {
+		var err error
+		if targets, err = l.bootstrapValues(batch); err != nil {
+			return StepInfo{}, err
+		}
+	}
 	heads, steps, err := l.Model.ForwardBatch(batch)
 	if err != nil {
 		return StepInfo{}, err
@@ -158,6 +173,7 @@ func (l *Learner[T, N]) Loss(batch []T, grad bool) (StepInfo, error) {
 	if grad {
 		dHeads = l.dHeads
 	}
+	l.obj.Targets = targets
 	loss, err := l.obj.Evaluate(heads, steps, dHeads)
 	info := StepInfo{Loss: loss, Episodes: len(batch), Steps: n, ClipScale: math.NaN(), GradNormPolicy: math.NaN(), GradNormValue: math.NaN()}
 	if err != nil || !grad {
@@ -203,6 +219,9 @@ func (l *Learner[T, N]) TrainStep(batch []T) (StepInfo, error) {
 			return info, fmt.Errorf("%w: parameter %s[%d] is %v after the optimiser step (learning rate %v)",
 				ErrNonFinite, p.Name, i, p.Value.Data[i], l.cfg.LearningRate)
 		}
+	}
+	if l.target != nil {
+		l.target.update(l.Params())
 	}
 	return info, nil
 }

@@ -43,6 +43,10 @@ type Objective struct {
 	// row written out in full, float64 softmax and dense gradients of head 0. It is the
 	// definition the fast path is tested against, and the old path of the speed benchmarks.
 	Reference bool
+	// Targets, when not nil, are the bootstrap values of the next Evaluate ((T+1)*B, time-major,
+	// from a lagged network): each consistency ends at γ^k·Targets[s+k] instead of γ^k·V(s+k),
+	// and no gradient reaches them.
+	Targets []float64
 
 	z, p  []float32
 	tau   []float64
@@ -87,6 +91,9 @@ func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.M
 	if len(s.Lengths) != B || len(s.Terminated) != B || len(s.Actions) != T*B || len(s.Rewards) != T*B {
 		return 0, fmt.Errorf("pcl: steps have %d lengths, %d flags, %d actions, %d rewards for T=%d B=%d",
 			len(s.Lengths), len(s.Terminated), len(s.Actions), len(s.Rewards), T, B)
+	}
+	if o.Targets != nil && len(o.Targets) != Tn*B {
+		return 0, fmt.Errorf("pcl: %d bootstrap targets for (T+1)*B = %d rows", len(o.Targets), Tn*B)
 	}
 	if o.Reference {
 		return o.evaluateReference(heads, s, dHeads)
@@ -166,7 +173,7 @@ func (o *Objective) resetInputs(s Steps) *PathInputs {
 	T, B := s.T, s.B
 	in := &o.in
 	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
-		Values: grow(in.Values, (T+1)*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B)}
+		Values: grow(in.Values, (T+1)*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B), Targets: o.Targets}
 	clear(in.Values)
 	clear(in.Rewards)
 	clear(in.Terms)

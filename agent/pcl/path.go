@@ -20,6 +20,9 @@ type PathInputs struct {
 	// of the consistency (everything but the reward): -tau*log pi(a|s) for soft PCL,
 	// alpha/2 - alpha*mu(a|s) + lambda(a|s) - Lambda(s) for sparse PCL.
 	Rewards, Terms []float64
+	// Targets, when not nil ((T+1)*B entries), are the values a path bootstraps from at its end
+	// (a lagged network's): V(s+k) is read from Targets instead of Values, and gets no gradient.
+	Targets []float64
 }
 
 // PathGrads receives the gradient of the loss with respect to Values ((T+1)*B) and Terms (T*B).
@@ -36,6 +39,9 @@ func (in *PathInputs) check() error {
 	}
 	if len(in.Values) != (in.T+1)*in.B {
 		return fmt.Errorf("pcl: %d values, want (T+1)*B = %d", len(in.Values), (in.T+1)*in.B)
+	}
+	if in.Targets != nil && len(in.Targets) != len(in.Values) {
+		return fmt.Errorf("pcl: %d bootstrap targets, want (T+1)*B = %d", len(in.Targets), len(in.Values))
 	}
 	if len(in.Rewards) != in.T*in.B || len(in.Terms) != in.T*in.B {
 		return fmt.Errorf("pcl: %d rewards and %d terms, want T*B = %d", len(in.Rewards), len(in.Terms), in.T*in.B)
@@ -62,7 +68,8 @@ func (in *PathInputs) check() error {
 //	C = -V(s) + gamma^k V(s+k) + sum_{i<k} gamma^i (r_{s+i} + term_{s+i}),
 //
 // with V(s_L) = 0 for a terminated episode and the network's V(s_L) for a truncated one (discounted
-// by gamma^k, not the reference code's gamma^(k-1)). A leading path longer than the episode stops at
+// by gamma^k, not the reference code's gamma^(k-1)). With in.Targets, every bootstrap V(s+k) is
+// read from there instead, as a constant. A leading path longer than the episode stops at
 // its end. When g is non-nil, its slices (reused if large enough) receive the exact gradient of loss.
 func PathLoss(in PathInputs, gamma float64, d int, g *PathGrads) (float64, error) {
 	if err := in.check(); err != nil {
@@ -87,11 +94,15 @@ func PathLoss(in PathInputs, gamma float64, d int, g *PathGrads) (float64, error
 	invB := 1 / float64(B)
 	total := 0.0
 	// One row: path from s of effective length k, scaled by w; x = r + term.
+	boot := in.Values
+	if in.Targets != nil {
+		boot = in.Targets
+	}
 	row := func(b, s, k int, w float64) {
 		L := in.Lengths[b]
 		c := -in.Values[s*B+b]
 		if s+k < L || !in.Terminated[b] {
-			c += pow[k] * in.Values[(s+k)*B+b]
+			c += pow[k] * boot[(s+k)*B+b]
 		}
 		for i := 0; i < k; i++ {
 			idx := (s+i)*B + b
@@ -104,7 +115,7 @@ func PathLoss(in PathInputs, gamma float64, d int, g *PathGrads) (float64, error
 		}
 		dc := c * w * invB // d(loss)/d(unscaled c)
 		g.DValues[s*B+b] -= dc
-		if s+k < L || !in.Terminated[b] {
+		if (s+k < L || !in.Terminated[b]) && in.Targets == nil {
 			g.DValues[(s+k)*B+b] += dc * pow[k]
 		}
 		for i := 0; i < k; i++ {

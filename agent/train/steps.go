@@ -279,21 +279,40 @@ func (r *steps) train(it int, row *Row) (string, error) {
 	for _, s := range r.col.Segments {
 		r.replay.Add(s)
 	}
-	batch := r.replay.Sample(iterRNG(r.cfg.Seed, it, 3), r.cfg.SubEpisodes, r.cfg.RecencyWeight)
-	info, err := r.learner.TrainStep(batch)
-	if err == nil {
-		err = checkDiverged(r.cfg, info.Loss)
-	}
+	loss, gradNorm, err := r.replaySteps(it, row)
 	if err != nil {
 		return "replay step", err
 	}
-	row.ReplayLoss, row.GradNorm = info.Loss, info.GradNorm
-	row.Diagnostics = stepDiagnostics(info, control.ValueDiagnostics(r.learner, batch))
+	row.ReplayLoss, row.GradNorm = loss, gradNorm
 	if !r.cfg.OnPolicyStep {
-		row.Loss = info.Loss
+		row.Loss = loss
 	}
 	r.st.TrainSeconds += time.Since(t0).Seconds()
 	return "", nil
+}
+
+// replaySteps takes the iteration's cfg.GradientSteps() replay steps, each on a batch drawn
+// afresh (one generator, so the first batch is the one a single step draws), and returns their
+// mean loss and mean gradient norm; the row's diagnostics are the last step's.
+func (r *steps) replaySteps(it int, row *Row) (loss, gradNorm float64, err error) {
+	rng := iterRNG(r.cfg.Seed, it, 3)
+	k := r.cfg.GradientSteps()
+	for i := range k {
+		batch := r.replay.Sample(rng, r.cfg.SubEpisodes, r.cfg.RecencyWeight)
+		info, err := r.learner.TrainStep(batch)
+		if err == nil {
+			err = checkDiverged(r.cfg, info.Loss)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		loss += info.Loss
+		gradNorm += info.GradNorm
+		if i == k-1 {
+			row.Diagnostics = stepDiagnostics(info, control.ValueDiagnostics(r.learner, batch))
+		}
+	}
+	return loss / float64(k), gradNorm / float64(k), nil
 }
 
 // traits: the greedy evaluation plays the policy that sampled this iteration, before the
