@@ -34,7 +34,12 @@ func (lstmFamily) defaults(cfg config.Config, _ func(string) bool) (config.Confi
 	return cfg, nil
 }
 
+// newRegime refuses the replay ratio and target values of long-episode runs: an algorithmic-task
+// iteration takes its own two steps (fresh, replayed) and bootstraps from the network.
 func (lstmFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
+	if cfg.TrainSteps > 1 || cfg.TargetLag > 0 {
+		return nil, unsupported("--train-steps and --target-lag shape the mlp family's replay steps; %s trains the lstm family (one fresh and one replayed step per iteration)", cfg.Env)
+	}
 	return newEpisodes(ctx, cfg, opts)
 }
 

@@ -22,8 +22,10 @@ import (
 // One asymmetry comes from the first HalfCheetah probes (docs/results/auto-weight/probes): a
 // policy starts more spread than any useful target (sparse 0.2, soft 0.00 at 3^6), and lowering
 // α then is what drove it into a collapse within 10,000 steps. So α does not fall until the
-// policy has first reached the target. UpRate can make α rise faster than it falls; its default
-// is 1, because a probe at 4 sent α from 0.05 to 9.6 within 60,000 steps of a collapse, far past
+// policy has first reached the target, or until Grace iterations have passed: a policy that
+// trails the rising target from the start (one HalfCheetah 3^6 seed: max-prob 0.62-0.72 against
+// a target going 0.5 → 0.9) would otherwise keep α at its start for the whole run (α was exactly
+// 1 for 1M steps). UpRate can make α rise faster than it falls; its default is 1, because a probe at 4 sent α from 0.05 to 9.6 within 60,000 steps of a collapse, far past
 // any useful weight, before the policy spread again.
 //
 // The target itself may rise over training, from TargetStart toward TargetEnd by the released
@@ -35,6 +37,9 @@ type Auto struct {
 	Rate                               float64 // step on log α per unit of max-prob error
 	UpRate                             float64 // factor on Rate when α rises
 	Min, Max                           float64 // bounds on α
+	// Grace is the iteration from which α may fall although the policy has never reached the
+	// target (0: not before it has).
+	Grace int
 
 	state AutoState
 }
@@ -51,11 +56,13 @@ type AutoOptions struct {
 	Start                              float64 // the initial α
 	TargetStart, TargetEnd, TargetRate float64
 	Rate, UpRate, Min, Max             float64
+	Grace                              int
 }
 
 // DefaultAuto is the automatic weight's default settings around an initial weight.
 func DefaultAuto(start float64) AutoOptions {
-	return AutoOptions{Start: start, TargetStart: 0.5, TargetEnd: 0.9, TargetRate: 0.9, Rate: 0.01, UpRate: 1, Min: 1e-4, Max: 10}
+	return AutoOptions{Start: start, TargetStart: 0.5, TargetEnd: 0.9, TargetRate: 0.9, Rate: 0.01, UpRate: 1, Min: 1e-4, Max: 10,
+		Grace: 1000}
 }
 
 // NewAuto checks o and returns the controller at α = o.Start.
@@ -74,9 +81,11 @@ func NewAuto(o AutoOptions) (*Auto, error) {
 		return nil, fmt.Errorf("alpha learning rate %v, want > 0", o.Rate)
 	case !(o.UpRate >= 1) || math.IsInf(o.UpRate, 0):
 		return nil, fmt.Errorf("alpha up-rate factor %v, want ≥ 1", o.UpRate)
+	case o.Grace < 0:
+		return nil, fmt.Errorf("alpha grace %d iterations, want ≥ 0", o.Grace)
 	}
 	return &Auto{TargetStart: o.TargetStart, TargetEnd: o.TargetEnd, TargetRate: o.TargetRate, Rate: o.Rate,
-		UpRate: o.UpRate, Min: o.Min, Max: o.Max, state: AutoState{LogAlpha: math.Log(o.Start)}}, nil
+		UpRate: o.UpRate, Min: o.Min, Max: o.Max, Grace: o.Grace, state: AutoState{LogAlpha: math.Log(o.Start)}}, nil
 }
 
 // Target is the max-prob target at iteration it.
@@ -94,7 +103,7 @@ func (a *Auto) Gradient(it int, s Stats) float64 { return a.Target(it) - s.MaxPr
 
 // Alpha takes one step on log α from the batch measured at iteration it and returns the new
 // weight: Rate·(MaxProb − target), times UpRate when positive, and none downward before the
-// policy has first reached the target. A batch without a measurement (NaN max-prob) leaves α
+// policy has first reached the target or iteration Grace (when set) has come. A batch without a measurement (NaN max-prob) leaves α
 // where it is.
 func (a *Auto) Alpha(it int, s Stats) float64 {
 	if !math.IsNaN(s.MaxProb) {
@@ -105,7 +114,7 @@ func (a *Auto) Alpha(it int, s Stats) float64 {
 		switch {
 		case g < 0:
 			a.state.LogAlpha -= a.UpRate * a.Rate * g
-		case a.state.Reached:
+		case a.state.Reached || (a.Grace > 0 && it >= a.Grace):
 			a.state.LogAlpha -= a.Rate * g
 		}
 		a.state.LogAlpha = min(max(a.state.LogAlpha, math.Log(a.Min)), math.Log(a.Max))

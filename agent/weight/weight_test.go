@@ -247,3 +247,42 @@ func TestCollapseCheck(t *testing.T) {
 		t.Error("window 2 accepted")
 	}
 }
+
+// A policy that trails the rising target from the start never reaches it: before Grace α holds
+// (the collapse protection of the early, spread policy), from Grace on it falls at Rate, and
+// without a grace it would hold for the whole run.
+func TestAutoGraceEndsAStall(t *testing.T) {
+	// The stalled HalfCheetah seed: max-prob rising 0.2 → 0.72, always below a target 0.5 → 0.9.
+	trailing := func(a *Auto, it int) float64 { return min(0.2+0.0005*float64(it), 0.72, a.Target(it)-0.05) }
+	run := func(grace int) (atGrace, atEnd float64) {
+		o := DefaultAuto(1)
+		o.Grace = grace
+		a, err := NewAuto(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for it := range 10_000 {
+			if it == 1000 {
+				atGrace = a.Current()
+			}
+			a.Alpha(it, Stats{MaxProb: trailing(a, it)})
+		}
+		if a.State().Reached {
+			t.Fatalf("grace %d: the trailing series reached the target", grace)
+		}
+		return atGrace, a.Current()
+	}
+	if g, e := run(0); g != 1 || e != 1 {
+		t.Fatalf("without a grace: α %v at iteration 1000 and %v at the end, want 1 throughout (the stall)", g, e)
+	}
+	g, e := run(1000)
+	if g != 1 {
+		t.Errorf("grace 1000: α %v at iteration 1000, want 1: it must not fall before the grace", g)
+	}
+	if !(e < 0.5) {
+		t.Errorf("grace 1000: α %v after 10,000 iterations of a policy trailing the target by ≥ 0.05, want < 0.5", e)
+	}
+	if got := DefaultAuto(1).Grace; got != 1000 {
+		t.Errorf("DefaultAuto's grace %d, want 1000 (100,000 env steps at 100 per iteration)", got)
+	}
+}
