@@ -208,6 +208,19 @@ func (c Config) Validate() error {
 	atLeastOne("steps_per_iter", c.StepsPerIter)
 	atLeastOne("sub_episodes", c.SubEpisodes)
 	atLeastOne("replay_steps", c.ReplaySteps)
+	if !(c.TrustRegion >= 0) || math.IsInf(c.TrustRegion, 0) {
+		bad("trust_region", c.TrustRegion, "must be finite and >= 0")
+	} else if c.TrustRegion > 0 {
+		if c.TargetLag == 0 {
+			bad("trust_region", c.TrustRegion, "needs a lagged policy: set target_lag", "target_lag")
+		}
+		if c.Form != FormSeparate {
+			bad("trust_region", c.TrustRegion, "needs the separate form (the unified form's policy would depend on the lagged one)", "form")
+		}
+		if c.Algo != AlgoSoft && c.Algo != AlgoSparse {
+			bad("trust_region", c.TrustRegion, "is defined for soft and sparse PCL", "algo")
+		}
+	}
 	if c.TrainSteps < 0 {
 		bad("train_steps", c.TrainSteps, "must be >= 0 (0 or 1: one gradient step per iteration)")
 	}
@@ -338,6 +351,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.RecencyWeight, "recency-weight", c.RecencyWeight, "sub-episode sampling weight exp(w * age) (mlp)")
 	fs.BoolVar(&c.OnPolicyStep, "on-policy-step", c.OnPolicyStep, "also step on the fresh sub-episodes (mlp)")
 	fs.IntVar(&c.TrainSteps, "train-steps", c.TrainSteps, "gradient steps per iteration (0 or 1: one, the paper's), each on --sub-episodes drawn afresh from the replay (mlp): each env step is trained on train-steps × sub-episodes / num-envs rows (25 at the paper's 1 × 25 / 1)")
+	fs.Float64Var(&c.TrustRegion, "trust-region", c.TrustRegion, "weight λ of a trust region to the lagged policy (needs --target-lag, separate form): soft λ·KL(π‖π̃) as Trust-PCL, sparse λ·½‖π − π̃‖² (0: none)")
 	fs.Float64Var(&c.TargetLag, "target-lag", c.TargetLag, "bootstrap from a lagged copy of the network, θ̄ ← L·θ̄ + (1−L)·θ after each gradient step (mlp; the released Trust-PCL: 0.99; 0: from the network itself)")
 	fs.Float64Var(&c.LearningRate, "lr", c.LearningRate, "Adam learning rate")
 	fs.Float64Var(&c.AdamBeta1, "adam-beta1", c.AdamBeta1, "Adam beta1")

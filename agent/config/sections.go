@@ -28,6 +28,12 @@ type AlgorithmConfig struct {
 	Rollout   int     `json:"rollout"` // d of the d-step consistency; 10 (paper)
 	// CriticWeight multiplies the gradient reaching V; 1.0 as in the pcl_rl README's PCL command.
 	CriticWeight float64 `json:"critic_weight"`
+	// TrustRegion, when > 0, is the weight λ of a trust region to the lagged policy (needs
+	// TargetLag; separate form; soft or sparse): soft PCL's relative entropy λ·KL(π‖π̃), as the
+	// released Trust-PCL, and sparse PCL's Tsallis counterpart λ·½‖π − π̃‖². Either consistency
+	// keeps its form with α + λ in place of α and a per-step shift read off π̃
+	// (docs/trust-region.md).
+	TrustRegion float64 `json:"trust_region,omitempty"`
 	// PGScale is "inverse-alpha" (default, the released code: policy gradient = grad(C^2/2)/alpha)
 	// or "none" (the paper's Algorithm 1: plain grad(C^2/2)). The default follows the code because
 	// its learning rate, clipping and Adam settings were tuned with that scaling.

@@ -112,6 +112,7 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 			return o.evaluateReference(heads, s, dHeads)
 		}
 	}
+	o.addTrustShifts(in)
 	var g *PathGrads
 	if dHeads != nil {
 		g = &o.grads

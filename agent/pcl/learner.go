@@ -90,6 +90,12 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}
+	if _, err := newTrust(cfg.TrustRegion, model.Layout()); err != nil {
+		return nil, err
+	}
+	if cfg.TrustRegion > 0 && cfg.TargetLag == 0 {
+		return nil, fmt.Errorf("pcl: a trust region needs a lagged policy (target lag > 0)")
+	}
 	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg, model.Layout())}
 	for _, s := range model.Layout().Sizes {
 		l.dHeads = append(l.dHeads, tensor.New(0, s))

@@ -48,6 +48,8 @@ type Objective struct {
 	// and no gradient reaches them.
 	Targets []float64
 
+	trust trust // the trust region to a lagged policy (trust.go)
+
 	z, p  []float32
 	tau   []float64
 	dz    []float32
@@ -59,7 +61,7 @@ type Objective struct {
 // NewObjective returns the objective of cfg (gamma, rollout, critic weight, pg_scale) over heads h.
 func NewObjective(cfg config.Config, h *Heads) Objective {
 	return Objective{Heads: h, Gamma: cfg.Gamma, Rollout: cfg.Rollout, CriticWeight: cfg.CriticWeight,
-		InverseAlpha: cfg.PGScale == config.PGScaleInverseAlpha}
+		InverseAlpha: cfg.PGScale == config.PGScaleInverseAlpha, trust: trust{Lambda: cfg.TrustRegion}}
 }
 
 // PolicyScale is the factor on the gradient that reaches the per-step terms.
@@ -94,6 +96,17 @@ func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.M
 	}
 	if o.Targets != nil && len(o.Targets) != Tn*B {
 		return 0, fmt.Errorf("pcl: %d bootstrap targets for (T+1)*B = %d rows", len(o.Targets), Tn*B)
+	}
+	if lambda := o.trust.Lambda; lambda > 0 {
+		if len(o.trust.Shifts) != Tn*B {
+			return 0, fmt.Errorf("pcl: %d trust-region shifts for (T+1)*B = %d rows", len(o.trust.Shifts), Tn*B)
+		}
+		// The trust region's problem is the algorithm's with the weight α + λ (trust.go).
+		saved := o.Heads
+		h := *saved
+		h.Alpha += lambda
+		o.Heads = &h
+		defer func() { o.Heads = saved }()
 	}
 	if o.Reference {
 		return o.evaluateReference(heads, s, dHeads)
@@ -133,6 +146,7 @@ func (o *Objective) evaluateReference(heads []*tensor.Matrix, s Steps, dHeads []
 			}
 		}
 	}
+	o.addTrustShifts(in)
 	var g *PathGrads
 	if dHeads != nil {
 		g = &o.grads
@@ -184,6 +198,18 @@ func (o *Objective) resetInputs(s Steps) *PathInputs {
 		}
 	}
 	return in
+}
+
+// addTrustShifts adds the trust region's shifts to the step terms of in (no trust region: none).
+func (o *Objective) addTrustShifts(in *PathInputs) {
+	if o.trust.Lambda == 0 {
+		return
+	}
+	for b := range in.B {
+		for t := range in.Lengths[b] {
+			in.Terms[t*in.B+b] += o.trust.Shifts[t*in.B+b]
+		}
+	}
 }
 
 // Probs returns the policy of row in the last Evaluate (valid until the next one; on the fast

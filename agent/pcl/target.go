@@ -51,7 +51,8 @@ func (t *target) swap(online []*nn.Param) {
 
 // bootstrapValues computes V at every row of batch under the lagged parameters (the value head,
 // or the value operator of the lagged Q in the unified form, at the current weight) and returns
-// them, (T+1)*B, time-major. The network's forward state is that of the lagged pass afterwards:
+// them, (T+1)*B, time-major; with a trust region it also leaves the lagged policy's step shifts
+// in the objective. The network's forward state is that of the lagged pass afterwards:
 // the caller runs its own forward before any backward.
 func (l *Learner[T, N]) bootstrapValues(batch []T) ([]float64, error) {
 	t := l.target
@@ -59,6 +60,9 @@ func (l *Learner[T, N]) bootstrapValues(batch []T) ([]float64, error) {
 	t.swap(online)
 	heads, steps, err := l.Model.ForwardBatch(batch)
 	if err == nil {
+		if tr := &l.obj.trust; tr.Lambda > 0 {
+			tr.Shifts = laggedShifts(tr.Shifts, l.Model.Layout(), tr.Lambda, heads, steps)
+		}
 		l.obj.Targets = nil
 		_, err = l.obj.Evaluate(heads, steps, nil)
 	}
