@@ -180,3 +180,22 @@ func TestExploreAt(t *testing.T) {
 		}
 	}
 }
+
+// The replay ratio's arithmetic, as pcl train -h and the run's log state it.
+func TestRowsPerEnvStep(t *testing.T) {
+	for _, tc := range []struct {
+		trainSteps, subEpisodes, numEnvs, stepsPerIter int
+		gradientSteps                                  int
+		rows                                           float64
+	}{
+		{0, 25, 1, 100, 1, 25}, // the paper: one step on 25 sub-episodes per 100 env steps
+		{1, 25, 1, 100, 1, 25},
+		{4, 25, 1, 100, 4, 100},
+		{8, 64, 2, 10, 8, 256},
+	} {
+		c := StepSamplingConfig{TrainSteps: tc.trainSteps, SubEpisodes: tc.subEpisodes, NumEnvs: tc.numEnvs, StepsPerIter: tc.stepsPerIter}
+		if g, r := c.GradientSteps(), c.RowsPerEnvStep(); g != tc.gradientSteps || r != tc.rows {
+			t.Errorf("%+v: %d gradient steps and %v rows per env step, want %d and %v", c, g, r, tc.gradientSteps, tc.rows)
+		}
+	}
+}

@@ -236,7 +236,8 @@ func (r *steps) start(_ context.Context, resume bool) (Meta, *checkpoints, error
 func (r *steps) describe(from int) []any {
 	cfg := r.cfg
 	return []any{"env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
-		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter, "iters", cfg.Iters,
+		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter,
+		"train_steps", cfg.GradientSteps(), "rows_per_env_step", cfg.RowsPerEnvStep(), "target_lag", cfg.TargetLag, "iters", cfg.Iters,
 		"from", from, "memory_estimate", FormatBytes(r.est.Total()), "dir", r.dir}
 }
 
