@@ -133,188 +133,23 @@ func (c Config) EffectiveReplayBatch() int {
 
 // Validate reports every invalid field, each as a *FieldError (joined by errors.Join).
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field string, v any, reason string, related ...string) {
-		errs = append(errs, &FieldError{Field: field, Value: v, Reason: reason, Related: related})
-	}
-	atLeastOne := func(field string, v int) {
-		if v < 1 {
-			bad(field, v, "must be >= 1")
-		}
-	}
+	var p problems
 	// Every number must be finite: a NaN passes most range checks (every comparison is false)
 	// and an Inf would only fail when config.json is written.
 	for _, f := range fields(c) {
 		if f.v.Kind() == reflect.Float64 && (math.IsNaN(f.v.Float()) || math.IsInf(f.v.Float(), 0)) {
-			bad(f.name, f.v.Float(), "must be a finite number")
+			p.bad(f.name, f.v.Float(), "must be a finite number")
 		}
 	}
-	if c.Env == "" {
-		bad("env", `""`, "must name an environment")
-	}
-	if c.Base < 2 {
-		bad("base", c.Base, "must be >= 2")
-	}
-	atLeastOne("max_steps", c.MaxSteps)
-	if c.Curriculum != CurriculumShared && c.Curriculum != CurriculumPerCopy {
-		bad("curriculum", c.Curriculum, `must be "shared" or "per-copy"`)
-	}
-	switch c.Algo {
-	case AlgoSparse, AlgoSoft, AlgoTsallis:
-	default:
-		bad("algo", c.Algo, `must be "sparse", "soft" or "tsallis"`)
-	}
-	if c.Form != FormSeparate && c.Form != FormUnified {
-		bad("form", c.Form, `must be "separate" or "unified"`)
-	}
-	if !(c.Alpha > 0) {
-		bad("alpha", c.Alpha, "must be > 0")
-	}
-	if c.AlphaStart != 0 {
-		if !(c.AlphaStart >= c.Alpha) || math.IsInf(c.AlphaStart, 0) {
-			bad("alpha_start", c.AlphaStart, "must be at least %s, the schedule's floor", "alpha")
-		}
-		if !(c.AlphaDecay > 0 && c.AlphaDecay <= 1) {
-			bad("alpha_decay", c.AlphaDecay, "must be in (0, 1] with %s", "alpha_start")
-		}
-		if c.AlphaAuto {
-			bad("alpha_auto", c.AlphaAuto, "excludes %s (a schedule or the automatic weight, not both)", "alpha_start")
-		}
-	} else if c.AlphaDecay != 0 {
-		bad("alpha_decay", c.AlphaDecay, "needs %s", "alpha_start")
-	}
-	if c.Algo == AlgoTsallis && !(c.TsallisQ > 1) {
-		bad("tsallis_q", c.TsallisQ, "must be > 1 (q = 1 is soft PCL: use %s soft)", "algo")
-	}
-	if !(c.Gamma > 0 && c.Gamma <= 1) {
-		bad("gamma", c.Gamma, "must be in (0, 1]")
-	}
-	atLeastOne("rollout", c.Rollout)
-	if !(c.CriticWeight >= 0) {
-		bad("critic_weight", c.CriticWeight, "must be >= 0")
-	}
-	if c.PGScale != PGScaleInverseAlpha && c.PGScale != PGScaleNone {
-		bad("pg_scale", c.PGScale, `must be "inverse-alpha" or "none"`)
-	}
-	if c.Net != NetAuto && c.Net != NetLSTM && c.Net != NetMLP {
-		bad("net", c.Net, `must be "auto", "lstm" or "mlp"`)
-	}
-	atLeastOne("hidden", c.Hidden)
-	atLeastOne("mlp_hidden", c.MLPHidden)
-	if c.Grid == 1 || c.Grid < 0 {
-		bad("grid", c.Grid, "must be 0 (no grid) or >= 2")
-	}
-	atLeastOne("num_envs", c.NumEnvs)
-	atLeastOne("steps_per_iter", c.StepsPerIter)
-	atLeastOne("sub_episodes", c.SubEpisodes)
-	atLeastOne("replay_steps", c.ReplaySteps)
-	if !(c.TrustRegion >= 0) || math.IsInf(c.TrustRegion, 0) {
-		bad("trust_region", c.TrustRegion, "must be finite and >= 0")
-	} else if c.TrustRegion > 0 {
-		if c.TargetLag == 0 {
-			bad("trust_region", c.TrustRegion, "needs a lagged policy: set target_lag", "target_lag")
-		}
-		if c.Form != FormSeparate {
-			bad("trust_region", c.TrustRegion, "needs the separate form (the unified form's policy would depend on the lagged one)", "form")
-		}
-		if c.Algo != AlgoSoft && c.Algo != AlgoSparse {
-			bad("trust_region", c.TrustRegion, "is defined for soft and sparse PCL", "algo")
-		}
-	}
-	if c.TrainSteps < 0 {
-		bad("train_steps", c.TrainSteps, "must be >= 0 (0 or 1: one gradient step per iteration)")
-	}
-	if !(c.TargetLag >= 0 && c.TargetLag < 1) {
-		bad("target_lag", c.TargetLag, "must be in [0, 1)")
-	}
-	if !(c.RecencyWeight >= 0) || math.IsInf(c.RecencyWeight, 0) {
-		bad("recency_weight", c.RecencyWeight, "must be finite and >= 0")
-	}
-	if !(c.LogitInitScale >= 0) {
-		bad("logit_init_scale", c.LogitInitScale, "must be >= 0")
-	}
-	if c.LambdaInit != LambdaInitOne && c.LambdaInit != LambdaInitAlpha {
-		bad("lambda_init", c.LambdaInit, `must be "one" or "alpha"`)
-	}
-	if !(c.EmbedStd > 0) {
-		bad("embed_std", c.EmbedStd, "must be > 0")
-	}
-	if c.Optimizer != "adam" && c.Optimizer != "sgd" && c.Optimizer != "rmsprop" {
-		bad("optimizer", c.Optimizer, `must be "adam", "sgd" or "rmsprop"`)
-	}
-	if !(c.ValueScale > 0) {
-		bad("value_scale", c.ValueScale, "must be > 0")
-	}
-	if !(c.LearningRate > 0) {
-		bad("learning_rate", c.LearningRate, "must be > 0")
-	}
-	if !(c.AdamBeta1 >= 0 && c.AdamBeta1 < 1) {
-		bad("adam_beta1", c.AdamBeta1, "must be in [0, 1)")
-	}
-	if !(c.AdamBeta2 >= 0 && c.AdamBeta2 < 1) {
-		bad("adam_beta2", c.AdamBeta2, "must be in [0, 1)")
-	}
-	if !(c.AdamEps > 0) {
-		bad("adam_eps", c.AdamEps, "must be > 0")
-	}
-	if !(c.ClipNorm >= 0) {
-		bad("clip_norm", c.ClipNorm, "must be >= 0 (0 disables clipping)")
-	}
-	atLeastOne("batch_size", c.BatchSize)
-	if c.ReplayBatchSize < 0 {
-		bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means %s)", "batch_size")
-	}
-	if c.Replay && c.ReplayCapacity < 1 {
-		bad("replay_capacity", c.ReplayCapacity, "must be >= 1")
-	}
-	if !(c.ReplayAlpha >= 0) {
-		bad("replay_alpha", c.ReplayAlpha, "must be >= 0")
-	}
-	if !(c.ReplayUniform >= 0 && c.ReplayUniform <= 1) {
-		bad("replay_uniform", c.ReplayUniform, "must be in [0, 1]")
-	}
-	if c.ReplayPriority != PriorityReward && c.ReplayPriority != PriorityRecency && c.ReplayPriority != PriorityAdvantage {
-		bad("replay_priority", c.ReplayPriority, `must be "reward", "recency" or "advantage"`)
-	}
-	if c.ReplayEviction != EvictRandom && c.ReplayEviction != EvictFIFO {
-		bad("replay_eviction", c.ReplayEviction, `must be "random" or "fifo"`)
-	}
-	if !(c.Explore >= 0 && c.Explore < 1) {
-		bad("explore", c.Explore, "must be in [0, 1)")
-	}
-	if !(c.ExploreShare >= 0 && c.ExploreShare <= 1) {
-		bad("explore_share", c.ExploreShare, "must be in [0, 1] (0: every copy)")
-	}
-	if c.ExploreShare > 0 && c.Explore == 0 {
-		bad("explore_share", c.ExploreShare, "needs %s", "explore")
-	}
-	if !(c.ExploreTemp >= 0) || math.IsInf(c.ExploreTemp, 0) {
-		bad("explore_temp", c.ExploreTemp, "must be finite and >= 0 (0: uniform exploring actions)")
-	} else if c.ExploreTemp > 0 && c.Explore == 0 {
-		bad("explore_temp", c.ExploreTemp, "needs %s", "explore")
-	}
-	if !(c.ExploreDecay >= 0 && c.ExploreDecay <= 1) {
-		bad("explore_decay", c.ExploreDecay, "must be in (0, 1] (0: a constant explore)")
-	} else if c.ExploreDecay > 0 && c.Explore == 0 {
-		bad("explore_decay", c.ExploreDecay, "needs %s", "explore")
-	}
-	if c.Iters < 0 {
-		bad("iters", c.Iters, "must be >= 0")
-	}
-	if c.NoThreshold && c.StopAtThreshold {
-		bad("stop_at_threshold", c.StopAtThreshold, "needs a reward threshold, and "+strings.ReplaceAll(c.Env, "%", "%%")+" registers none: give %s", "reward_threshold")
-	}
-	if c.EvalEvery < 0 {
-		bad("eval_every", c.EvalEvery, "must be >= 0 (0 disables greedy evaluation)")
-	}
-	atLeastOne("eval_episodes", c.EvalEpisodes)
-	if c.MaxLoss < 0 {
-		bad("max_loss", c.MaxLoss, "must be >= 0 (0: no ceiling)")
-	}
-	if c.CheckpointEvery < 0 {
-		bad("checkpoint_every", c.CheckpointEvery, "must be >= 0 (0: only at the end)")
-	}
-	return errors.Join(errs...)
+	c.EnvConfig.validate(&p)
+	c.AlgorithmConfig.validate(&p)
+	c.NetworkConfig.validate(&p)
+	c.StepSamplingConfig.validate(&p)
+	c.validateTrustRegion(&p)
+	c.OptimiserConfig.validate(&p)
+	c.EpisodeSamplingConfig.validate(&p)
+	c.RunConfig.validate(&p, c.Env)
+	return errors.Join(p...)
 }
 
 // RegisterFlags adds one flag per field to fs, writing into c (whose current values are the
