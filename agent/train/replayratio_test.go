@@ -3,9 +3,12 @@ package train
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/control"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -74,6 +77,42 @@ func TestReplayRatioIsMLPOnly(t *testing.T) {
 		var u *UnsupportedError
 		if !errors.As(err, &u) {
 			t.Errorf("lstm run with %+v: error %v, want an UnsupportedError", cfg.StepSamplingConfig, err)
+		}
+	}
+}
+
+// The K batches of an iteration are K independent draws: the first is the single step's batch,
+// no two are the same, and each holds SubEpisodes sub-episodes.
+func TestReplayBatchesAreIndependentDraws(t *testing.T) {
+	replay, err := control.NewReplay(100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for it := range 200 {
+		s := &control.Segment{Iteration: it, Obs: make([]float32, 2*3), Actions: []int32{int32(rng.IntN(4)), 0}, Rewards: []float64{rng.Float64(), 0}}
+		replay.Add(s)
+	}
+	cfg := replayRatioConfig()
+	cfg.SubEpisodes, cfg.RecencyWeight = 8, 0.001
+	cfg.TrainSteps = 1
+	single := replayBatches(cfg, replay, 7)
+	cfg.TrainSteps = 5
+	batches := replayBatches(cfg, replay, 7)
+	if len(single) != 1 || len(batches) != 5 {
+		t.Fatalf("%d and %d batches, want 1 and 5", len(single), len(batches))
+	}
+	if !slices.Equal(batches[0], single[0]) {
+		t.Errorf("the first of 5 batches differs from the single step's batch")
+	}
+	for i, b := range batches {
+		if len(b) != 8 {
+			t.Errorf("batch %d holds %d sub-episodes, want 8", i, len(b))
+		}
+		for j := range i {
+			if slices.Equal(b, batches[j]) {
+				t.Errorf("batches %d and %d are the same draw", j, i)
+			}
 		}
 	}
 }

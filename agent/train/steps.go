@@ -292,14 +292,23 @@ func (r *steps) train(it int, row *Row) (string, error) {
 	return "", nil
 }
 
-// replaySteps takes the iteration's cfg.GradientSteps() replay steps, each on a batch drawn
-// afresh (one generator, so the first batch is the one a single step draws), and returns their
+// replayBatches draws the iteration's cfg.GradientSteps() replay batches, each afresh from one
+// generator, so that the first batch is the one a single step draws.
+func replayBatches(cfg config.Config, replay *control.Replay, it int) [][]*control.Segment {
+	rng := iterRNG(cfg.Seed, it, 3)
+	batches := make([][]*control.Segment, cfg.GradientSteps())
+	for i := range batches {
+		batches[i] = replay.Sample(rng, cfg.SubEpisodes, cfg.RecencyWeight)
+	}
+	return batches
+}
+
+// replaySteps takes the iteration's replay steps, one on each of replayBatches, and returns their
 // mean loss and mean gradient norm; the row's diagnostics are the last step's.
 func (r *steps) replaySteps(it int, row *Row) (loss, gradNorm float64, err error) {
-	rng := iterRNG(r.cfg.Seed, it, 3)
-	k := r.cfg.GradientSteps()
-	for i := range k {
-		batch := r.replay.Sample(rng, r.cfg.SubEpisodes, r.cfg.RecencyWeight)
+	batches := replayBatches(r.cfg, r.replay, it)
+	k := len(batches)
+	for i, batch := range batches {
 		info, err := r.learner.TrainStep(batch)
 		if err == nil {
 			err = checkDiverged(r.cfg, info.Loss)
