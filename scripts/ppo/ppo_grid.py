@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import platform
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -116,7 +116,7 @@ def main() -> None:
         "last20_return": float(np.nanmean(tail)),
         "versions": {"stable_baselines3": stable_baselines3.__version__, "torch": torch.__version__,
                      "gymnasium": gym.__version__, "numpy": np.__version__, "python": platform.python_version()},
-        "host": platform.node(), "command": " ".join(["python", "scripts/ppo/ppo_grid.py", *os.sys.argv[1:]]),
+        "host": platform.node(), "command": " ".join(["python", "scripts/ppo/ppo_grid.py", *sys.argv[1:]]),
     }
     (args.out / "result.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))
