@@ -61,10 +61,12 @@ func (l *Learner[T, N]) bootstrapValues(batch []T) ([]float64, error) {
 	heads, steps, err := l.Model.ForwardBatch(batch)
 	if err == nil {
 		if tr := &l.obj.trust; tr.Lambda > 0 {
-			tr.Shifts = laggedShifts(tr.Shifts, l.Model.Layout(), tr.Lambda, heads, steps)
+			tr.Shifts, err = laggedShifts(tr.Shifts, l.Model.Layout(), tr.Lambda, heads, steps, l.obj.Workers)
 		}
-		l.obj.Targets = nil
-		_, err = l.obj.Evaluate(heads, steps, nil)
+		if err == nil {
+			l.obj.Targets = nil
+			_, err = l.obj.Evaluate(heads, steps, nil)
+		}
 	}
 	t.swap(online)
 	if err != nil {

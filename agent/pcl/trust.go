@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -20,23 +21,33 @@ import (
 
 // trustAlgorithm is an algorithm with a trust region: Soft and Sparse.
 type trustAlgorithm interface {
-	// trustShift is the step shift at the taken action a of a row whose lagged policy is p
-	// (logits z, threshold tau as Heads.Probs returns them), for the trust-region weight lambda.
-	trustShift(p, z []float32, tau float64, a int, lambda float64) float64
+	// laggedShift is the step shift at the taken action a of a row whose lagged logits are
+	// h*scale, for the trust-region weight lambda, from the algorithm's row kernel (sc is the
+	// calling goroutine's scratch); ok is false for a row with a non-finite logit.
+	laggedShift(sc *RowScratch, h []float32, scale float32, a int, lambda float64) (shift float64, ok bool)
 }
 
-// trustShift is λ·log π̃(a) = λ·(z_a − log-sum-exp z).
-func (Soft) trustShift(_, z []float32, tau float64, a int, lambda float64) float64 {
-	return lambda * (float64(z[a]) - tau)
+// laggedShift is λ·log π̃(a) = λ·(z_a − log-sum-exp z).
+func (Soft) laggedShift(_ *RowScratch, h []float32, scale float32, a int, lambda float64) (float64, bool) {
+	r, ok := policy.SoftRowStats(h, scale)
+	return lambda * (float64(h[a]*scale) - r.LSE), ok
 }
 
-// trustShift is λ·π̃(a) − (λ/2)(1 + ‖π̃‖²).
-func (Sparse) trustShift(p, _ []float32, _ float64, a int, lambda float64) float64 {
-	var sq float64
-	for _, v := range p {
-		sq += float64(v) * float64(v)
+// laggedShift is λ·π̃(a) − (λ/2)(1 + ‖π̃‖²), over the lagged sparsemax's support.
+func (Sparse) laggedShift(sc *RowScratch, h []float32, scale float32, a int, lambda float64) (float64, bool) {
+	K := len(h)
+	sc.scratch, sc.idx = grow(sc.scratch, K), grow(sc.idx, K)
+	m, ts, sup, ok := policy.SparsemaxSupport(h, scale, sc.scratch, sc.idx)
+	if !ok {
+		return 0, false
 	}
-	return lambda*float64(p[a]) - lambda/2*(1+sq)
+	var sq float64
+	for _, i := range sup {
+		p := relu((float64(h[i]*scale) - m) - ts)
+		sq += p * p
+	}
+	pa := relu((float64(h[a]*scale) - m) - ts)
+	return lambda*pa - lambda/2*(1+sq), true
 }
 
 // trust is the objective's trust region: its weight and the shifts of the next Evaluate.
@@ -63,19 +74,31 @@ func newTrust(lambda float64, h *Heads) (trust, error) {
 }
 
 // laggedShifts writes the shift of every step row of s under the lagged heads into dst (grown to
-// (T+1)*B) and returns it.
-func laggedShifts(dst []float64, h *Heads, lambda float64, heads []*tensor.Matrix, s Steps) []float64 {
+// (T+1)*B) and returns it, the rows split over workers goroutines (0: tensor.Workers(0)).
+func laggedShifts(dst []float64, h *Heads, lambda float64, heads []*tensor.Matrix, s Steps, workers int) ([]float64, error) {
 	alg := h.Algo.(trustAlgorithm)
-	K, B := h.NumActions(), s.B
-	dst = grow(dst, (s.T+1)*B)
+	B := s.B
+	rows := (s.T + 1) * B
+	dst = grow(dst, rows)
 	clear(dst)
-	p, z := make([]float32, K), make([]float32, K)
-	for b := range B {
-		for t := range s.Lengths[b] {
-			row := t*B + b
-			tau := h.Probs(p, z, heads[0].Row(row))
-			dst[row] = alg.trustShift(p, z, tau, int(s.Actions[row]), lambda)
+	workers = tensor.Workers(workers)
+	scratch := make([]RowScratch, workers)
+	bad := make([]bool, workers)
+	scale := h.logitScale()
+	tensor.ParallelRows(rows, rowBlock, workers, func(w, lo, hi int) {
+		for row := lo; row < hi; row++ {
+			if t, b := row/B, row%B; t < s.Lengths[b] {
+				var ok bool
+				if dst[row], ok = alg.laggedShift(&scratch[w], heads[0].Row(row), scale, int(s.Actions[row]), lambda); !ok {
+					bad[w] = true
+				}
+			}
+		}
+	})
+	for _, b := range bad {
+		if b {
+			return nil, fmt.Errorf("pcl: the lagged policy has a non-finite logit")
 		}
 	}
-	return dst
+	return dst, nil
 }
