@@ -482,3 +482,45 @@ func BenchmarkTrainStepPeaked(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrainStepLevers measures issue 51's levers side by side in one run: a training step at
+// 3^6 and 5^6 (separate form) plain, with a lagged target network (one more forward pass) and with
+// a trust region (the lagged policy's shifts too), and prints each as a ratio to the plain step.
+func BenchmarkTrainStepLevers(b *testing.B) {
+	for _, k := range []int{729, 15625} {
+		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
+				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
+				learner := func(lag, lambda float64) *Learner {
+					cfg := config.Default()
+					cfg.Net, cfg.Algo, cfg.Alpha, cfg.Gamma = config.NetMLP, algo, 0.1, 0.99
+					cfg.TargetLag, cfg.TrustRegion = lag, lambda
+					eng, err := tensor.NewEngine()
+					if err != nil {
+						b.Fatal(err)
+					}
+					l, err := NewLearner(cfg, 17, k, eng)
+					if err != nil {
+						b.Fatal(err)
+					}
+					return l
+				}
+				arms := []*Learner{learner(0, 0), learner(0.9, 0), learner(0.9, 0.01)}
+				var took [3]time.Duration
+				for b.Loop() {
+					for i, l := range arms {
+						t0 := time.Now()
+						if _, err := l.TrainStep(segs); err != nil {
+							b.Fatal(err)
+						}
+						took[i] += time.Since(t0)
+					}
+				}
+				n := float64(b.N)
+				b.ReportMetric(float64(took[0].Microseconds())/n/1000, "plain-ms")
+				b.ReportMetric(float64(took[1])/float64(took[0]), "lag-x-plain")
+				b.ReportMetric(float64(took[2])/float64(took[0]), "trust-x-plain")
+			})
+		}
+	}
+}
