@@ -16,6 +16,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
 // Batch summarises the policy on one batch of episodes. State means run over the visited states at
@@ -83,12 +84,34 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	if B == 0 || len(targets) != B {
 		return Batch{}, fmt.Errorf("diag: %d episodes and %d targets", B, len(targets))
 	}
+	heads, T, err := forward(m, eps)
+	if err != nil {
+		return Batch{}, err
+	}
+	in := pcl.PathInputs{T: T, B: B, Lengths: make([]int, B), Terminated: make([]bool, B),
+		Values: make([]float64, (T+1)*B), Rewards: make([]float64, T*B), Terms: make([]float64, T*B)}
+	a := newInspector(m, task, B)
+	for b, e := range eps {
+		a.episode(heads, &in, b, e, targets[b])
+	}
+	g := pcl.PathGrads{}
+	if _, err := pcl.PathLoss(in, cfg.Gamma, cfg.Rollout, &g); err != nil {
+		return Batch{}, fmt.Errorf("diag: %w", err)
+	}
+	a.advantages(eps, targets, g)
+	return a.finish(), nil
+}
+
+// forward runs the model over eps (checked) as one time-major batch and returns its heads and
+// the longest episode's length T.
+func forward(m *pcl.Model, eps []*episode.Episode) ([]*tensor.Matrix, int, error) {
+	B := len(eps)
 	spec := m.Spec
-	F, K := spec.Features(), spec.NumActions()
+	F := spec.Features()
 	T := 0
 	for _, e := range eps {
 		if err := e.Validate(episode.TokenDim); err != nil {
-			return Batch{}, fmt.Errorf("diag: %w", err)
+			return nil, 0, fmt.Errorf("diag: %w", err)
 		}
 		T = max(T, e.Len())
 	}
@@ -109,138 +132,171 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	}
 	heads, err := m.Net.Forward(tokens, Tn, B, lengths)
 	if err != nil {
-		return Batch{}, fmt.Errorf("diag: forward: %w", err)
+		return nil, 0, fmt.Errorf("diag: forward: %w", err)
 	}
-	in := pcl.PathInputs{T: T, B: B, Lengths: make([]int, B), Terminated: make([]bool, B),
-		Values: make([]float64, Tn*B), Rewards: make([]float64, T*B), Terms: make([]float64, T*B)}
-	p, z, dz := make([]float32, K), make([]float32, K), make([]float32, K)
-	_, soft := m.Algo.(pcl.Soft) // soft PCL has no multipliers and no threshold gap
-	var s Batch
-	s.Episodes = B
-	s.V = math.NaN()
-	var vSum float64
-	var steps, givenN, gapN int
-	symStates, symIn := make([]int, task.Base), make([]int, task.Base)
-	for b, e := range eps {
-		L := e.Len()
-		in.Lengths[b], in.Terminated[b] = L, e.Terminated
-		if e.TotalReward() > 0 || hasPositive(e.Rewards) {
-			s.Rewarded++
+	return heads, T, nil
+}
+
+// inspector accumulates a Batch over the rows of one forward pass.
+type inspector struct {
+	m    *pcl.Model
+	task Task
+	B    int
+	soft bool // soft PCL has no multipliers and no threshold gap
+
+	s                   Batch
+	vSum                float64
+	steps, givenN, gapN int
+	symStates, symIn    []int
+	p, z, dz            []float32
+}
+
+func newInspector(m *pcl.Model, task Task, B int) *inspector {
+	K := m.Spec.NumActions()
+	_, soft := m.Algo.(pcl.Soft)
+	a := &inspector{m: m, task: task, B: B, soft: soft, symStates: make([]int, task.Base), symIn: make([]int, task.Base),
+		p: make([]float32, K), z: make([]float32, K), dz: make([]float32, K)}
+	a.s.Episodes = B
+	a.s.V = math.NaN()
+	return a
+}
+
+// episode fills in's rows of episode b and adds its steps to the sums: V and the per-step term
+// of every step, and the state measures while a symbol of target is due.
+func (a *inspector) episode(heads []*tensor.Matrix, in *pcl.PathInputs, b int, e *episode.Episode, target []int64) {
+	m, B := a.m, a.B
+	L := e.Len()
+	in.Lengths[b], in.Terminated[b] = L, e.Terminated
+	if e.TotalReward() > 0 || hasPositive(e.Rewards) {
+		a.s.Rewarded++
+	}
+	wp := 0
+	for t := 0; t <= L; t++ {
+		row := t*B + b
+		tau := m.Probs(a.p, a.z, heads[0].Row(row))
+		if m.VHead >= 0 {
+			in.Values[row] = float64(heads[m.VHead].Data[row])
+		} else {
+			in.Values[row] = m.Alpha * policy.EntmaxConjugateFromProbs(a.z, a.p, nil, m.Algo.Q())
 		}
-		wp := 0
-		for t := 0; t <= L; t++ {
-			row := t*B + b
-			tau := m.Probs(p, z, heads[0].Row(row))
-			if m.VHead >= 0 {
-				in.Values[row] = float64(heads[m.VHead].Data[row])
-			} else {
-				in.Values[row] = m.Alpha * policy.EntmaxConjugateFromProbs(z, p, nil, m.Algo.Q())
-			}
-			if t == L {
-				continue
-			}
-			a := int(e.Actions[t])
-			in.Rewards[row] = e.Rewards[t]
-			steps++
-			s.Reward += e.Rewards[t]
-			var c float64
-			switch m.Algo.(type) {
-			case pcl.Soft:
-				c = -m.Alpha * (float64(z[a]) - tau)
-				s.TermPolicy += c
-			case pcl.Sparse:
-				hl, hb := float64(heads[m.LambdaHead].Data[row]), float64(heads[m.BigHead].Data[row])
-				r := policy.SparseStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Alpha, hl, hb, 0)
-				c = r.Value
-				s.TermPolicy += m.Alpha/2 - m.Alpha*r.Mu
-				s.TermLambda += r.Lambda
-				s.TermBigLambda += -r.BigLambda
-				s.LambdaScale += math.Exp(hl)
-			default:
-				r := policy.TsallisStep(dz, policy.SparseRow[float32]{Z: z, P: p, Tau: tau}, a, m.Algo.Q(), m.Alpha, float64(heads[m.LambdaHead].Data[row]), 0)
-				c = r.Value
-				s.TermPolicy += r.Value - r.Multiplier
-				s.TermLambda += r.Multiplier
-				s.LambdaScale += math.Exp(float64(heads[m.LambdaHead].Data[row]))
-			}
-			in.Terms[row] = c
-			w, _ := task.Write(a)
-			if wp >= len(targets[b]) {
-				if w {
-					wp++
-				}
-				continue
-			}
-			due := int(targets[b][wp])
-			s.States++
-			vSum += in.Values[row]
-			if w {
-				s.WriteFrac++
-			}
-			var pw, pc float64
-			inSup := false
-			zc := math.Inf(-1)
-			for act, pa := range p {
-				if ww, ch := task.Write(act); ww {
-					pw += float64(pa)
-					if ch == due {
-						pc += float64(pa)
-						inSup = inSup || pa > 0
-						zc = math.Max(zc, float64(z[act]))
-					}
-				}
-			}
-			if due >= 0 && due < task.Base {
-				symStates[due]++
-				if inSup {
-					symIn[due]++
-				}
-			}
-			if !inSup && due >= 0 && !soft {
-				s.CorrectGap += tau - zc
-				gapN++
-			}
-			s.PWrite += pw
-			s.PCorrect += pc
-			if pw > 0 {
-				s.PCorrectGivenWrite += pc / pw
-				givenN++
-			}
-			if inSup {
-				s.CorrectInSupport++
-			}
-			k, mx := 0, float32(0)
-			var zs, zs2 float64
-			zmin, zmax := math.Inf(1), math.Inf(-1)
-			for i, v := range p {
-				if v > 0 {
-					k++
-				}
-				mx = max(mx, v)
-				zi := float64(z[i])
-				zs += zi
-				zs2 += zi * zi
-				zmin, zmax = math.Min(zmin, zi), math.Max(zmax, zi)
-			}
-			s.Support += float64(k)
-			s.MaxProb += float64(mx)
-			mean := zs / float64(K)
-			s.LogitStd += math.Sqrt(math.Max(0, zs2/float64(K)-mean*mean))
-			s.LogitRange += zmax - zmin
-			if w {
-				wp++
+		if t == L {
+			continue
+		}
+		act := int(e.Actions[t])
+		in.Rewards[row] = e.Rewards[t]
+		a.steps++
+		a.s.Reward += e.Rewards[t]
+		in.Terms[row] = a.stepTerm(heads, row, act, tau)
+		w, _ := a.task.Write(act)
+		if wp < len(target) {
+			a.dueState(int(target[wp]), w, tau, in.Values[row])
+		}
+		if w {
+			wp++
+		}
+	}
+}
+
+// stepTerm is the per-step term at row for the taken action act, its parts added to the sums.
+func (a *inspector) stepTerm(heads []*tensor.Matrix, row, act int, tau float64) float64 {
+	m, s := a.m, &a.s
+	row32 := policy.SparseRow[float32]{Z: a.z, P: a.p, Tau: tau}
+	switch m.Algo.(type) {
+	case pcl.Soft:
+		c := -m.Alpha * (float64(a.z[act]) - tau)
+		s.TermPolicy += c
+		return c
+	case pcl.Sparse:
+		hl, hb := float64(heads[m.LambdaHead].Data[row]), float64(heads[m.BigHead].Data[row])
+		r := policy.SparseStep(a.dz, row32, act, m.Alpha, hl, hb, 0)
+		s.TermPolicy += m.Alpha/2 - m.Alpha*r.Mu
+		s.TermLambda += r.Lambda
+		s.TermBigLambda += -r.BigLambda
+		s.LambdaScale += math.Exp(hl)
+		return r.Value
+	default:
+		r := policy.TsallisStep(a.dz, row32, act, m.Algo.Q(), m.Alpha, float64(heads[m.LambdaHead].Data[row]), 0)
+		s.TermPolicy += r.Value - r.Multiplier
+		s.TermLambda += r.Multiplier
+		s.LambdaScale += math.Exp(float64(heads[m.LambdaHead].Data[row]))
+		return r.Value
+	}
+}
+
+// dueState adds one state at which symbol due is to be written (the policy in a.p and a.z, its
+// threshold tau, V there v; w: the taken action writes).
+func (a *inspector) dueState(due int, w bool, tau, v float64) {
+	s, task := &a.s, a.task
+	s.States++
+	a.vSum += v
+	if w {
+		s.WriteFrac++
+	}
+	var pw, pc float64
+	inSup := false
+	zc := math.Inf(-1)
+	for act, pa := range a.p {
+		if ww, ch := task.Write(act); ww {
+			pw += float64(pa)
+			if ch == due {
+				pc += float64(pa)
+				inSup = inSup || pa > 0
+				zc = math.Max(zc, float64(a.z[act]))
 			}
 		}
 	}
-	g := pcl.PathGrads{}
-	if _, err := pcl.PathLoss(in, cfg.Gamma, cfg.Rollout, &g); err != nil {
-		return Batch{}, fmt.Errorf("diag: %w", err)
+	if due >= 0 && due < task.Base {
+		a.symStates[due]++
+		if inSup {
+			a.symIn[due]++
+		}
 	}
-	// Loss weights per kind of taken action (only while a symbol is due).
+	if !inSup && due >= 0 && !a.soft {
+		s.CorrectGap += tau - zc
+		a.gapN++
+	}
+	s.PWrite += pw
+	s.PCorrect += pc
+	if pw > 0 {
+		s.PCorrectGivenWrite += pc / pw
+		a.givenN++
+	}
+	if inSup {
+		s.CorrectInSupport++
+	}
+	a.logitStats()
+}
+
+// logitStats adds the state's support size, max-prob and logit spread.
+func (a *inspector) logitStats() {
+	s := &a.s
+	k, mx := 0, float32(0)
+	var zs, zs2 float64
+	zmin, zmax := math.Inf(1), math.Inf(-1)
+	for i, v := range a.p {
+		if v > 0 {
+			k++
+		}
+		mx = max(mx, v)
+		zi := float64(a.z[i])
+		zs += zi
+		zs2 += zi * zi
+		zmin, zmax = math.Min(zmin, zi), math.Max(zmax, zi)
+	}
+	s.Support += float64(k)
+	s.MaxProb += float64(mx)
+	mean := zs / float64(len(a.p))
+	s.LogitStd += math.Sqrt(math.Max(0, zs2/float64(len(a.p))-mean*mean))
+	s.LogitRange += zmax - zmin
+}
+
+// advantages adds the loss weights per kind of taken action (only while a symbol is due).
+func (a *inspector) advantages(eps []*episode.Episode, targets [][]int64, g pcl.PathGrads) {
+	s, B := &a.s, a.B
 	for b, e := range eps {
 		wp := 0
 		for t, a32 := range e.Actions {
-			w, ch := task.Write(int(a32))
+			w, ch := a.task.Write(int(a32))
 			if wp < len(targets[b]) {
 				d := g.DTerms[t*B+b] * float64(B) // per episode, not per batch
 				switch {
@@ -260,7 +316,12 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 			}
 		}
 	}
-	s.Rewarded /= float64(B)
+}
+
+// finish turns the sums into means.
+func (a *inspector) finish() Batch {
+	s := a.s
+	s.Rewarded /= float64(a.B)
 	div := func(x *float64, n int) {
 		if n == 0 {
 			*x = math.NaN()
@@ -269,15 +330,15 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 		*x /= float64(n)
 	}
 	for _, x := range []*float64{&s.Reward, &s.TermPolicy, &s.TermLambda, &s.TermBigLambda, &s.LambdaScale} {
-		div(x, steps)
+		div(x, a.steps)
 	}
 	for _, x := range []*float64{&s.WriteFrac, &s.PWrite, &s.PCorrect, &s.CorrectInSupport, &s.Support, &s.MaxProb, &s.LogitStd, &s.LogitRange} {
 		div(x, s.States)
 	}
-	div(&s.PCorrectGivenWrite, givenN)
-	div(&s.CorrectGap, gapN)
-	for c := range symStates {
-		if symStates[c] > 0 && 2*symIn[c] >= symStates[c] {
+	div(&s.PCorrectGivenWrite, a.givenN)
+	div(&s.CorrectGap, a.gapN)
+	for c := range a.symStates {
+		if a.symStates[c] > 0 && 2*a.symIn[c] >= a.symStates[c] {
 			s.SymbolsInSupport++
 		}
 	}
@@ -285,12 +346,12 @@ func Inspect(m *pcl.Model, cfg config.Config, task Task, eps []*episode.Episode,
 	div(&s.AdvWrong, s.NWrong)
 	div(&s.AdvNoWrite, s.NNoWrite)
 	if s.States > 0 {
-		s.V = vSum / float64(s.States)
+		s.V = a.vSum / float64(s.States)
 	}
-	if soft {
+	if a.soft {
 		s.TermLambda, s.TermBigLambda, s.LambdaScale = math.NaN(), math.NaN(), math.NaN()
 	}
-	return s, nil
+	return s
 }
 
 func hasPositive(r []float64) bool {
