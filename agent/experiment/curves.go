@@ -238,6 +238,7 @@ func settings(runs []Record) map[string]string {
 
 // configFields is cfg's fields by JSON name, each value in its JSON form.
 func configFields(cfg config.Config) map[string]string {
+	cfg.TrainSteps = cfg.GradientSteps() // 0 is one step: name it so, not "off"
 	raw, err := json.Marshal(cfg)
 	if err != nil { // a Config always marshals: it holds only finite numbers, strings and bools
 		return nil
