@@ -113,82 +113,13 @@ func parseWeights(s, name string) (envWeights, error) {
 
 // Cells expands the grid into cells. Every algorithm named needs its weights.
 func (g Grid) Cells() ([]Cell, error) {
-	type size struct {
-		env  string
-		base int
+	sizes, err := g.sizes()
+	if err != nil {
+		return nil, err
 	}
-	var sizes []size
-	switch {
-	case g.Preset != "":
-		if g.Preset != "figure1" && g.Preset != "figure1-largest" {
-			return nil, fmt.Errorf("sweep: unknown preset %q (known: figure1, figure1-largest)", g.Preset)
-		}
-		if g.Envs != "" || g.Actions != "" || g.Bases != "" {
-			return nil, fmt.Errorf("sweep: --preset gives the tasks and sizes; drop --envs, --actions and --bases")
-		}
-		for _, t := range Figure1() {
-			actions := t.Actions
-			if g.Preset == "figure1-largest" {
-				actions = []int{slices.Max(t.Actions)}
-			}
-			for _, a := range actions {
-				b, err := BaseFor(t.Env, a)
-				if err != nil {
-					return nil, err
-				}
-				sizes = append(sizes, size{t.Env, b})
-			}
-		}
-	default:
-		envs := splitList(g.Envs)
-		if len(envs) == 0 {
-			return nil, fmt.Errorf("sweep: give --envs (and --actions or --bases), or --preset figure1")
-		}
-		if (g.Actions == "") == (g.Bases == "") {
-			return nil, fmt.Errorf("sweep: give exactly one of --actions and --bases")
-		}
-		for _, env := range envs {
-			if g.Actions != "" {
-				as, err := ints(g.Actions, "actions")
-				if err != nil {
-					return nil, err
-				}
-				for _, a := range as {
-					b, err := BaseFor(env, a)
-					if err != nil {
-						return nil, err
-					}
-					sizes = append(sizes, size{env, b})
-				}
-				continue
-			}
-			bs, err := ints(g.Bases, "bases")
-			if err != nil {
-				return nil, err
-			}
-			for _, b := range bs {
-				if _, err := NumActions(env, b); err != nil {
-					return nil, err
-				}
-				sizes = append(sizes, size{env, b})
-			}
-		}
-	}
-	iters := map[string]int{}
-	for _, item := range splitList(g.ItersPerEnv) {
-		env, n, ok := strings.Cut(item, ":")
-		v, err := strconv.Atoi(n)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("sweep: --iters-per-env: %q is not env:iterations", item)
-		}
-		found := false
-		for _, s := range sizes {
-			found = found || s.env == env
-		}
-		if !found {
-			return nil, fmt.Errorf("sweep: --iters-per-env names %s, which the sweep does not run", env)
-		}
-		iters[env] = v
+	iters, err := g.itersPerEnv(sizes)
+	if err != nil {
+		return nil, err
 	}
 	algos := splitList(g.Algos)
 	if len(algos) == 0 {
@@ -197,41 +128,12 @@ func (g Grid) Cells() ([]Cell, error) {
 	weights := map[string]envWeights{}
 	qs := []float64{0}
 	for _, a := range algos {
-		var s, name string
-		switch a {
-		case config.AlgoSparse:
-			s, name = g.SparseAlphas, "sparse-alphas"
-		case config.AlgoSoft:
-			s, name = g.SoftAlphas, "soft-alphas"
-		case config.AlgoTsallis:
-			s, name = g.TsallisAlphas, "tsallis-alphas"
-			var err error
-			if qs, err = floats(g.TsallisQs, "tsallis-q"); err != nil {
-				return nil, err
-			}
-			if len(qs) == 0 {
-				return nil, fmt.Errorf("sweep: the tsallis algorithm needs --tsallis-q")
-			}
-		default:
-			return nil, fmt.Errorf("sweep: --algos: unknown algorithm %q (sparse, soft, tsallis)", a)
-		}
-		w, err := parseWeights(s, name)
+		w, aqs, err := g.weightsOf(a, sizes)
 		if err != nil {
 			return nil, err
 		}
-		for env := range w {
-			found := env == ""
-			for _, sz := range sizes {
-				found = found || sz.env == env
-			}
-			if !found {
-				return nil, fmt.Errorf("sweep: --%s names %s, which the sweep does not run", name, env)
-			}
-		}
-		for _, sz := range sizes {
-			if len(w.of(sz.env)) == 0 {
-				return nil, fmt.Errorf("sweep: algorithm %s needs --%s for %s", a, name, sz.env)
-			}
+		if aqs != nil {
+			qs = aqs
 		}
 		weights[a] = w
 	}
@@ -260,6 +162,134 @@ func (g Grid) Cells() ([]Cell, error) {
 		}
 	}
 	return cells, nil
+}
+
+// gridSize is one task at one alphabet size.
+type gridSize struct {
+	env  string
+	base int
+}
+
+// hasEnv reports whether sizes run env.
+func hasEnv(sizes []gridSize, env string) bool {
+	return slices.ContainsFunc(sizes, func(s gridSize) bool { return s.env == env })
+}
+
+// sizes are the grid's tasks and sizes: the preset's, or --envs at --actions or --bases.
+func (g Grid) sizes() ([]gridSize, error) {
+	var sizes []gridSize
+	if g.Preset != "" {
+		if g.Preset != "figure1" && g.Preset != "figure1-largest" {
+			return nil, fmt.Errorf("sweep: unknown preset %q (known: figure1, figure1-largest)", g.Preset)
+		}
+		if g.Envs != "" || g.Actions != "" || g.Bases != "" {
+			return nil, fmt.Errorf("sweep: --preset gives the tasks and sizes; drop --envs, --actions and --bases")
+		}
+		for _, t := range Figure1() {
+			actions := t.Actions
+			if g.Preset == "figure1-largest" {
+				actions = []int{slices.Max(t.Actions)}
+			}
+			for _, a := range actions {
+				b, err := BaseFor(t.Env, a)
+				if err != nil {
+					return nil, err
+				}
+				sizes = append(sizes, gridSize{t.Env, b})
+			}
+		}
+		return sizes, nil
+	}
+	envs := splitList(g.Envs)
+	if len(envs) == 0 {
+		return nil, fmt.Errorf("sweep: give --envs (and --actions or --bases), or --preset figure1")
+	}
+	if (g.Actions == "") == (g.Bases == "") {
+		return nil, fmt.Errorf("sweep: give exactly one of --actions and --bases")
+	}
+	for _, env := range envs {
+		if g.Actions != "" {
+			as, err := ints(g.Actions, "actions")
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range as {
+				b, err := BaseFor(env, a)
+				if err != nil {
+					return nil, err
+				}
+				sizes = append(sizes, gridSize{env, b})
+			}
+			continue
+		}
+		bs, err := ints(g.Bases, "bases")
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			if _, err := NumActions(env, b); err != nil {
+				return nil, err
+			}
+			sizes = append(sizes, gridSize{env, b})
+		}
+	}
+	return sizes, nil
+}
+
+// itersPerEnv parses --iters-per-env (env:iterations, ...) for the envs of sizes.
+func (g Grid) itersPerEnv(sizes []gridSize) (map[string]int, error) {
+	iters := map[string]int{}
+	for _, item := range splitList(g.ItersPerEnv) {
+		env, n, ok := strings.Cut(item, ":")
+		v, err := strconv.Atoi(n)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("sweep: --iters-per-env: %q is not env:iterations", item)
+		}
+		if !hasEnv(sizes, env) {
+			return nil, fmt.Errorf("sweep: --iters-per-env names %s, which the sweep does not run", env)
+		}
+		iters[env] = v
+	}
+	return iters, nil
+}
+
+// weightsOf parses algorithm a's weights for the envs of sizes and, for Tsallis PCL, its entropic
+// indices (nil for the others).
+func (g Grid) weightsOf(a string, sizes []gridSize) (envWeights, []float64, error) {
+	var s, name string
+	var qs []float64
+	switch a {
+	case config.AlgoSparse:
+		s, name = g.SparseAlphas, "sparse-alphas"
+	case config.AlgoSoft:
+		s, name = g.SoftAlphas, "soft-alphas"
+	case config.AlgoTsallis:
+		s, name = g.TsallisAlphas, "tsallis-alphas"
+		var err error
+		if qs, err = floats(g.TsallisQs, "tsallis-q"); err != nil {
+			return nil, nil, err
+		}
+		if len(qs) == 0 {
+			return nil, nil, fmt.Errorf("sweep: the tsallis algorithm needs --tsallis-q")
+		}
+	default:
+		return nil, nil, fmt.Errorf("sweep: --algos: unknown algorithm %q (sparse, soft, tsallis)", a)
+	}
+	w, err := parseWeights(s, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	for env := range w {
+		if env != "" && !hasEnv(sizes, env) {
+			return nil, nil, fmt.Errorf("sweep: --%s names %s, which the sweep does not run", name, env)
+		}
+	}
+	for _, sz := range sizes {
+		if len(w.of(sz.env)) == 0 {
+			return nil, nil, fmt.Errorf("sweep: algorithm %s needs --%s for %s", a, name, sz.env)
+		}
+	}
+	return w, qs, nil
 }
 
 // controls are the grid's weight controls, [""] (the base config's) when it names none.
