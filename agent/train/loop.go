@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -61,13 +62,11 @@ type traits struct {
 // after the training step, as the regime's traits say), log the metrics row, and checkpoint on schedule;
 // a checkpoint and the plots are written at the end, also after a cancel.
 func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum Summary, err error) {
-	log := opts.logger()
-	tr := reg.traits()
-	meta, cp, err := reg.start(ctx, opts.Resume)
-	if err != nil {
+	l := &loop{cfg: cfg, reg: reg, tr: reg.traits(), log: opts.logger()}
+	if l.meta, l.cp, err = reg.start(ctx, opts.Resume); err != nil {
 		return Summary{}, err
 	}
-	mw, rows, err := openRunMetrics(opts, cfg, meta.Iteration, log)
+	mw, rows, err := openRunMetrics(opts, cfg, l.meta.Iteration, l.log)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -76,118 +75,176 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 			err = fmt.Errorf("close %s: %w", MetricsFile, cerr)
 		}
 	}()
-	pr := newProgress(opts, meta.Iteration, cfg.Iters, tr.envSteps)
-	defer pr.breakLine() // a run stopped by an error leaves no unterminated live line
-	log = pr.logger(log)
-	alphas, err := newAlphaControl(cfg, log, opts.fieldName)
-	if err != nil {
+	l.mw, l.rows = mw, rows
+	l.pr = newProgress(opts, l.meta.Iteration, cfg.Iters, l.tr.envSteps)
+	defer l.pr.breakLine() // a run stopped by an error leaves no unterminated live line
+	l.log = l.pr.logger(l.log)
+	if l.alphas, err = newAlphaControl(cfg, l.log, opts.fieldName); err != nil {
 		return Summary{}, err
 	}
-	if err := alphas.restore(meta.AutoAlpha, reg); err != nil {
+	if err := l.alphas.restore(l.meta.AutoAlpha, reg); err != nil {
 		return Summary{}, err
 	}
-	log.Info("training", logNums(reg.describe(meta.Iteration)...)...)
-
-	writePlots := func() {
-		if err := reg.plots(rows); err != nil {
-			log.Warn("plots not written", "err", err)
-		}
-	}
-	stopped := func(it int, what string, err error) error { return stoppedError(cp, it, what, err) }
-	start := time.Now()
-	baseWall := meta.WallSeconds
-	sum = Summary{Config: cfg, LastGreedy: math.NaN()}
-	for _, r := range rows { // a resumed run's last evaluation may precede the resume
-		if !math.IsNaN(r.GreedyReward) {
-			sum.LastGreedy = r.GreedyReward
-		}
-	}
-	point := reg.startPoint(meta, rows)
-	point.Greedy = sum.LastGreedy
-	pr.begin(point)
-	firstIter := meta.Iteration
-	for it := meta.Iteration; it < cfg.Iters; it++ {
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			break
-		}
-		row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN(), Diagnostics: NoDiagnostics()}
-		n, err := reg.sample(ctx, it, &row)
+	l.log.Info("training", logNums(reg.describe(l.meta.Iteration)...)...)
+	l.begin()
+	firstIter := l.meta.Iteration
+	for it := l.meta.Iteration; it < cfg.Iters; it++ {
+		stop, err := l.iterate(ctx, it)
 		if err != nil {
-			if ctx.Err() != nil {
-				sum.Interrupted = true
-				break
-			}
-			return sum, stopped(it, "sampling", err)
+			return l.sum, err
 		}
-		// Only on the schedule (not also at the last iteration): a run cut short and resumed must
-		// evaluate exactly as the uninterrupted run. Not cancellable: stopping in mid-iteration
-		// would save one iteration's parameters under another; the stop comes at the next one.
-		evaluate := func() error {
-			g, err := reg.evaluate(context.WithoutCancel(ctx), it)
-			if err != nil {
-				return stopped(it, "greedy evaluation", err)
-			}
-			row.GreedyReward, sum.LastGreedy = g, g
-			return nil
-		}
-		due := cfg.EvalEvery > 0 && it%cfg.EvalEvery == 0
-		if due && !tr.evalAfter {
-			if err := evaluate(); err != nil {
-				return sum, err
-			}
-		}
-		if err := alphas.apply(it, row.MaxProb, reg); err != nil {
-			return sum, stopped(it, "alpha", err)
-		}
-		row.Alpha = reg.Alpha()
-		if stage, err := reg.train(it, &row); err != nil {
-			return sum, stopped(it, stage, err)
-		}
-		meta.EnvSteps += int64(n)
-		if due && tr.evalAfter {
-			if err := evaluate(); err != nil {
-				return sum, err
-			}
-		}
-		meta.Iteration, meta.AutoAlpha = it+1, alphas.state()
-		meta.WallSeconds = baseWall + time.Since(start).Seconds()
-		row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
-		rows = append(rows, row)
-		if err := mw.write(row); err != nil {
-			return sum, stopped(it, "metrics", err)
-		}
-		alphas.observe(row)
-		point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: sum.LastGreedy, Curriculum: row.Curriculum, EnvSteps: meta.EnvSteps}
-		pr.update(point)
-		if cfg.CheckpointEvery > 0 && meta.Iteration%cfg.CheckpointEvery == 0 {
-			if err := reg.save(cp, meta); err != nil {
-				return sum, err
-			}
-			writePlots()
-			fields := reg.checkpointed(meta, row, sum.LastGreedy)
-			if pr == nil || pr.format != ProgressLive {
-				log.Info("checkpoint", logNums(fields...)...)
-			}
-		}
-		if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
-			log.Info("reward threshold reached", logNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
+		if stop {
 			break
 		}
 	}
-	if err := reg.save(cp, meta); err != nil {
-		return sum, err
+	return l.end(opts.Dir, firstIter)
+}
+
+// loop is one run of the training loop: the regime, the run's state and its outputs.
+type loop struct {
+	cfg    config.Config
+	reg    regime
+	tr     traits
+	log    *slog.Logger
+	meta   Meta
+	cp     *checkpoints
+	mw     *metricsWriter
+	rows   []Row
+	pr     *progress
+	alphas *alphaControl
+
+	sum      Summary
+	start    time.Time
+	baseWall float64
+	point    progressPoint
+}
+
+// begin starts the clock, the summary and the progress report.
+func (l *loop) begin() {
+	l.start, l.baseWall = time.Now(), l.meta.WallSeconds
+	l.sum = Summary{Config: l.cfg, LastGreedy: math.NaN()}
+	for _, r := range l.rows { // a resumed run's last evaluation may precede the resume
+		if !math.IsNaN(r.GreedyReward) {
+			l.sum.LastGreedy = r.GreedyReward
+		}
 	}
-	writePlots()
-	sum.Iterations = meta.Iteration
-	sum.Rows = rows
-	fields := reg.finish(&sum, meta, opts.Dir)
-	if n := meta.Iteration - firstIter; n > 0 {
-		sum.SecondsPerIt = time.Since(start).Seconds() / float64(n)
+	l.point = l.reg.startPoint(l.meta, l.rows)
+	l.point.Greedy = l.sum.LastGreedy
+	l.pr.begin(l.point)
+}
+
+func (l *loop) stopped(it int, what string, err error) error {
+	return stoppedError(l.cp, it, what, err)
+}
+
+// iterate runs iteration it; stop says the loop ends here (cancelled, or the threshold reached).
+func (l *loop) iterate(ctx context.Context, it int) (stop bool, err error) {
+	if ctx.Err() != nil {
+		l.sum.Interrupted = true
+		return true, nil
 	}
-	if perr := pr.end(point, sum.Interrupted); perr != nil {
-		return sum, fmt.Errorf("progress output: %w", perr)
+	reg, cfg := l.reg, l.cfg
+	row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN(), Diagnostics: NoDiagnostics()}
+	n, err := reg.sample(ctx, it, &row)
+	if err != nil {
+		if ctx.Err() != nil {
+			l.sum.Interrupted = true
+			return true, nil
+		}
+		return false, l.stopped(it, "sampling", err)
 	}
-	log.Info("run saved", logNums(fields...)...)
-	return sum, nil
+	// Only on the schedule (not also at the last iteration): a run cut short and resumed must
+	// evaluate exactly as the uninterrupted run.
+	due := cfg.EvalEvery > 0 && it%cfg.EvalEvery == 0
+	if due && !l.tr.evalAfter {
+		if err := l.evaluate(ctx, it, &row); err != nil {
+			return false, err
+		}
+	}
+	if err := l.alphas.apply(it, row.MaxProb, reg); err != nil {
+		return false, l.stopped(it, "alpha", err)
+	}
+	row.Alpha = reg.Alpha()
+	if stage, err := reg.train(it, &row); err != nil {
+		return false, l.stopped(it, stage, err)
+	}
+	l.meta.EnvSteps += int64(n)
+	if due && l.tr.evalAfter {
+		if err := l.evaluate(ctx, it, &row); err != nil {
+			return false, err
+		}
+	}
+	if err := l.record(it, row); err != nil {
+		return false, err
+	}
+	if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
+		l.log.Info("reward threshold reached", logNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
+		return true, nil
+	}
+	return false, nil
+}
+
+// evaluate plays the greedy policy into row. Not cancellable: stopping in mid-iteration would
+// save one iteration's parameters under another; the stop comes at the next one.
+func (l *loop) evaluate(ctx context.Context, it int, row *Row) error {
+	g, err := l.reg.evaluate(context.WithoutCancel(ctx), it)
+	if err != nil {
+		return l.stopped(it, "greedy evaluation", err)
+	}
+	row.GreedyReward, l.sum.LastGreedy = g, g
+	return nil
+}
+
+// record ends iteration it: the run's state, the metrics row, the progress report and, on
+// schedule, a checkpoint with the plots.
+func (l *loop) record(it int, row Row) error {
+	meta := &l.meta
+	meta.Iteration, meta.AutoAlpha = it+1, l.alphas.state()
+	meta.WallSeconds = l.baseWall + time.Since(l.start).Seconds()
+	row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
+	l.rows = append(l.rows, row)
+	if err := l.mw.write(row); err != nil {
+		return l.stopped(it, "metrics", err)
+	}
+	l.alphas.observe(row)
+	l.point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: l.sum.LastGreedy, Curriculum: row.Curriculum, EnvSteps: meta.EnvSteps}
+	l.pr.update(l.point)
+	if l.cfg.CheckpointEvery > 0 && meta.Iteration%l.cfg.CheckpointEvery == 0 {
+		if err := l.reg.save(l.cp, *meta); err != nil {
+			return err
+		}
+		l.writePlots()
+		fields := l.reg.checkpointed(*meta, row, l.sum.LastGreedy)
+		if l.pr == nil || l.pr.format != ProgressLive {
+			l.log.Info("checkpoint", logNums(fields...)...)
+		}
+	}
+	return nil
+}
+
+func (l *loop) writePlots() {
+	if err := l.reg.plots(l.rows); err != nil {
+		l.log.Warn("plots not written", "err", err)
+	}
+}
+
+// end saves the last checkpoint and the plots and completes the summary of a run saved in dir
+// whose process started at iteration firstIter.
+func (l *loop) end(dir string, firstIter int) (Summary, error) {
+	if err := l.reg.save(l.cp, l.meta); err != nil {
+		return l.sum, err
+	}
+	l.writePlots()
+	sum := &l.sum
+	sum.Iterations = l.meta.Iteration
+	sum.Rows = l.rows
+	fields := l.reg.finish(sum, l.meta, dir)
+	if n := l.meta.Iteration - firstIter; n > 0 {
+		sum.SecondsPerIt = time.Since(l.start).Seconds() / float64(n)
+	}
+	if perr := l.pr.end(l.point, sum.Interrupted); perr != nil {
+		return *sum, fmt.Errorf("progress output: %w", perr)
+	}
+	l.log.Info("run saved", logNums(fields...)...)
+	return *sum, nil
 }
