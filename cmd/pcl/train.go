@@ -103,72 +103,30 @@ func (o trainOutput) options(opts *train.Options, stderr io.Writer) {
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("train", stderr)
 	cfg := config.Default()
-	out := fs.String("out", "", "run `directory` (default runs/<env>-base<B>-<algo>-seed<S>)")
-	resume := fs.Bool("resume", false, "continue the run in --out from its checkpoint (or, when that is damaged, the one before), with its config.json; "+
-		"--iters is then the run's new total number of iterations, above those done (without --iters: the saved total)")
-	progressEvery := fs.Duration("progress-every", train.DefaultProgressEvery,
-		"interval of the progress lines when stderr is not a terminal, or with --log-format json (0: no progress report; on a terminal the line is live)")
-	logFormat := fs.String("log-format", "text", `"text" or "json": json prints the log and progress lines as JSON objects, one per line`)
-	maxMemory := fs.String("max-memory", "", "refuse a configuration estimated to need more memory than this `size`, e.g. 32GiB (0 or off: no check; default: 80% of this machine's memory)")
-	var servers stringList
-	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
-	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
+	f := registerTrainFlags(fs)
 	cfg.RegisterFlags(fs) // train.Resolve applies the defaults below, unless the run resumes
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	given := givenFlags(fs)
-	if *logFormat != "text" && *logFormat != "json" {
-		return usageError{fmt.Errorf("--log-format %q: want text or json", *logFormat)}
+	limit, err := f.check()
+	if err != nil {
+		return err
 	}
-	if *progressEvery < 0 {
-		return usageError{fmt.Errorf("--progress-every %s: want a duration >= 0 (0: no progress report)", *progressEvery)}
-	}
-	var limit train.MemoryLimit // the zero value: train's default, 80% of the machine's memory
-	if *maxMemory != "" {
-		var err error
-		if limit, err = train.ParseMemoryLimit(*maxMemory); err != nil {
-			return usageError{fmt.Errorf("--max-memory: %w", err)}
-		}
-		if !limit.Off() {
-			limit.From = "--max-memory " + strings.TrimSpace(*maxMemory)
-		}
-	}
-	if *out == "" {
-		if *resume {
+	if *f.out == "" {
+		if *f.resume {
 			return usageError{fmt.Errorf("--resume needs --out")}
 		}
-		*out = defaultRunDir(cfg)
+		*f.out = defaultRunDir(cfg)
 	}
-	if *resume {
-		// The run's config.json wins; silently ignoring a flag would surprise, so refuse it.
-		var extra []string
-		for name := range given {
-			switch name {
-			case "out", "resume", "iters", "server", "remote", "progress-every", "log-format", "max-memory":
-			default:
-				extra = append(extra, "--"+name)
-			}
-		}
-		if len(extra) > 0 {
-			slices.Sort(extra)
-			return usageError{fmt.Errorf("--resume continues the run with its config.json: only --iters may be given with it, not %s (edit %s to change the config)",
-				strings.Join(extra, ", "), filepath.Join(*out, train.ConfigFile))}
-		}
-		if !train.HasCheckpoint(*out) {
-			return fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", *out, train.CheckpointFile)
-		}
-		if !given["iters"] {
-			saved, err := config.ReadFile(filepath.Join(*out, train.ConfigFile))
-			if err != nil {
-				return fmt.Errorf("resume: %w", err)
-			}
-			cfg.Iters = saved.Iters
+	if *f.resume {
+		if cfg.Iters, err = resumedIters(*f.out, given, cfg.Iters); err != nil {
+			return err
 		}
 	}
 	reg := registry.Default()
-	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote}
-	if !*resume { // a resumed run keeps its config.json
+	maker := &envmaker.Maker{Registry: reg, Servers: f.servers, ForceRemote: *f.remote}
+	if !*f.resume { // a resumed run keeps its config.json
 		lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
 		resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
 		switch {
@@ -179,27 +137,112 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		cfg = resolved
 	}
-	opts := train.Options{Dir: *out, Resume: *resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit, FieldName: flagName}
-	trainOutput{logFormat: *logFormat, progressEvery: *progressEvery}.options(&opts, stderr)
+	opts := train.Options{Dir: *f.out, Resume: *f.resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit, FieldName: flagName}
+	trainOutput{logFormat: *f.logFormat, progressEvery: *f.progressEvery}.options(&opts, stderr)
 	sum, err := train.Run(ctx, cfg, opts)
+	if err != nil {
+		return trainError(err, given["iters"], *f.resume)
+	}
+	return printTrained(stdout, *f.out, sum)
+}
+
+// trainFlags are pcl train's flags beyond the config's.
+type trainFlags struct {
+	out, logFormat, maxMemory *string
+	resume, remote            *bool
+	progressEvery             *time.Duration
+	servers                   stringList
+}
+
+func registerTrainFlags(fs *flag.FlagSet) *trainFlags {
+	f := &trainFlags{}
+	f.out = fs.String("out", "", "run `directory` (default runs/<env>-base<B>-<algo>-seed<S>)")
+	f.resume = fs.Bool("resume", false, "continue the run in --out from its checkpoint (or, when that is damaged, the one before), with its config.json; "+
+		"--iters is then the run's new total number of iterations, above those done (without --iters: the saved total)")
+	f.progressEvery = fs.Duration("progress-every", train.DefaultProgressEvery,
+		"interval of the progress lines when stderr is not a terminal, or with --log-format json (0: no progress report; on a terminal the line is live)")
+	f.logFormat = fs.String("log-format", "text", `"text" or "json": json prints the log and progress lines as JSON objects, one per line`)
+	f.maxMemory = fs.String("max-memory", "", "refuse a configuration estimated to need more memory than this `size`, e.g. 32GiB (0 or off: no check; default: 80% of this machine's memory)")
+	fs.Var(&f.servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
+	f.remote = fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
+	return f
+}
+
+// check validates the output flags and returns the memory limit --max-memory sets.
+func (f *trainFlags) check() (train.MemoryLimit, error) {
+	var limit train.MemoryLimit // the zero value: train's default, 80% of the machine's memory
+	if *f.logFormat != "text" && *f.logFormat != "json" {
+		return limit, usageError{fmt.Errorf("--log-format %q: want text or json", *f.logFormat)}
+	}
+	if *f.progressEvery < 0 {
+		return limit, usageError{fmt.Errorf("--progress-every %s: want a duration >= 0 (0: no progress report)", *f.progressEvery)}
+	}
+	if *f.maxMemory != "" {
+		var err error
+		if limit, err = train.ParseMemoryLimit(*f.maxMemory); err != nil {
+			return limit, usageError{fmt.Errorf("--max-memory: %w", err)}
+		}
+		if !limit.Off() {
+			limit.From = "--max-memory " + strings.TrimSpace(*f.maxMemory)
+		}
+	}
+	return limit, nil
+}
+
+// resumedIters checks a resume of the run in out and returns its total number of iterations:
+// iters when --iters was given, else the saved total. The run's config.json wins; silently
+// ignoring a flag would surprise, so any config flag is refused.
+func resumedIters(out string, given map[string]bool, iters int) (int, error) {
+	var extra []string
+	for name := range given {
+		switch name {
+		case "out", "resume", "iters", "server", "remote", "progress-every", "log-format", "max-memory":
+		default:
+			extra = append(extra, "--"+name)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return 0, usageError{fmt.Errorf("--resume continues the run with its config.json: only --iters may be given with it, not %s (edit %s to change the config)",
+			strings.Join(extra, ", "), filepath.Join(out, train.ConfigFile))}
+	}
+	if !train.HasCheckpoint(out) {
+		return 0, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", out, train.CheckpointFile)
+	}
+	if given["iters"] {
+		return iters, nil
+	}
+	saved, err := config.ReadFile(filepath.Join(out, train.ConfigFile))
+	if err != nil {
+		return 0, fmt.Errorf("resume: %w", err)
+	}
+	return saved.Iters, nil
+}
+
+// trainError turns train.Run's error into the command's, with the advice a user needs.
+func trainError(err error, itersGiven, resume bool) error {
 	var done *train.DoneError
 	switch {
 	case errors.Is(err, envmaker.ErrUnknownEnv), errors.Is(err, train.ErrMemory):
 		return usageError{err}
 	case errors.Is(err, train.ErrRunExists):
 		return fmt.Errorf("%w (use --resume, or another --out)", err)
-	case errors.As(err, &done) && given["iters"]:
+	case errors.As(err, &done) && itersGiven:
 		return usageError{fmt.Errorf("--iters %d is not above the %d iterations %s has already done: with --resume, --iters is the total number of iterations, "+
 			"so pass --iters %d or more to continue the run; nothing was changed", done.Total, done.Done, done.Dir, done.Done+1)}
 	case errors.As(err, &done):
 		return usageError{fmt.Errorf("%s has already done %d iterations, its total: pass --iters N with N above %d to train it longer; nothing was changed",
 			done.Dir, done.Done, done.Done)}
-	case err != nil && !*resume:
+	case !resume:
 		return flagError{err} // the config came from the flags: name them
-	case err != nil:
-		return err
 	}
-	fmt.Fprintf(stdout, "run %s: %d iterations, %.3f s/iteration", *out, sum.Iterations, sum.SecondsPerIt)
+	return err
+}
+
+// printTrained prints the run's summary, verdict and time split; an interrupted run is then
+// reported as an error, so that the exit code says it stopped early.
+func printTrained(stdout io.Writer, out string, sum train.Summary) error {
+	fmt.Fprintf(stdout, "run %s: %d iterations, %.3f s/iteration", out, sum.Iterations, sum.SecondsPerIt)
 	if !math.IsNaN(sum.LastGreedy) {
 		fmt.Fprintf(stdout, ", last greedy reward %.3f", sum.LastGreedy)
 	}
@@ -212,8 +255,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, line)
 	}
 	if sum.Interrupted {
-		// After the summary: the run is saved and resumable, and the exit code says it stopped early.
-		return fmt.Errorf("%w at iteration %d of %d; the checkpoint is saved, continue with: pcl train --out %s --resume", errInterrupted, sum.Iterations, sum.Config.Iters, *out)
+		// After the summary: the run is saved and resumable.
+		return fmt.Errorf("%w at iteration %d of %d; the checkpoint is saved, continue with: pcl train --out %s --resume", errInterrupted, sum.Iterations, sum.Config.Iters, out)
 	}
 	return nil
 }
