@@ -121,7 +121,10 @@ func gitCheckout(ctx context.Context, dir string) (top, commit string, dirty boo
 	if commit, err = git("rev-parse", "HEAD"); err != nil {
 		return "", "", false, err
 	}
-	status, err := git("status", "--porcelain")
+	// Without optional locks: status would otherwise refresh the index under .git/index.lock,
+	// and a run killed in that moment (kill -9, the timeout) would leave the lock behind and
+	// block every later git command in the checkout.
+	status, err := git("--no-optional-locks", "status", "--porcelain")
 	if err != nil {
 		return "", "", false, err
 	}

@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -186,5 +187,48 @@ func TestCommands(t *testing.T) {
 	}
 	if got := (File{}).Commands(); len(got) != 0 {
 		t.Errorf("no sessions: %q", got)
+	}
+}
+
+// Reading the checkout's state never writes its index: git status would refresh it (under
+// .git/index.lock) after a file's timestamp changed, and a run killed meanwhile would leave the
+// lock behind.
+func TestGitCheckoutLeavesTheIndexAlone(t *testing.T) {
+	needGit(t)
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	gomod := filepath.Join(dir, "go.mod")
+	if err := os.WriteFile(gomod, []byte("module "+modulePath+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "go.mod")
+	git("commit", "-q", "-m", "x")
+	// The same content with a new timestamp: the index's stat data is stale.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(gomod, later, later); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, ".git", "index")
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, dirty, err := gitCheckout(context.Background(), dir); err != nil || dirty {
+		t.Fatalf("dirty %v, err %v: want a clean checkout", dirty, err)
+	}
+	after, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("reading the checkout's state rewrote .git/index")
 	}
 }
