@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,16 +24,7 @@ import (
 func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diagnose", stderr)
 	cfg := config.Default()
-	out := fs.String("out", "", "probe `directory` (probe.csv, config.json, panels)")
-	every := fs.Int("every", 5, "inspect every N iterations")
-	expert := fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
-	from := fs.String("from", "", "continue this run `directory` (pcl train's) from its checkpoint, with its config, for --iters more iterations, in a copy under --out/run (kept for pcl play and pcl eval)")
-	overlay := fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
-	table := fs.String("table", "", "instead of training: write the early-collapse measures of the --probe directories, one row per name (a name given again is another seed), into this markdown `file`")
-	writes := fs.Int("replay-writes", -1, "instead of training: count the episodes of the --from run's replay (at its checkpoint) that hold a rewarded write of this `symbol`, and their share of the replay's draws")
-	var probes stringList
-	fs.Var(&probes, "probe", "`name=dir` of a probe drawn by --overlay or tabulated by --table, repeatable")
-	metric := fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
+	f := registerDiagnoseFlags(fs)
 	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
 		// The weight schedule is the config's own (--alpha-start, --alpha-decay): the training
@@ -48,7 +40,7 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := check(); err != nil {
 		return err
 	}
-	if *from != "" {
+	if *f.from != "" {
 		for name := range givenFlags(fs) {
 			if cfgFlags[name] && name != "iters" {
 				return usageError{fmt.Errorf("diagnose --from trains the run's own config: --%s is not taken with it (only --iters, the iterations more)", name)}
@@ -58,85 +50,118 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if cfg.AlphaStart > 0 && !givenFlags(fs)["alpha-decay"] {
 		cfg.AlphaDecay = 0.5 // diagnose's default decay, from before the config had a schedule
 	}
-	if *writes >= 0 {
-		if *from == "" {
+	switch {
+	case *f.writes >= 0:
+		if *f.from == "" {
 			return usageError{errors.New("diagnose --replay-writes reads the replay of the run given by --from")}
 		}
-		return printReplayWrites(stdout, *from, *writes)
+		return printReplayWrites(stdout, *f.from, *f.writes)
+	case *f.overlay != "" || *f.table != "":
+		return f.drawProbes()
 	}
-	if *overlay != "" || *table != "" {
-		if *overlay != "" && *table != "" {
-			return usageError{errors.New("diagnose: give one of --overlay and --table")}
-		}
-		var names []string
-		var tabs []diag.Table
-		for _, a := range probes {
-			name, dir := filepath.Base(a), a
-			if i := strings.LastIndex(a, "="); i >= 0 {
-				name, dir = a[:i], a[i+1:]
-			}
-			t, err := diag.ReadCSV(filepath.Join(dir, "probe.csv"))
-			if err != nil {
-				return err
-			}
-			names, tabs = append(names, name), append(tabs, t)
-		}
-		if len(tabs) == 0 {
-			return usageError{errors.New("diagnose --overlay and --table: give the probes with --probe name=dir")}
-		}
-		if *table != "" {
-			return writeLeverTable(*table, names, tabs)
-		}
-		return diag.Overlay(*overlay, *metric, *metric, names, tabs)
+	return f.probe(ctx, cfg, stdout)
+}
+
+// diagnoseFlags are pcl diagnose's flags beyond the config's.
+type diagnoseFlags struct {
+	out, from, overlay, table, metric *string
+	every, expert, writes             *int
+	probes                            stringList
+}
+
+func registerDiagnoseFlags(fs *flag.FlagSet) *diagnoseFlags {
+	f := &diagnoseFlags{}
+	f.out = fs.String("out", "", "probe `directory` (probe.csv, config.json, panels)")
+	f.every = fs.Int("every", 5, "inspect every N iterations")
+	f.expert = fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
+	f.from = fs.String("from", "", "continue this run `directory` (pcl train's) from its checkpoint, with its config, for --iters more iterations, in a copy under --out/run (kept for pcl play and pcl eval)")
+	f.overlay = fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
+	f.table = fs.String("table", "", "instead of training: write the early-collapse measures of the --probe directories, one row per name (a name given again is another seed), into this markdown `file`")
+	f.writes = fs.Int("replay-writes", -1, "instead of training: count the episodes of the --from run's replay (at its checkpoint) that hold a rewarded write of this `symbol`, and their share of the replay's draws")
+	fs.Var(&f.probes, "probe", "`name=dir` of a probe drawn by --overlay or tabulated by --table, repeatable")
+	f.metric = fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
+	return f
+}
+
+// drawProbes draws --overlay or writes --table from the --probe directories.
+func (f *diagnoseFlags) drawProbes() error {
+	if *f.overlay != "" && *f.table != "" {
+		return usageError{errors.New("diagnose: give one of --overlay and --table")}
 	}
-	if *out == "" {
-		return usageError{errors.New("diagnose: --out is required")}
-	}
-	probeDir := ""
-	if *from != "" {
-		saved, err := config.ReadFile(filepath.Join(*from, train.ConfigFile))
+	var names []string
+	var tabs []diag.Table
+	for _, a := range f.probes {
+		name, dir := filepath.Base(a), a
+		if i := strings.LastIndex(a, "="); i >= 0 {
+			name, dir = a[:i], a[i+1:]
+		}
+		t, err := diag.ReadCSV(filepath.Join(dir, "probe.csv"))
 		if err != nil {
 			return err
 		}
-		cfg.Env, probeDir = saved.Env, filepath.Join(*out, "run")
+		names, tabs = append(names, name), append(tabs, t)
+	}
+	if len(tabs) == 0 {
+		return usageError{errors.New("diagnose --overlay and --table: give the probes with --probe name=dir")}
+	}
+	if *f.table != "" {
+		return writeLeverTable(*f.table, names, tabs)
+	}
+	return diag.Overlay(*f.overlay, *f.metric, *f.metric, names, tabs)
+}
+
+// probe trains cfg (or continues the --from run) under the probe into --out, then draws its
+// panels and prints the last inspection.
+func (f *diagnoseFlags) probe(ctx context.Context, cfg config.Config, stdout io.Writer) error {
+	out, from := *f.out, *f.from
+	if out == "" {
+		return usageError{errors.New("diagnose: --out is required")}
+	}
+	probeDir := ""
+	if from != "" {
+		saved, err := config.ReadFile(filepath.Join(from, train.ConfigFile))
+		if err != nil {
+			return err
+		}
+		cfg.Env, probeDir = saved.Env, filepath.Join(out, "run")
 	}
 	if err := train.FamilyOf(cfg).Supports(train.ToolDiagnose, cfg.Env); err != nil {
 		return usageError{err}
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if *from == "" { // with --from, out/run/config.json is the config trained
-		if err := cfg.WriteFile(filepath.Join(*out, "config.json")); err != nil {
+	if from == "" { // with --from, out/run/config.json is the config trained
+		if err := cfg.WriteFile(filepath.Join(out, "config.json")); err != nil {
 			return err
 		}
 	}
-	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d from=%s\n", *every, cfg.AlphaStart, cfg.AlphaDecay, *expert, *from)
-	if err := atomicfile.WriteFile(filepath.Join(*out, "probe-options.txt"), []byte(note), 0o644); err != nil {
+	note := fmt.Sprintf("every=%d alpha_start=%v alpha_decay=%v expert=%d from=%s\n", *f.every, cfg.AlphaStart, cfg.AlphaDecay, *f.expert, from)
+	if err := atomicfile.WriteFile(filepath.Join(out, "probe-options.txt"), []byte(note), 0o644); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(*out, "probe.csv"))
+	csv, err := os.Create(filepath.Join(out, "probe.csv"))
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *every, AlphaStart: cfg.AlphaStart,
-		AlphaDecay: cfg.AlphaDecay, Expert: *expert, CSV: f, From: *from, Dir: probeDir})
-	if err := f.Close(); err != nil {
+	defer csv.Close()
+	recs, probeErr := diag.Probe(ctx, cfg, diag.Options{Registry: registry.Default(), Every: *f.every, AlphaStart: cfg.AlphaStart,
+		AlphaDecay: cfg.AlphaDecay, Expert: *f.expert, CSV: csv, From: from, Dir: probeDir})
+	if err := csv.Close(); err != nil {
 		return err
 	}
 	if probeErr != nil && (ctx.Err() == nil || len(recs) == 0) {
-		return interrupted(ctx, probeErr, fmt.Sprintf("no iteration was inspected: %s holds only its header", f.Name()))
+		return interrupted(ctx, probeErr, fmt.Sprintf("no iteration was inspected: %s holds only its header", csv.Name()))
 	}
 	if probeErr != nil {
 		// Interrupted after some inspections: draw their panels too, then say so.
-		probeErr = fmt.Errorf("%w: %s and its panels hold the iterations inspected up to %d", errInterrupted, f.Name(), recs[len(recs)-1].Iteration)
+		probeErr = fmt.Errorf("%w: %s and its panels hold the iterations inspected up to %d", errInterrupted, csv.Name(), recs[len(recs)-1].Iteration)
 	}
-	t, err := diag.ReadCSV(filepath.Join(*out, "probe.csv"))
+	t, err := diag.ReadCSV(filepath.Join(out, "probe.csv"))
 	if err != nil {
 		return err
 	}
-	if err := diag.Panels(*out, t); err != nil {
+	if err := diag.Panels(out, t); err != nil {
 		return err
 	}
 	if n := len(recs); n > 0 {
