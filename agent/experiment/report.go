@@ -223,6 +223,24 @@ func Report(dir, out string) ([]*Group, error) {
 		}
 	}
 	fmt.Fprintf(&b, "# Sweep %s\n\n%d of %d runs finished.\n\n", name, finished, len(results))
+	writeGroupTable(&b, groups)
+	if len(figs) > 0 {
+		b.WriteString("\n## Figures\n\nMean sampled episode reward over the seeds, with the min-max band; one line per algorithm and weight. " +
+			"The -greedy figures show the greedy evaluations the same way.\n\n")
+		for _, f := range figs {
+			fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
+		}
+	}
+	writeChosenWeights(&b, groups)
+	writeNotFinished(&b, dir, results)
+	if err := atomicfile.WriteFile(filepath.Join(out, ReportFile), []byte(b.String()), 0o644); err != nil {
+		return groups, fmt.Errorf("sweep: %w", err)
+	}
+	return groups, nil
+}
+
+// writeGroupTable writes the report's main table, one row per task, size, algorithm and weight.
+func writeGroupTable(b *strings.Builder, groups []*Group) {
 	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
 		"\"greedy\" the same over the greedy evaluations in that stretch; " +
 		"\"of max\" is \"final\" as a fraction of the largest reward possible at the curriculum level the run ended at, and \"length\" that level (the curriculum's minimum input length; min-max over the seeds); " +
@@ -255,25 +273,29 @@ func Report(dir, out string) ([]*Group, error) {
 		default:
 			length = fmt.Sprintf("%d-%d", g.LevelMin, g.LevelMax)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %s | %s | %g | %d/%d | %s | %d/%d |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %s | %s | %g | %d/%d | %s | %d/%d |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
 			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), pm(g.GreedyMean, g.GreedyStd), num(g.FracMean, 2), length, g.Threshold, g.Solved, g.Finished, reach,
 			g.GreedySolved, g.Finished)
 	}
-	if len(figs) > 0 {
-		b.WriteString("\n## Figures\n\nMean sampled episode reward over the seeds, with the min-max band; one line per algorithm and weight. " +
-			"The -greedy figures show the greedy evaluations the same way.\n\n")
-		for _, f := range figs {
-			fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
-		}
+}
+
+// writeChosenWeights writes the weight chosen per task and algorithm, when there are choices.
+func writeChosenWeights(b *strings.Builder, groups []*Group) {
+	choices := ChooseWeights(groups)
+	if len(choices) == 0 {
+		return
 	}
-	if choices := ChooseWeights(groups); len(choices) > 0 {
-		b.WriteString("\n## Chosen weights\n\nPer task and algorithm, the weight with the highest mean \"of max\" over the sizes where every weight has finished runs:\n\n")
-		b.WriteString("| task | algo | weight | mean of max | sizes |\n|---|---|---|---|---|\n")
-		for _, c := range choices {
-			fmt.Fprintf(&b, "| %s | %s | %g | %s | %d |\n", strings.TrimSuffix(c.Env, "-v0"), c.Algo, c.Alpha, num(c.Score, 2), c.Sizes)
-		}
-		fmt.Fprintf(&b, "\nAs sweep plan flags: `%s`\n", WeightFlags(choices))
+	b.WriteString("\n## Chosen weights\n\nPer task and algorithm, the weight with the highest mean \"of max\" over the sizes where every weight has finished runs:\n\n")
+	b.WriteString("| task | algo | weight | mean of max | sizes |\n|---|---|---|---|---|\n")
+	for _, c := range choices {
+		fmt.Fprintf(b, "| %s | %s | %g | %s | %d |\n", strings.TrimSuffix(c.Env, "-v0"), c.Algo, c.Alpha, num(c.Score, 2), c.Sizes)
 	}
+	fmt.Fprintf(b, "\nAs sweep plan flags: `%s`\n", WeightFlags(choices))
+}
+
+// writeNotFinished lists the sweep's runs that failed or have not finished, with the command
+// that continues each.
+func writeNotFinished(b *strings.Builder, dir string, results []RunResult) {
 	var notDone []string
 	for _, r := range results {
 		switch {
@@ -291,12 +313,8 @@ func Report(dir, out string) ([]*Group, error) {
 		}
 	}
 	if len(notDone) > 0 {
-		fmt.Fprintf(&b, "\n## Not finished (%d)\n\n%s\n", len(notDone), strings.Join(notDone, "\n"))
+		fmt.Fprintf(b, "\n## Not finished (%d)\n\n%s\n", len(notDone), strings.Join(notDone, "\n"))
 	}
-	if err := atomicfile.WriteFile(filepath.Join(out, ReportFile), []byte(b.String()), 0o644); err != nil {
-		return groups, fmt.Errorf("sweep: %w", err)
-	}
-	return groups, nil
 }
 
 // Count is the number of finished runs in groups, and of all runs.
