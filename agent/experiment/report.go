@@ -369,77 +369,21 @@ func num(x float64, prec int) string {
 // figures draws one reward figure per (task, size): a band per group over its finished runs, so
 // that the figures show what the table counts.
 func figures(out, name string, groups []*Group) ([]string, error) {
-	type panel struct {
-		env     string
-		actions int
-		groups  []*Group
-	}
-	var panels []*panel
-	idx := map[string]*panel{}
-	for _, g := range groups {
-		k := fmt.Sprintf("%s|%d", g.Env, g.Actions)
-		p := idx[k]
-		if p == nil {
-			p = &panel{env: g.Env, actions: g.Actions}
-			idx[k] = p
-			panels = append(panels, p)
-		}
-		p.groups = append(p.groups, g)
-	}
 	var files []string
 	var grid [][]plot.Panel // a row per task, in the order the tasks first appear
 	row := map[string]int{}
 	minSeeds, maxSeeds := math.MaxInt, 0
-	for _, p := range panels {
-		var bands []plot.Band
-		var algos []string
-		colours := palette{}
-		seeds := make([]int, 0, len(p.groups))
-		var greedy []plot.Band
-		for _, g := range p.groups {
-			band, n := bandOf(g, sampledReward)
-			if n == 0 {
-				continue
-			}
-			band.Colour = colours.next(g.Algo)
-			band.Name = plot.AlgoLabel(g.Algo, g.Alpha, g.Q)
-			if g.Control != "" {
-				band.Name += ", " + g.Control
-			}
-			bands, algos, seeds = append(bands, band), append(algos, g.Algo), append(seeds, n)
-			if gb, _ := bandOf(g, greedyReward); len(gb.X) > 0 {
-				gb.Colour, gb.Name = band.Colour, band.Name
-				greedy = append(greedy, gb)
-			}
-		}
+	for _, p := range figurePanels(groups) {
+		bands, greedy, algos, seeds := p.bands()
 		if len(bands) == 0 {
 			continue
 		}
-		// The title gives the seed count the bands share; a band with another count says its own.
 		lo, hi := slices.Min(seeds), slices.Max(seeds)
 		minSeeds, maxSeeds = min(minSeeds, lo), max(maxSeeds, hi)
-		if lo != hi {
-			for i, n := range seeds {
-				unit := "seeds"
-				if n == 1 {
-					unit = "seed"
-				}
-				bands[i].Name += fmt.Sprintf(" (%d %s)", n, unit)
-			}
-		}
-		f := fmt.Sprintf("%s-A%d.png", strings.TrimSuffix(p.env, "-v0"), p.actions)
-		title := fmt.Sprintf("%s %s: %s\n%s", p.env, plot.SizeLabel(p.actions, p.groups[0].Base, 0), plot.AlgosLabel(algos), plot.SeedsLabel(lo, hi))
-		if err := plot.Bands(filepath.Join(out, f), title, "iteration", "mean sampled episode reward", bands); err != nil {
+		drawnFiles, err := p.draw(out, bands, greedy, algos, lo, hi)
+		files = append(files, drawnFiles...)
+		if err != nil {
 			return files, err
-		}
-		files = append(files, f)
-		if len(greedy) > 0 {
-			// The policy alone: an exploring run's sampled reward counts its random actions.
-			gf := strings.TrimSuffix(f, ".png") + "-greedy.png"
-			if err := plot.Bands(filepath.Join(out, gf), title, "iteration", "mean greedy evaluation reward", greedy); err != nil {
-				return files, err
-			}
-			files = append(files, gf)
 		}
 		i, ok := row[p.env]
 		if !ok {
@@ -465,6 +409,83 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 			return files, err
 		}
 		files = append([]string{GridFile}, files...)
+	}
+	return files, nil
+}
+
+// figurePanel is one task at one size: the groups drawn in one figure.
+type figurePanel struct {
+	env     string
+	actions int
+	groups  []*Group
+}
+
+// figurePanels groups the groups by task and size, in the order they first appear.
+func figurePanels(groups []*Group) []*figurePanel {
+	var panels []*figurePanel
+	idx := map[string]*figurePanel{}
+	for _, g := range groups {
+		k := fmt.Sprintf("%s|%d", g.Env, g.Actions)
+		p := idx[k]
+		if p == nil {
+			p = &figurePanel{env: g.Env, actions: g.Actions}
+			idx[k] = p
+			panels = append(panels, p)
+		}
+		p.groups = append(p.groups, g)
+	}
+	return panels
+}
+
+// bands are the panel's sampled-reward bands (one per group with finished seeds), their greedy
+// counterparts, the groups' algorithms and seed counts. A band whose seed count differs from
+// another's names its own.
+func (p *figurePanel) bands() (bands, greedy []plot.Band, algos []string, seeds []int) {
+	colours := palette{}
+	for _, g := range p.groups {
+		band, n := bandOf(g, sampledReward)
+		if n == 0 {
+			continue
+		}
+		band.Colour = colours.next(g.Algo)
+		band.Name = plot.AlgoLabel(g.Algo, g.Alpha, g.Q)
+		if g.Control != "" {
+			band.Name += ", " + g.Control
+		}
+		bands, algos, seeds = append(bands, band), append(algos, g.Algo), append(seeds, n)
+		if gb, _ := bandOf(g, greedyReward); len(gb.X) > 0 {
+			gb.Colour, gb.Name = band.Colour, band.Name
+			greedy = append(greedy, gb)
+		}
+	}
+	if len(seeds) > 0 && slices.Min(seeds) != slices.Max(seeds) {
+		for i, n := range seeds {
+			unit := "seeds"
+			if n == 1 {
+				unit = "seed"
+			}
+			bands[i].Name += fmt.Sprintf(" (%d %s)", n, unit)
+		}
+	}
+	return bands, greedy, algos, seeds
+}
+
+// draw writes the panel's figure and, when there are greedy evaluations, its -greedy figure;
+// the title gives the seed count (lo-hi) the bands share.
+func (p *figurePanel) draw(out string, bands, greedy []plot.Band, algos []string, lo, hi int) ([]string, error) {
+	f := fmt.Sprintf("%s-A%d.png", strings.TrimSuffix(p.env, "-v0"), p.actions)
+	title := fmt.Sprintf("%s %s: %s\n%s", p.env, plot.SizeLabel(p.actions, p.groups[0].Base, 0), plot.AlgosLabel(algos), plot.SeedsLabel(lo, hi))
+	if err := plot.Bands(filepath.Join(out, f), title, "iteration", "mean sampled episode reward", bands); err != nil {
+		return nil, err
+	}
+	files := []string{f}
+	if len(greedy) > 0 {
+		// The policy alone: an exploring run's sampled reward counts its random actions.
+		gf := strings.TrimSuffix(f, ".png") + "-greedy.png"
+		if err := plot.Bands(filepath.Join(out, gf), title, "iteration", "mean greedy evaluation reward", greedy); err != nil {
+			return files, err
+		}
+		files = append(files, gf)
 	}
 	return files, nil
 }
