@@ -85,16 +85,45 @@ const checkpointFactor = (4 + 2*3) * f32
 // EstimateEpisodesMemory estimates the memory of a whole-episode (LSTM) run of cfg on a task of
 // spec. Episodes are counted at their longest, cfg.MaxSteps steps.
 func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
-	H, E := float64(cfg.Hidden), float64(cfg.Hidden)
-	K := float64(spec.NumActions())
-	V := 0.0
+	e := episodesEstimate{cfg: cfg, H: float64(cfg.Hidden), E: float64(cfg.Hidden), K: float64(spec.NumActions()), F: float64(spec.Features())}
 	for _, v := range spec.InputVocabs() {
-		V += float64(v)
+		e.V += float64(v)
 	}
-	F := float64(spec.Features())
-	heads := headLayout(cfg, spec.NumActions())
-	params := V*E + E + (E+H+1)*4*H // embeddings and their bias, the LSTM
-	otherCols := 0.0                // head columns besides the |A| logits
+	params := e.params(headLayout(cfg, spec.NumActions()))
+	e.sizeFields = []string{"base", "hidden"}
+	e.batchFields = []string{"batch_size", "max_steps", "base"}
+	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
+		e.sizeFields, e.batchFields = []string{"hidden"}, []string{"batch_size", "max_steps"}
+	}
+	parts := []MemoryPart{paramsPart(params, e.sizeFields)}
+	parts = append(parts, e.batch()...)
+	parts = append(parts, e.sampling())
+	if cfg.Replay {
+		T1 := float64(cfg.MaxSteps + 1)
+		C := float64(cfg.ReplayCapacity)
+		parts = append(parts, MemoryPart{
+			What:   "the replay buffer at capacity",
+			Detail: fmt.Sprintf("%s episodes × %s steps, and its file being encoded", count(C), count(T1)),
+			Bytes:  clampBytes(C * (T1*(episodeStepBytes+replayFileStepBytes) + episodeOverhead)),
+			Lower:  []string{"replay_capacity", "max_steps"},
+		})
+	}
+	return MemoryEstimate{Parts: parts}
+}
+
+// episodesEstimate is the LSTM run's sizes the memory estimate reads: hidden units H, embedding
+// width E, actions K, summed input vocabularies V, token features F.
+type episodesEstimate struct {
+	cfg                     config.Config
+	H, E, K, V, F           float64
+	otherCols               float64  // head columns besides the |A| logits (params sets it)
+	sizeFields, batchFields []string // the fields that lower the network's and the batch's size
+}
+
+// params counts the network's parameters: the embeddings and their bias, the LSTM, the heads.
+func (e *episodesEstimate) params(heads pcl.Heads) float64 {
+	H, E := e.H, e.E
+	params := e.V*E + E + (E+H+1)*4*H
 	for i, s := range heads.Sizes {
 		in := H
 		if i == heads.VHead {
@@ -102,44 +131,51 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 		}
 		params += (in + 1) * float64(s)
 		if i > 0 {
-			otherCols += float64(s)
+			e.otherCols += float64(s)
 		}
 	}
-	sizeFields := []string{"base", "hidden"}
-	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
-		sizeFields = []string{"hidden"}
-	}
-	parts := []MemoryPart{paramsPart(params, sizeFields)}
+	return params
+}
 
-	// The training batch: the larger of the fresh and the replayed batch, every episode padded to
-	// the longest (MaxSteps steps and the final state).
-	B := float64(cfg.BatchSize)
-	if cfg.Replay {
-		B = max(B, float64(cfg.EffectiveReplayBatch()))
+// rows is the training batch's rows: the larger of the fresh and the replayed batch, every
+// episode padded to the longest (MaxSteps steps and the final state).
+func (e *episodesEstimate) rows() (B, T1 float64) {
+	B = float64(e.cfg.BatchSize)
+	if e.cfg.Replay {
+		B = max(B, float64(e.cfg.EffectiveReplayBatch()))
 	}
-	T1 := float64(cfg.MaxSteps + 1)
+	return B, float64(e.cfg.MaxSteps + 1)
+}
+
+// projected says the LSTM's input goes through projected embedding tables (packed training).
+func (e *episodesEstimate) projected() bool {
+	B, T1 := e.rows()
+	return 2*(e.V+1) <= B*T1 && 4*(e.F+1) <= e.E
+}
+
+// batch is the training batch's parts: its per-action arrays, the LSTM's activations and the
+// projected embedding tables.
+func (e *episodesEstimate) batch() []MemoryPart {
+	H, E, K, V := e.H, e.E, e.K, e.V
+	B, T1 := e.rows()
 	rows := B * T1
 	// |A|-wide arrays per row: the head output, the objective's logits and policy, the head
 	// gradient; packed (projected) training adds the packed output and gradient.
-	projected := 2*(V+1) <= rows && 4*(F+1) <= E
+	projected := e.projected()
 	kArrays := 4.0
 	if projected {
 		kArrays = 6
 	}
-	batchFields := []string{"batch_size", "max_steps", "base"}
-	if len(sizeFields) == 1 {
-		batchFields = []string{"batch_size", "max_steps"}
-	}
-	parts = append(parts, MemoryPart{
+	parts := []MemoryPart{{
 		What:   "the training batch's per-action arrays",
 		Detail: fmt.Sprintf("%s episodes × %s steps × %s actions × %g float32 arrays", count(B), count(T1), count(K), kArrays),
 		Bytes:  clampBytes(rows * K * kArrays * f32),
-		Lower:  batchFields,
-	})
+		Lower:  e.batchFields,
+	}}
 	// Per row besides: the LSTM's gates and their gradient (4H each), h, c, tanh c, dh, dc (H
 	// each), on the direct input path the embedding sums and their gradient (E each), the other
 	// heads and their gradients, the tokens.
-	perRow := 13*H + otherCols*kArrays + 2*F
+	perRow := 13*H + e.otherCols*kArrays + 2*e.F
 	if !projected {
 		perRow += 2 * E
 	}
@@ -156,7 +192,7 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 	if projected {
 		tables += 2*table + float64(runtime.GOMAXPROCS(0))*(V+1)*4*H
 	}
-	if 2*(V+1) <= float64(cfg.BatchSize) {
+	if 2*(V+1) <= float64(e.cfg.BatchSize) {
 		tables += table
 	}
 	if tables > 0 {
@@ -164,31 +200,27 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 			What:   "the projected embedding tables",
 			Detail: fmt.Sprintf("%s vocabulary rows × %s values", count(V+1), count(E+4*H)),
 			Bytes:  clampBytes(tables * f32),
-			Lower:  sizeFields,
+			Lower:  e.sizeFields,
 		})
 	}
-	// Sampling: the heads of every copy (fresh batch and evaluation), the LSTM state, the episodes.
-	cols := K + otherCols
+	return parts
+}
+
+// sampling is the heads of every copy (fresh batch and evaluation), the LSTM state, the episodes.
+func (e *episodesEstimate) sampling() MemoryPart {
+	cfg := e.cfg
+	cols := e.K + e.otherCols
 	n := float64(cfg.BatchSize)
 	if cfg.EvalEvery > 0 {
 		n += float64(cfg.EvalEpisodes)
 	}
-	parts = append(parts, MemoryPart{
+	_, T1 := e.rows()
+	return MemoryPart{
 		What:   "sampling",
 		Detail: fmt.Sprintf("%s copies × %s head values, and the fresh episodes", count(n), count(cols)),
-		Bytes:  clampBytes(n*(cols+6*H)*f32 + float64(cfg.BatchSize)*T1*episodeStepBytes),
-		Lower:  batchFields,
-	})
-	if cfg.Replay {
-		C := float64(cfg.ReplayCapacity)
-		parts = append(parts, MemoryPart{
-			What:   "the replay buffer at capacity",
-			Detail: fmt.Sprintf("%s episodes × %s steps, and its file being encoded", count(C), count(T1)),
-			Bytes:  clampBytes(C * (T1*(episodeStepBytes+replayFileStepBytes) + episodeOverhead)),
-			Lower:  []string{"replay_capacity", "max_steps"},
-		})
+		Bytes:  clampBytes(n*(cols+6*e.H)*f32 + float64(cfg.BatchSize)*T1*episodeStepBytes),
+		Lower:  e.batchFields,
 	}
-	return MemoryEstimate{Parts: parts}
 }
 
 const (
