@@ -142,23 +142,9 @@ func Dial(ctx context.Context, cfg Config, endpoints ...string) (*VecEnv, error)
 }
 
 func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server) (*VecEnv, error) {
-	if cfg.NumEnvs < 1 {
-		return nil, fmt.Errorf("bridge: NumEnvs must be >= 1, got %d", cfg.NumEnvs)
-	}
-	if len(endpoints) > cfg.NumEnvs {
-		return nil, fmt.Errorf("bridge: %d servers for %d copies", len(endpoints), cfg.NumEnvs)
-	}
-	if cfg.Seeds != nil && len(cfg.Seeds) != cfg.NumEnvs {
-		return nil, fmt.Errorf("bridge: %d seeds for %d copies", len(cfg.Seeds), cfg.NumEnvs)
-	}
-	if cfg.Autoreset != envs.AutoresetNextStep && cfg.Autoreset != envs.AutoresetDisabled {
-		return nil, fmt.Errorf("bridge: unsupported autoreset mode %v", cfg.Autoreset)
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	if cfg.MaxReplyBytes <= 0 {
-		cfg.MaxReplyBytes = 256 << 20
+	cfg, err := cfg.checked(len(endpoints))
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := transport.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -180,25 +166,74 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		e.shards = append(e.shards, &shard{c: c, lo: lo, hi: hi})
 	}
 	// hello, then make, on every server at once.
+	if err := e.hello(ctx); err != nil {
+		return fail(err)
+	}
+	if err := e.makeEnvs(ctx); err != nil {
+		return fail(err)
+	}
+	e.obsSize, e.actSize = e.obsSpace.FlatSize(), e.actSpace.FlatSize()
+	if fc, ok := newFlatChecker(e.actSpace); ok {
+		e.actCheck = fc
+	}
+	e.startKeepalive()
+	e.obs = envs.NewBatch(e.obsSpace, e.n)
+	e.res = envs.StepResult{Obs: envs.NewBatch(e.obsSpace, e.n), Rewards: make([]float64, e.n), Terminated: make([]bool, e.n), Truncated: make([]bool, e.n)}
+	return e, nil
+}
+
+// checked is cfg checked for a VecEnv over servers servers, with the default timeout and reply
+// size where it sets none.
+func (cfg Config) checked(servers int) (Config, error) {
+	if cfg.NumEnvs < 1 {
+		return cfg, fmt.Errorf("bridge: NumEnvs must be >= 1, got %d", cfg.NumEnvs)
+	}
+	if servers > cfg.NumEnvs {
+		return cfg, fmt.Errorf("bridge: %d servers for %d copies", servers, cfg.NumEnvs)
+	}
+	if cfg.Seeds != nil && len(cfg.Seeds) != cfg.NumEnvs {
+		return cfg, fmt.Errorf("bridge: %d seeds for %d copies", len(cfg.Seeds), cfg.NumEnvs)
+	}
+	if cfg.Autoreset != envs.AutoresetNextStep && cfg.Autoreset != envs.AutoresetDisabled {
+		return cfg, fmt.Errorf("bridge: unsupported autoreset mode %v", cfg.Autoreset)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = 256 << 20
+	}
+	return cfg, nil
+}
+
+// hello greets every server at once and checks its protocol version.
+func (e *VecEnv) hello(ctx context.Context) error {
 	hellos := make([]*transport.Pending, len(e.shards))
 	for k, sh := range e.shards {
 		p, err := send(ctx, sh.c, "hello", map[string]any{"op": "hello"})
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		hellos[k] = p
 	}
 	for k, p := range hellos {
 		var h Hello
 		if err := recv(ctx, p, &h); err != nil {
-			return fail(err)
+			return err
 		}
 		if err := checkProtocol(e.shards[k].c, h); err != nil {
-			return fail(err)
+			return err
 		}
 		e.Hello = h
 		e.shards[k].idle = time.Duration(h.IdleTimeout * float64(time.Second))
 	}
+	return nil
+}
+
+// makeEnvs makes each server's copies at once and takes the spaces, which every server must
+// agree on and whose replies must fit the reply size.
+func (e *VecEnv) makeEnvs(ctx context.Context) error {
+	cfg := e.cfg
 	makes := make([]*transport.Pending, len(e.shards))
 	for k, sh := range e.shards {
 		req := map[string]any{"op": "make", "env_id": cfg.EnvID, "kwargs": cfg.Kwargs, "num_envs": sh.hi - sh.lo,
@@ -208,7 +243,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		}
 		p, err := send(ctx, sh.c, "make", req)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		makes[k] = p
 	}
@@ -220,42 +255,35 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 			continue
 		}
 		e.shards[k].handle = r.Handle
-		obs, err := r.Obs.ToSpace()
-		if err != nil {
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: observation space of %s: %w", cfg.EnvID, err))
-			continue
-		}
-		act, err := r.Act.ToSpace()
-		if err != nil {
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: action space of %s: %w", cfg.EnvID, err))
-			continue
-		}
-		rows := e.shards[k].hi - e.shards[k].lo
-		if err := wire.FitsReplies(obs, rows, cfg.MaxReplyBytes); err != nil {
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: observation space of %s: %w", cfg.EnvID, err))
-			continue
-		}
-		if err := wire.FitsReplies(act, 1, cfg.MaxReplyBytes); err != nil { // actions go the other way: one row
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: action space of %s: %w", cfg.EnvID, err))
-			continue
-		}
-		if e.obsSpace == nil {
-			e.obsSpace, e.actSpace = obs, act
-		} else if obs.String() != e.obsSpace.String() || act.String() != e.actSpace.String() {
-			firstErr = cmpErr(firstErr, fmt.Errorf("bridge: servers disagree on the spaces of %s: %v %v vs %v %v", cfg.EnvID, obs, act, e.obsSpace, e.actSpace))
-		}
+		firstErr = cmpErr(firstErr, e.takeSpaces(r, e.shards[k].hi-e.shards[k].lo))
 	}
-	if firstErr != nil {
-		return fail(firstErr)
+	return firstErr
+}
+
+// takeSpaces checks the spaces of one server's make reply for its rows copies and keeps them
+// (the first server's) or checks them against those kept.
+func (e *VecEnv) takeSpaces(r wire.MakeReply, rows int) error {
+	id, maxBytes := e.cfg.EnvID, e.cfg.MaxReplyBytes
+	obs, err := r.Obs.ToSpace()
+	if err != nil {
+		return fmt.Errorf("bridge: observation space of %s: %w", id, err)
 	}
-	e.obsSize, e.actSize = e.obsSpace.FlatSize(), e.actSpace.FlatSize()
-	if fc, ok := newFlatChecker(e.actSpace); ok {
-		e.actCheck = fc
+	act, err := r.Act.ToSpace()
+	if err != nil {
+		return fmt.Errorf("bridge: action space of %s: %w", id, err)
 	}
-	e.startKeepalive()
-	e.obs = envs.NewBatch(e.obsSpace, e.n)
-	e.res = envs.StepResult{Obs: envs.NewBatch(e.obsSpace, e.n), Rewards: make([]float64, e.n), Terminated: make([]bool, e.n), Truncated: make([]bool, e.n)}
-	return e, nil
+	if err := wire.FitsReplies(obs, rows, maxBytes); err != nil {
+		return fmt.Errorf("bridge: observation space of %s: %w", id, err)
+	}
+	if err := wire.FitsReplies(act, 1, maxBytes); err != nil { // actions go the other way: one row
+		return fmt.Errorf("bridge: action space of %s: %w", id, err)
+	}
+	if e.obsSpace == nil {
+		e.obsSpace, e.actSpace = obs, act
+	} else if obs.String() != e.obsSpace.String() || act.String() != e.actSpace.String() {
+		return fmt.Errorf("bridge: servers disagree on the spaces of %s: %v %v vs %v %v", id, obs, act, e.obsSpace, e.actSpace)
+	}
+	return nil
 }
 
 // shiftCopy turns a shard-local copy index in a remote error into a global one.
