@@ -119,6 +119,34 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("bridge: temp dir for the server socket: %w", err)
 	}
 	endpoint := "ipc://" + filepath.Join(dir, socketName)
+	cmd := exec.Command(python, opts.args(endpoint)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+root)
+	cmd.SysProcAttr = procAttr()
+	s := &Server{Endpoint: endpoint, cmd: cmd, dir: dir, exited: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}, stopCtx: make(chan struct{})}
+	var errw io.Writer = s.tail
+	if opts.Stderr != nil {
+		errw = io.MultiWriter(s.tail, opts.Stderr)
+	}
+	cmd.Stderr = errw
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("bridge: server stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("bridge: start server %s: %w", python, err)
+	}
+	if err := s.awaitReady(ctx, stdout, opts.StartTimeout); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("bridge: start server (%s -m python_server in %s): %w", python, root, err)
+	}
+	return s, nil
+}
+
+// args are the server's command-line arguments for binding endpoint.
+func (opts Options) args(endpoint string) []string {
 	// --exit-with-parent: a client killed without a chance to Close still takes its server with it,
 	// and --remove-dir has that server remove the socket and its directory on the way out.
 	args := []string{"-m", "python_server", "--bind", endpoint, "--exit-with-parent", "--remove-dir"}
@@ -145,25 +173,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.MaxMessageBytes > 0 {
 		args = append(args, "--max-message-bytes", strconv.Itoa(opts.MaxMessageBytes))
 	}
-	cmd := exec.Command(python, args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+root)
-	cmd.SysProcAttr = procAttr()
-	s := &Server{Endpoint: endpoint, cmd: cmd, dir: dir, exited: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}, stopCtx: make(chan struct{})}
-	var errw io.Writer = s.tail
-	if opts.Stderr != nil {
-		errw = io.MultiWriter(s.tail, opts.Stderr)
-	}
-	cmd.Stderr = errw
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("bridge: server stdout: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("bridge: start server %s: %w", python, err)
-	}
+	return args
+}
+
+// awaitReady watches the started server: it reads the ready handshake from stdout, records the
+// exit, kills the server when ctx ends, and waits for the handshake up to timeout (0: 60 s).
+func (s *Server) awaitReady(ctx context.Context, stdout io.Reader, timeout time.Duration) error {
 	ready := make(chan error, 1)
 	go func() {
 		r := bufio.NewReader(stdout)
@@ -176,7 +191,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_, _ = io.Copy(io.Discard, r)
 	}()
 	go func() {
-		s.waitErr = cmd.Wait()
+		s.waitErr = s.cmd.Wait()
 		close(s.exited)
 	}()
 	go func() { // kill on context cancel
@@ -187,26 +202,21 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		case <-s.exited:
 		}
 	}()
-	timeout := opts.StartTimeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case err = <-ready:
+	case err := <-ready:
+		return err
 	case <-s.exited:
-		err = fmt.Errorf("server exited before it was ready: %w", s.ExitErr())
+		return fmt.Errorf("server exited before it was ready: %w", s.ExitErr())
 	case <-timer.C:
-		err = fmt.Errorf("no ready handshake within %v", timeout)
+		return fmt.Errorf("no ready handshake within %v", timeout)
 	case <-ctx.Done():
-		err = ctx.Err()
+		return ctx.Err()
 	}
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("bridge: start server (%s -m python_server in %s): %w", python, root, err)
-	}
-	return s, nil
 }
 
 // checkHandshake reads the ready line and records the protocol version it reports.
