@@ -69,20 +69,30 @@ func playCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return usageError{err}
 	}
 	if *actions != "" {
-		acts, err := play.ParseActions(*actions)
-		if err != nil {
-			return usageError{fmt.Errorf("--actions: %w", err)}
-		}
-		for i, a := range acts {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := sess.Step(a); err != nil {
-				return fmt.Errorf("action %d: %w", i+1, err)
-			}
-		}
-		return nil
+		return replayActions(ctx, sess, *actions)
 	}
+	return playInteractively(ctx, sess, stdin, stdout)
+}
+
+// replayActions steps sess through the comma-separated combined action indices of list.
+func replayActions(ctx context.Context, sess *play.Session, list string) error {
+	acts, err := play.ParseActions(list)
+	if err != nil {
+		return usageError{fmt.Errorf("--actions: %w", err)}
+	}
+	for i, a := range acts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := sess.Step(a); err != nil {
+			return fmt.Errorf("action %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// playInteractively reads moves from stdin until it ends or the player quits.
+func playInteractively(ctx context.Context, sess *play.Session, stdin io.Reader, stdout io.Writer) error {
 	fmt.Fprintln(stdout, play.Help)
 	lines := play.Lines(ctx, stdin)
 	for {
