@@ -126,21 +126,12 @@ func (s *Sampler) SetExploreTemperature(temp float64) error {
 // (and, under SetExplore, sometimes uniformly). Episodes are tagged with iteration.
 func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, iteration int, seedBase int64) (Result, error) {
 	n := s.env.NumEnvs()
-	req := envs.ResetRequest{Seeds: make([]int64, n)}
-	for i := range req.Seeds {
-		req.Seeds[i] = seedBase + int64(i)
-	}
-	obs, _, err := s.env.Reset(ctx, req)
+	eps, err := s.reset(ctx, n, iteration, seedBase)
 	if err != nil {
-		return Result{}, fmt.Errorf("rollout: reset: %w", err)
+		return Result{}, err
 	}
 	m := s.model
-	spec := m.Spec
-	F, K := spec.Features(), spec.NumActions()
-	eps := make([]*episode.Episode, n)
-	for i := range eps {
-		eps[i] = &episode.Episode{Obs: []int32{int32(obs.Ints[i])}, Iteration: iteration}
-	}
+	F, K := m.Spec.Features(), m.Spec.NumActions()
 	sizes := m.Net.Config().HeadSizes
 	heads := make([]*tensor.Matrix, len(sizes))
 	for i, sz := range sizes {
@@ -150,22 +141,14 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 	tokens := make([]int32, n*F)
 	done := make([]bool, n)
 	actions := envs.NewArray(envs.Int64, n)
-	p, z, q := make([]float32, K), make([]float32, K), make([]float32, K)
+	sc := choiceScratch{p: make([]float32, K), z: make([]float32, K), q: make([]float32, K)}
 	var res Result
 	live := n
 	for step := 0; live > 0; step++ {
 		if err := ctx.Err(); err != nil {
 			return Result{}, fmt.Errorf("rollout: %w", err)
 		}
-		for i, e := range eps {
-			row := tokens[i*F : (i+1)*F]
-			row[0] = e.Obs[len(e.Obs)-1]
-			prev := -1
-			if len(e.Actions) > 0 {
-				prev = int(e.Actions[len(e.Actions)-1])
-			}
-			spec.PrevActionTokens(row[1:], prev)
-		}
+		s.fillTokens(tokens, eps)
 		if err := m.Net.Step(state, tokens, heads); err != nil {
 			return Result{}, fmt.Errorf("rollout: %w", err)
 		}
@@ -174,51 +157,17 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 			if done[i] {
 				continue
 			}
-			m.Probs(p, z, heads[0].Row(i))
-			var a int
-			switch {
-			case greedy:
-				a = policy.Greedy(z, nil)
-			case s.explore > 0 && i < s.explorer && rng.Float64() < s.explore:
-				// Only an exploring sampler draws this number: without it the stream, and so every
-				// run, stays what it was.
-				if s.temp > 0 {
-					a = policy.SampleSoftmaxWithUniform(q, z, s.temp, rng.Float64())
-				} else {
-					a = rng.IntN(K)
-				}
-				res.Explored++
-			default:
-				a = policy.Sample(p, rng)
+			a, err := s.choose(&sc, heads[0].Row(i), i, greedy, rng, &res)
+			if err != nil {
+				return Result{}, err
 			}
-			if a < 0 {
-				return Result{}, fmt.Errorf("rollout: copy %d: the policy has no valid action (non-finite logits?)", i)
-			}
-			res.Stats.Add(p)
 			actions.Ints[i] = int64(a)
 		}
 		out, err := s.env.Step(ctx, actions)
 		if err != nil {
 			return Result{}, fmt.Errorf("rollout: step: %w", err)
 		}
-		for i, e := range eps {
-			if done[i] {
-				continue
-			}
-			e.Actions = append(e.Actions, int32(actions.Ints[i]))
-			e.Rewards = append(e.Rewards, out.Rewards[i])
-			e.Obs = append(e.Obs, int32(out.Obs.Ints[i]))
-			res.EnvSteps++
-			switch {
-			case out.Terminated[i]:
-				e.Terminated, done[i] = true, true
-			case out.Truncated[i] || e.Len() >= s.maxSteps:
-				e.Truncated, done[i] = true, true
-			}
-			if done[i] {
-				live--
-			}
-		}
+		live -= s.record(eps, done, actions, out, &res)
 	}
 	res.Episodes = eps
 	for _, e := range eps {
@@ -226,4 +175,89 @@ func (s *Sampler) Sample(ctx context.Context, rng *rand.Rand, greedy bool, itera
 	}
 	res.MeanReward /= float64(n)
 	return res, nil
+}
+
+// reset starts one episode per copy, copy i from seed seedBase + i.
+func (s *Sampler) reset(ctx context.Context, n, iteration int, seedBase int64) ([]*episode.Episode, error) {
+	req := envs.ResetRequest{Seeds: make([]int64, n)}
+	for i := range req.Seeds {
+		req.Seeds[i] = seedBase + int64(i)
+	}
+	obs, _, err := s.env.Reset(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("rollout: reset: %w", err)
+	}
+	eps := make([]*episode.Episode, n)
+	for i := range eps {
+		eps[i] = &episode.Episode{Obs: []int32{int32(obs.Ints[i])}, Iteration: iteration}
+	}
+	return eps, nil
+}
+
+// fillTokens writes each copy's input tokens: its last observation and previous action.
+func (s *Sampler) fillTokens(tokens []int32, eps []*episode.Episode) {
+	spec := s.model.Spec
+	F := spec.Features()
+	for i, e := range eps {
+		row := tokens[i*F : (i+1)*F]
+		row[0] = e.Obs[len(e.Obs)-1]
+		prev := -1
+		if len(e.Actions) > 0 {
+			prev = int(e.Actions[len(e.Actions)-1])
+		}
+		spec.PrevActionTokens(row[1:], prev)
+	}
+}
+
+// choiceScratch is the policy, logits and exploring distribution of one copy's step.
+type choiceScratch struct{ p, z, q []float32 }
+
+// choose draws copy i's action from its heads row h: greedy, exploring or from the policy, and
+// adds the policy to res's statistics.
+func (s *Sampler) choose(sc *choiceScratch, h []float32, i int, greedy bool, rng *rand.Rand, res *Result) (int, error) {
+	s.model.Probs(sc.p, sc.z, h)
+	var a int
+	switch {
+	case greedy:
+		a = policy.Greedy(sc.z, nil)
+	case s.explore > 0 && i < s.explorer && rng.Float64() < s.explore:
+		// Only an exploring sampler draws this number: without it the stream, and so every
+		// run, stays what it was.
+		if s.temp > 0 {
+			a = policy.SampleSoftmaxWithUniform(sc.q, sc.z, s.temp, rng.Float64())
+		} else {
+			a = rng.IntN(len(sc.z))
+		}
+		res.Explored++
+	default:
+		a = policy.Sample(sc.p, rng)
+	}
+	if a < 0 {
+		return 0, fmt.Errorf("rollout: copy %d: the policy has no valid action (non-finite logits?)", i)
+	}
+	res.Stats.Add(sc.p)
+	return a, nil
+}
+
+// record appends the step's outcome to the episodes still running and returns how many ended.
+func (s *Sampler) record(eps []*episode.Episode, done []bool, actions envs.Array, out envs.StepResult, res *Result) (ended int) {
+	for i, e := range eps {
+		if done[i] {
+			continue
+		}
+		e.Actions = append(e.Actions, int32(actions.Ints[i]))
+		e.Rewards = append(e.Rewards, out.Rewards[i])
+		e.Obs = append(e.Obs, int32(out.Obs.Ints[i]))
+		res.EnvSteps++
+		switch {
+		case out.Terminated[i]:
+			e.Terminated, done[i] = true, true
+		case out.Truncated[i] || e.Len() >= s.maxSteps:
+			e.Truncated, done[i] = true, true
+		}
+		if done[i] {
+			ended++
+		}
+	}
+	return ended
 }
