@@ -57,51 +57,23 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 	alg := m.Algo
 	T, B, K := s.T, s.B, m.NumActions()
 	Tn := T + 1
-	for b := range B {
-		L := s.Lengths[b]
-		if L < 1 || L > T {
-			return 0, fmt.Errorf("pcl: sequence %d has length %d, want 1..%d", b, L, T)
-		}
-		for t := range L {
-			if a := int(s.Actions[t*B+b]); a < 0 || a >= K {
-				return 0, fmt.Errorf("pcl: sequence %d: action %d at step %d outside [0, %d)", b, a, t, K)
-			}
-		}
+	if err := checkSteps(s, K); err != nil {
+		return 0, err
 	}
 	fs := &o.fast
 	fs.head0 = nil
 	workers := tensor.Workers(o.Workers)
-	fs.rows = grow(fs.rows, Tn*B)
-	if len(fs.work) < workers {
-		fs.work = append(fs.work, make([]rowWork, workers-len(fs.work))...)
-	}
-	for w := range fs.work[:workers] {
-		wk := &fs.work[w]
-		wk.scratch, wk.idx, wk.dz = grow(wk.scratch, K), grow(wk.idx, K), grow(wk.dz, K)
-		wk.sup, wk.bad = wk.sup[:0], false
-	}
+	o.prepareFast(workers, Tn*B, K)
 	dense := alg.densePolicy()
-	if dense {
-		o.z = grow(o.z, Tn*B*K)
-		o.p = grow(o.p, Tn*B*K)
-		o.tau = grow(o.tau, Tn*B)
-	}
 	in := o.resetInputs(s)
 	scale := m.logitScale()
-	// action is the taken action of a row before its sequence's end, -1 at the bootstrap row.
-	action := func(row int) int {
-		if t, b := row/B, row%B; t < s.Lengths[b] {
-			return int(s.Actions[row])
-		}
-		return -1
-	}
 	tensor.ParallelRows(Tn*B, rowBlock, workers, func(w, lo, hi int) {
 		wk := &fs.work[w]
 		for row := lo; row < hi; row++ {
 			if t, b := row/B, row%B; t > s.Lengths[b] {
 				continue
 			}
-			if !alg.fastValue(o, wk, w, heads, row, action(row), scale) {
+			if !alg.fastValue(o, wk, w, heads, row, s.action(row), scale) {
 				wk.bad = true
 			}
 		}
@@ -127,6 +99,60 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 	if len(dHeads) != len(heads) {
 		return loss, fmt.Errorf("pcl: %d head gradients for %d heads", len(dHeads), len(heads))
 	}
+	o.gradientPass(heads, s, dHeads, g, workers, scale)
+	return loss, nil
+}
+
+// checkSteps checks each sequence's length and taken actions against the T and K of the batch.
+func checkSteps(s Steps, K int) error {
+	for b := range s.B {
+		L := s.Lengths[b]
+		if L < 1 || L > s.T {
+			return fmt.Errorf("pcl: sequence %d has length %d, want 1..%d", b, L, s.T)
+		}
+		for t := range L {
+			if a := int(s.Actions[t*s.B+b]); a < 0 || a >= K {
+				return fmt.Errorf("pcl: sequence %d: action %d at step %d outside [0, %d)", b, a, t, K)
+			}
+		}
+	}
+	return nil
+}
+
+// action is the taken action of a row before its sequence's end, -1 at the bootstrap row.
+func (s Steps) action(row int) int {
+	if t, b := row/s.B, row%s.B; t < s.Lengths[b] {
+		return int(s.Actions[row])
+	}
+	return -1
+}
+
+// prepareFast sizes the fast path's row states and the workers' scratch for rows rows of K
+// actions (and the dense arrays of an algorithm that writes its policy out).
+func (o *Objective) prepareFast(workers, rows, K int) {
+	fs := &o.fast
+	fs.rows = grow(fs.rows, rows)
+	if len(fs.work) < workers {
+		fs.work = append(fs.work, make([]rowWork, workers-len(fs.work))...)
+	}
+	for w := range fs.work[:workers] {
+		wk := &fs.work[w]
+		wk.scratch, wk.idx, wk.dz = grow(wk.scratch, K), grow(wk.idx, K), grow(wk.dz, K)
+		wk.sup, wk.bad = wk.sup[:0], false
+	}
+	if o.Heads.Algo.densePolicy() {
+		o.z = grow(o.z, rows*K)
+		o.p = grow(o.p, rows*K)
+		o.tau = grow(o.tau, rows)
+	}
+}
+
+// gradientPass is the fast path's second pass: each row's head gradients from the path
+// gradients g, head 0's as sparse rows into Heads.SparseGrad when the algorithm and the sink
+// allow it.
+func (o *Objective) gradientPass(heads []*tensor.Matrix, s Steps, dHeads []*tensor.Matrix, g *PathGrads, workers int, scale float32) {
+	m, fs, alg := o.Heads, &o.fast, o.Heads.Algo
+	B := s.B
 	sink := m.SparseGrad
 	if !m.TakesSparseGrad() {
 		sink = nil
@@ -153,7 +179,7 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 	if sink != nil {
 		sparseOffsets(o, heads, s, sink, weights, scale)
 	}
-	tensor.ParallelRows(Tn*B, rowBlock, workers, func(w, lo, hi int) {
+	tensor.ParallelRows((s.T+1)*B, rowBlock, workers, func(w, lo, hi int) {
 		wk := &fs.work[w]
 		for row := lo; row < hi; row++ {
 			t, b := row/B, row%B
@@ -166,8 +192,7 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 				continue
 			}
 			wt, dv := weights(row)
-			alg.fastGrad(o, wk, heads, dHeads, sink, row, action(row), wt, dv, d, scale)
+			alg.fastGrad(o, wk, heads, dHeads, sink, row, s.action(row), wt, dv, d, scale)
 		}
 	})
-	return loss, nil
 }
