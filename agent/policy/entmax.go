@@ -58,8 +58,38 @@ func EntmaxBisect[T Float](dst, z []T, valid []bool, alpha float64) (tau float64
 	}
 	am1 := alpha - 1
 	beta := 1 / am1
-	cand := dst[:n]
-	// f(t) = sum relu(x_i - t)^beta - 1 with x = am1*(z - m), max x = 0.
+	lo := entmaxThreshold(dst[:n], m, alpha)
+	var sum float64
+	k := 0
+	for i := range z {
+		if !usable(z, valid, i) {
+			dst[i] = 0
+			continue
+		}
+		var p float64
+		if r := am1*(float64(z[i])-m) - lo; r > 0 {
+			p = powBeta(r, beta)
+			k++
+		}
+		sum += p
+		dst[i] = T(p)
+	}
+	inv := 1 / sum
+	for i := range dst {
+		if dst[i] != 0 {
+			dst[i] = T(float64(dst[i]) * inv)
+		}
+	}
+	return lo + am1*m, k
+}
+
+// entmaxThreshold finds the threshold t of f(t) = sum relu(x_i - t)^beta - 1 over the usable
+// logits cand (x = (alpha-1)*(z - m), max x = 0; cand is reordered as the search compacts it):
+// by bisection, finished by Newton's method for alpha <= 2.
+func entmaxThreshold[T Float](cand []T, m, alpha float64) float64 {
+	am1 := alpha - 1
+	beta := 1 / am1
+	n := len(cand)
 	f := func(t float64) (float64, float64) { // value and -derivative/beta
 		var s, d float64
 		for _, v := range cand {
@@ -85,49 +115,26 @@ func EntmaxBisect[T Float](dst, z []T, valid []bool, alpha float64) (tau float64
 			hi = mid
 		}
 	}
-	if alpha <= 2 {
-		for it := 0; it < 60; it++ {
-			v, d := f(lo)
-			if v <= 0 || d == 0 {
-				break
-			}
-			step := v / (beta * d)
-			next := lo + step
-			if next > hi {
-				next = hi
-			}
-			if !(next > lo) {
-				break
-			}
-			lo = next
-			cand = compact(cand, m, am1, lo)
-			if step <= 1e-15*math.Max(1, math.Abs(lo)) {
-				break
-			}
+	if alpha > 2 {
+		return lo
+	}
+	for it := 0; it < 60; it++ {
+		v, d := f(lo)
+		if v <= 0 || d == 0 {
+			break
+		}
+		step := v / (beta * d)
+		next := min(lo+step, hi)
+		if !(next > lo) {
+			break
+		}
+		lo = next
+		cand = compact(cand, m, am1, lo)
+		if step <= 1e-15*math.Max(1, math.Abs(lo)) {
+			break
 		}
 	}
-	var sum float64
-	k := 0
-	for i := range z {
-		if !usable(z, valid, i) {
-			dst[i] = 0
-			continue
-		}
-		var p float64
-		if r := am1*(float64(z[i])-m) - lo; r > 0 {
-			p = powBeta(r, beta)
-			k++
-		}
-		sum += p
-		dst[i] = T(p)
-	}
-	inv := 1 / sum
-	for i := range dst {
-		if dst[i] != 0 {
-			dst[i] = T(float64(dst[i]) * inv)
-		}
-	}
-	return lo + am1*m, k
+	return lo
 }
 
 // newtonAfter is the number of bisection steps before Newton takes over
