@@ -293,20 +293,9 @@ func (l *LSTM) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor
 	l.dcNext.Reshape(B, H)
 	l.dhNext.Zero()
 	l.dcNext.Zero()
-	var parts [][]float32
-	if in != nil {
-		if dProj == nil || len(dProj.Data) != len(in.proj) {
-			return nil, fmt.Errorf("nn: lstm %s: input gradient %s for %d projected values", l.Wx.Name, dProj.Shape(), len(in.proj))
-		}
-		n, size := l.pool.parts(), len(in.proj)
-		if cap(l.dProjParts) < n*size {
-			l.dProjParts = make([]float32, n*size)
-		}
-		l.dProjParts = l.dProjParts[:n*size]
-		clear(l.dProjParts)
-		for k := range n {
-			parts = append(parts, l.dProjParts[k*size:(k+1)*size])
-		}
+	parts, err := l.projGradParts(in, dProj)
+	if err != nil {
+		return nil, err
 	}
 	for t := T - 1; t >= 0; t-- {
 		n, off, prev := l.stepRows[t], l.stepOff[t], l.prevRow(t)
@@ -336,10 +325,40 @@ func (l *LSTM) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor
 			dProj.Data[i] += v
 		}
 	}
-	// The recurrent weight gradient of all steps at once: one big gemm of
-	// dG with the h_{t-1} of each row. Time-major, those are hs rows
-	// [0, T*B); packed, the rows a step continues are a prefix of the
-	// previous step's, so they are gathered into hPrev first.
+	if err := l.recurrentGrad(); err != nil {
+		return nil, err
+	}
+	return l.dGates, nil
+}
+
+// projGradParts are the workers' cleared partial gradients of the projected input table (nil
+// on the direct input path, in nil), each the size of dProj.
+func (l *LSTM) projGradParts(in *inputRows, dProj *tensor.Matrix) ([][]float32, error) {
+	if in == nil {
+		return nil, nil
+	}
+	if dProj == nil || len(dProj.Data) != len(in.proj) {
+		return nil, fmt.Errorf("nn: lstm %s: input gradient %s for %d projected values", l.Wx.Name, dProj.Shape(), len(in.proj))
+	}
+	n, size := l.pool.parts(), len(in.proj)
+	if cap(l.dProjParts) < n*size {
+		l.dProjParts = make([]float32, n*size)
+	}
+	l.dProjParts = l.dProjParts[:n*size]
+	clear(l.dProjParts)
+	var parts [][]float32
+	for k := range n {
+		parts = append(parts, l.dProjParts[k*size:(k+1)*size])
+	}
+	return parts, nil
+}
+
+// recurrentGrad adds the recurrent weight gradient of all steps at once: one big gemm of dG
+// with the h_{t-1} of each row. Time-major, those are hs rows [0, T*B); packed, the rows a step
+// continues are a prefix of the previous step's, so they are gathered into hPrev first.
+func (l *LSTM) recurrentGrad() error {
+	T, H := l.t, l.Hidden
+	N := l.stepOff[T]
 	prevH := l.hs.RowSlice(0, N)
 	if l.packed() {
 		l.hPrev.Reshape(N, H)
@@ -349,10 +368,7 @@ func (l *LSTM) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor
 		}
 		prevH = l.hPrev
 	}
-	if err := l.eng.MatMul(l.Wh.Grad, prevH, true, l.dGates, false, 1, 1); err != nil {
-		return nil, err
-	}
-	return l.dGates, nil
+	return l.eng.MatMul(l.Wh.Grad, prevH, true, l.dGates, false, 1, 1)
 }
 
 // cellBackward back-propagates one active cell. a holds the activations
