@@ -3,6 +3,7 @@ package experiment
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -98,12 +100,17 @@ func PairedSection(runs []Record, isBase func(Record) bool) string {
 		if len(base) == 0 {
 			continue
 		}
+		var baseCfg config.Config
+		for _, b := range base {
+			baseCfg = b.Record.Cfg
+			break
+		}
 		fmt.Fprintf(&b, "\n## Paired against the baseline: %s, grid %d\n\n", g.env, g.grid)
 		fmt.Fprintf(&b, "The baseline is %s. Per seed, the mean return over the last 20%% of each run's env steps; "+
 			"std is the sample std (n − 1), the interval the 95%% Student-t interval of the mean. "+
 			"\"passes %s\": env steps (wall time) where the 20-iteration moving mean return first reaches it.\n", baseNames(base), "1,423")
 		for _, v := range order {
-			b.WriteString(pairedTable(v, base, variants[v]))
+			b.WriteString(pairedTable(v, differences(baseCfg, variants[v][0].Record.Cfg), base, variants[v]))
 		}
 	}
 	return b.String()
@@ -118,11 +125,30 @@ func baseNames(base map[int64]Summary) string {
 	return "`" + strings.Join(names, "`, `") + "`"
 }
 
-// pairedTable is one variant's table against the baseline.
-func pairedTable(v variant, base map[int64]Summary, cand []Summary) string {
+// differences names the config fields where c departs from base ("name value, ..." in the
+// fields' JSON names), leaving out the seed and the run's length.
+func differences(base, c config.Config) string {
+	bf, cf := configFields(base), configFields(c)
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(cf)) {
+		if k == "seed" || k == "iters" || cf[k] == bf[k] {
+			continue
+		}
+		out = append(out, k+" "+cf[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(bf)) {
+		if _, ok := cf[k]; !ok && k != "seed" && k != "iters" {
+			out = append(out, k+" off")
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// pairedTable is one variant's table against the baseline; diff names how it departs from it.
+func pairedTable(v variant, diff string, base map[int64]Summary, cand []Summary) string {
 	slices.SortFunc(cand, func(a, b Summary) int { return cmp.Compare(a.Record.Cfg.Seed, b.Record.Cfg.Seed) })
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### %s α %g, %s\n\n", v.algo, v.alpha, orDash(v.settings))
+	fmt.Fprintf(&b, "\n### %s α %g: %s\n\n", v.algo, v.alpha, orDash(diff))
 	b.WriteString("| seed | baseline | this arm | difference | this arm: wall s per 1M steps | this arm: passes 1,423 |\n|---|---|---|---|---|---|\n")
 	var xs, ys, ds []float64
 	for _, c := range cand {

@@ -69,7 +69,7 @@ func TestPairedSection(t *testing.T) {
 		record("cand-s1", 1, 10, 1500), record("cand-s2", 2, 10, 1450), record("cand-s3", 3, 10, 1700),
 	}
 	md := PairedSection(runs, func(r Record) bool { return strings.Contains(r.Dir, "base") })
-	for _, want := range []string{"train-steps 4", "| 1 | 1000 | 1500 | +500 |", "| 2 | 900 | 1450 | +550 |", "| 3 | 1100 | 1700 | +600 |",
+	for _, want := range []string{"sparse α 0.05: train_steps 4", "| 1 | 1000 | 1500 | +500 |", "| 2 | 900 | 1450 | +550 |", "| 3 | 1100 | 1700 | +600 |",
 		"550 ± 50 (95%: [426, 674])", "Better in 3 of 3 seeds; **a win**", "`base-s1`, `base-s2`, `base-s3`"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("paired section lacks %q:\n%s", want, md)
