@@ -100,15 +100,15 @@ func PairedSection(runs []Record, isBase func(Record) bool) string {
 		if len(base) == 0 {
 			continue
 		}
-		var baseCfg config.Config
-		for _, b := range base {
-			baseCfg = b.Record.Cfg
+		var baseCfg config.Config // the baseline's runs differ by their seed alone
+		for _, bs := range base {
+			baseCfg = bs.Record.Cfg
 			break
 		}
 		fmt.Fprintf(&b, "\n## Paired against the baseline: %s, grid %d\n\n", g.env, g.grid)
 		fmt.Fprintf(&b, "The baseline is %s. Per seed, the mean return over the last 20%% of each run's env steps; "+
 			"std is the sample std (n − 1), the interval the 95%% Student-t interval of the mean. "+
-			"\"passes %s\": env steps (wall time) where the 20-iteration moving mean return first reaches it.\n", baseNames(base), "1,423")
+			"\"passes 1,423\": env steps (wall time) where the 20-iteration moving mean return first reaches it (SB3 PPO's continuous-action return at 1M steps).\n", baseNames(base))
 		for _, v := range order {
 			b.WriteString(pairedTable(v, differences(baseCfg, variants[v][0].Record.Cfg), base, variants[v]))
 		}
