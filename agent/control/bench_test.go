@@ -34,8 +34,14 @@ func benchSegments(rng *rand.Rand, k int) []*Segment {
 }
 
 func benchLearner(b testing.TB, algo string, k int) *Learner {
+	return benchLearnerWith(b, algo, k, func(*config.Config) {})
+}
+
+// benchLearnerWith is benchLearner with edit applied to its config.
+func benchLearnerWith(b testing.TB, algo string, k int, edit func(*config.Config)) *Learner {
 	cfg := config.Default()
 	cfg.Net, cfg.Algo, cfg.Alpha, cfg.Gamma = config.NetMLP, algo, 0.1, 0.99
+	edit(&cfg)
 	eng, err := tensor.NewEngine()
 	if err != nil {
 		b.Fatal(err)
@@ -492,18 +498,7 @@ func BenchmarkTrainStepLevers(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
 				learner := func(lag, lambda float64) *Learner {
-					cfg := config.Default()
-					cfg.Net, cfg.Algo, cfg.Alpha, cfg.Gamma = config.NetMLP, algo, 0.1, 0.99
-					cfg.TargetLag, cfg.TrustRegion = lag, lambda
-					eng, err := tensor.NewEngine()
-					if err != nil {
-						b.Fatal(err)
-					}
-					l, err := NewLearner(cfg, 17, k, eng)
-					if err != nil {
-						b.Fatal(err)
-					}
-					return l
+					return benchLearnerWith(b, algo, k, func(c *config.Config) { c.TargetLag, c.TrustRegion = lag, lambda })
 				}
 				arms := []*Learner{learner(0, 0), learner(0.9, 0), learner(0.9, 0.01)}
 				var took [3]time.Duration

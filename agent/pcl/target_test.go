@@ -3,6 +3,7 @@ package pcl
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -97,7 +98,7 @@ func TestTargetLagUpdate(t *testing.T) {
 	}
 	params := l.Params()
 	for i, p := range params {
-		if got := l.target.params[i].Value.Data; !equalFloats(got, p.Value.Data) {
+		if got := l.target.params[i].Value.Data; !slices.Equal(got, p.Value.Data) {
 			t.Fatalf("%s: the lagged copy does not start at the network's values", p.Name)
 		}
 	}
@@ -146,20 +147,8 @@ func TestTargetLagUpdate(t *testing.T) {
 		t.Errorf("lagged copy equal to the network: loss %v, without a lagged copy %v", same.Loss, own.Loss)
 	}
 	for i, p := range params {
-		if !equalFloats(p.Value.Data, snapshot[i]) {
+		if !slices.Equal(p.Value.Data, snapshot[i]) {
 			t.Errorf("%s changed by computing a loss", p.Name)
 		}
 	}
-}
-
-func equalFloats(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
