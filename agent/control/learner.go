@@ -28,7 +28,7 @@ func NewLearner(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Le
 	return pcl.NewLearnerOf[*Segment](cfg, m)
 }
 
-// Diagnostics are a batch's value measurements (see train.Diagnostics for the columns they
+// Diagnostics are a batch's value measurements (see runstore.Diagnostics for the columns they
 // become): ValueMean is the mean V over the batch's states whose episode has ended (ReturnToGo
 // known) and ReturnDiscounted the mean of their discounted returns; RegTerm is the mean per-step
 // regularisation term at those states (the consistency's addition to the reward: with a steady

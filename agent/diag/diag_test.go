@@ -17,6 +17,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
@@ -265,7 +266,7 @@ func TestProbeContinuesRun(t *testing.T) {
 	if _, err := train.Run(context.Background(), cfg, train.Options{Registry: registry.Default(), Dir: src, Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := os.ReadFile(filepath.Join(src, train.MetricsFile))
+	before, err := os.ReadFile(filepath.Join(src, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestProbeContinuesRun(t *testing.T) {
 				r.Iteration, r.MeanReward, r.Loss, r.GradNorm, row.MeanReward, row.Loss, row.GradNorm)
 		}
 	}
-	if after, err := os.ReadFile(filepath.Join(src, train.MetricsFile)); err != nil || string(after) != string(before) {
+	if after, err := os.ReadFile(filepath.Join(src, runstore.MetricsFile)); err != nil || string(after) != string(before) {
 		t.Errorf("the source run's metrics changed (%v)", err)
 	}
 	if meta, err := train.ReadMeta(dir); err != nil || meta.Iteration != 9 {

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 )
 
@@ -127,7 +127,7 @@ func Panels(dir string, t Table) error {
 // probeRun names the run of the probe in dir from its config.json: env, |A| and base, algorithm
 // and weight, seed; "" when dir has no config.json.
 func probeRun(dir string) (string, error) {
-	cfg, err := config.ReadFile(filepath.Join(dir, "config.json"))
+	cfg, err := runstore.Dir(dir).Config()
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -140,10 +140,10 @@ func continueRun(from, dir string) (config.Config, error) {
 	if dir == "" {
 		return config.Config{}, fmt.Errorf("diag: continuing %s needs a directory for the copy", from)
 	}
-	if !train.HasCheckpoint(from) {
+	if !runstore.Dir(from).HasCheckpoint() {
 		return config.Config{}, fmt.Errorf("diag: %s holds no checkpoint to continue", from)
 	}
-	cfg, err := config.ReadFile(filepath.Join(from, train.ConfigFile))
+	cfg, err := runstore.Dir(from).Config()
 	if err != nil {
 		return config.Config{}, fmt.Errorf("diag: %w", err)
 	}

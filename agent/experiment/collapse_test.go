@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 func TestCollapseSection(t *testing.T) {
@@ -14,9 +14,9 @@ func TestCollapseSection(t *testing.T) {
 	// run returns rows that climb from -400 to 500 by iteration 90, then from onset on sit on one
 	// action at after. The check's window is 50 iterations; it needs 45 of them on one action.
 	run := func(dir string, onset int, after float64) Record {
-		rows := make([]train.Row, cfg.Iters)
+		rows := make([]runstore.Row, cfg.Iters)
 		for i := range rows {
-			rows[i] = train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: min(-400+10*float64(i), 500), MaxProb: 0.4, Support: 4}
+			rows[i] = runstore.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: min(-400+10*float64(i), 500), MaxProb: 0.4, Support: 4}
 			if i >= onset {
 				rows[i].MeanReward, rows[i].MaxProb, rows[i].Support = after, 1, 1
 			}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
@@ -29,18 +29,18 @@ import (
 type Record struct {
 	Dir  string
 	Cfg  config.Config
-	Rows []train.Row
+	Rows []runstore.Row
 }
 
 // LoadRecords reads the config and metrics of each run directory.
 func LoadRecords(dirs []string) ([]Record, error) {
 	var runs []Record
 	for _, d := range dirs {
-		cfg, err := config.ReadFile(filepath.Join(d, train.ConfigFile))
+		cfg, err := runstore.Dir(d).Config()
 		if err != nil {
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
-		rows, err := train.ReadMetrics(filepath.Join(d, train.MetricsFile))
+		rows, err := runstore.Dir(d).Metrics()
 		if err != nil {
 			return nil, fmt.Errorf("experiment: %w", err)
 		}
@@ -92,14 +92,14 @@ func Summarise(r Record) Summary {
 	}
 	k := max(1, len(r.Rows)/10)
 	tail := r.Rows[len(r.Rows)-k:]
-	s.FinalReturn = meanOf(tail, func(x train.Row) float64 { return x.MeanReward })
-	s.FinalMaxProb = meanOf(tail, func(x train.Row) float64 { return x.MaxProb })
-	s.FinalSupport = meanOf(tail, func(x train.Row) float64 { return x.Support })
-	s.FinalAlpha = meanOf(tail, func(x train.Row) float64 { return x.Alpha })
+	s.FinalReturn = meanOf(tail, func(x runstore.Row) float64 { return x.MeanReward })
+	s.FinalMaxProb = meanOf(tail, func(x runstore.Row) float64 { return x.MaxProb })
+	s.FinalSupport = meanOf(tail, func(x runstore.Row) float64 { return x.Support })
+	s.FinalAlpha = meanOf(tail, func(x runstore.Row) float64 { return x.Alpha })
 	if math.IsNaN(s.FinalAlpha) && r.Cfg.AlphaStart == 0 && !r.Cfg.AlphaAuto {
 		s.FinalAlpha = r.Cfg.Alpha
 	}
-	s.Last20Return = meanOf(r.Rows[len(r.Rows)-max(1, len(r.Rows)/5):], func(x train.Row) float64 { return x.MeanReward })
+	s.Last20Return = meanOf(r.Rows[len(r.Rows)-max(1, len(r.Rows)/5):], func(x runstore.Row) float64 { return x.MeanReward })
 	s.BestWindow = bestWindow(r.Rows, WindowSteps)
 	for _, x := range r.Rows {
 		if !math.IsNaN(x.GreedyReward) {
@@ -118,9 +118,9 @@ func Summarise(r Record) Summary {
 // one row, each holding the rows whose env steps end within width of its last row's, and count
 // once the run has taken width steps. Rows without a finite return (no episode ended) are left
 // out of a window's mean. NaN when no window has a return.
-func bestWindow(rows []train.Row, width int64) float64 {
+func bestWindow(rows []runstore.Row, width int64) float64 {
 	best, start, sum, n := math.NaN(), 0, 0.0, 0
-	finite := func(x train.Row) bool { return !math.IsNaN(x.MeanReward) && !math.IsInf(x.MeanReward, 0) }
+	finite := func(x runstore.Row) bool { return !math.IsNaN(x.MeanReward) && !math.IsInf(x.MeanReward, 0) }
 	for _, x := range rows {
 		if finite(x) {
 			sum, n = sum+x.MeanReward, n+1
@@ -142,7 +142,7 @@ func bestWindow(rows []train.Row, width int64) float64 {
 }
 
 // meanOf is the mean of the finite values of f over rows (NaN if none).
-func meanOf(rows []train.Row, f func(train.Row) float64) float64 {
+func meanOf(rows []runstore.Row, f func(runstore.Row) float64) float64 {
 	sum, n := 0.0, 0
 	for _, r := range rows {
 		if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -314,7 +314,7 @@ func (v variant) label(q float64) string {
 type curveFigure struct {
 	suffix, what, y string
 	name            string
-	value           func(config.Config, train.Row) float64
+	value           func(config.Config, runstore.Row) float64
 	extra           []series
 	// when, if set, says whether a group of runs gets the figure at all.
 	when func([]Record) bool
@@ -323,27 +323,27 @@ type curveFigure struct {
 // series is a named value of a run's rows.
 type series struct {
 	name  string
-	value func(config.Config, train.Row) float64
+	value func(config.Config, runstore.Row) float64
 }
 
 // curveFigures are the report's figures, in order.
 func curveFigures() []curveFigure {
 	return []curveFigure{
 		{suffix: "return", what: "average return", y: "undiscounted return of completed episodes",
-			value: func(_ config.Config, r train.Row) float64 { return r.MeanReward }},
+			value: func(_ config.Config, r runstore.Row) float64 { return r.MeanReward }},
 		{suffix: "maxprob", what: "probability of the most likely action", y: "mean max_a π(a|s) over the last 1000 steps",
-			value: func(_ config.Config, r train.Row) float64 { return r.MaxProb }},
+			value: func(_ config.Config, r runstore.Row) float64 { return r.MaxProb }},
 		{suffix: "value", what: "V against its targets (trained states of ended episodes)", y: "value", name: "V",
-			value: func(_ config.Config, r train.Row) float64 { return r.ValueMean },
+			value: func(_ config.Config, r runstore.Row) float64 { return r.ValueMean },
 			extra: []series{
-				{"discounted return", func(_ config.Config, r train.Row) float64 { return r.ReturnDiscounted }},
+				{"discounted return", func(_ config.Config, r runstore.Row) float64 { return r.ReturnDiscounted }},
 				// With a steady policy the regularised value adds the discounted per-step term.
-				{"return + term/(1-γ)", func(c config.Config, r train.Row) float64 { return r.ReturnDiscounted + r.RegTerm/(1-c.Gamma) }},
+				{"return + term/(1-γ)", func(c config.Config, r runstore.Row) float64 { return r.ReturnDiscounted + r.RegTerm/(1-c.Gamma) }},
 			}},
 		{suffix: "clip", what: "factor the gradient clip applied (1: did not bind)", y: "clip factor, log10",
-			value: func(_ config.Config, r train.Row) float64 { return math.Log10(r.ClipScale) }},
+			value: func(_ config.Config, r runstore.Row) float64 { return math.Log10(r.ClipScale) }},
 		{suffix: "alpha", what: "the regularisation weight", y: "alpha (tau for soft), log10",
-			value: func(_ config.Config, r train.Row) float64 { return math.Log10(r.Alpha) }, when: alphaMoves},
+			value: func(_ config.Config, r runstore.Row) float64 { return math.Log10(r.Alpha) }, when: alphaMoves},
 	}
 }
 
@@ -496,7 +496,7 @@ func bucketWidth(runs []Record) int {
 }
 
 // curveBand is the band of value over runs in buckets of width iterations, placed at env steps.
-func curveBand(runs []Record, value func(config.Config, train.Row) float64, width int) plot.Band {
+func curveBand(runs []Record, value func(config.Config, runstore.Row) float64, width int) plot.Band {
 	seeds := make([][]point, len(runs))
 	for i, r := range runs {
 		seeds[i] = make([]point, len(r.Rows))

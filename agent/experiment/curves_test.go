@@ -9,18 +9,18 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // writeRun writes a run directory with n rows whose return is ret(i) (NaN before the first
 // completed episode) and max-probability 0.5, without diagnostics.
 func writeRun(t *testing.T, dir, algo string, seed int64, n int, ret func(i int) float64) {
 	t.Helper()
-	writeRunWith(t, dir, algo, seed, n, ret, nil, func(i int) train.Diagnostics { return train.NoDiagnostics() })
+	writeRunWith(t, dir, algo, seed, n, ret, nil, func(i int) runstore.Diagnostics { return runstore.NoDiagnostics() })
 }
 
 // writeRunWith is writeRun with edit applied to the config and diag(i) as row i's diagnostics.
-func writeRunWith(t *testing.T, dir, algo string, seed int64, n int, ret func(i int) float64, edit func(*config.Config), diag func(i int) train.Diagnostics) {
+func writeRunWith(t *testing.T, dir, algo string, seed int64, n int, ret func(i int) float64, edit func(*config.Config), diag func(i int) runstore.Diagnostics) {
 	t.Helper()
 	c := config.Default()
 	c.Env, c.Net, c.Grid, c.Algo, c.Seed = "HalfCheetah-v5", config.NetMLP, 3, algo, seed
@@ -30,24 +30,24 @@ func writeRunWith(t *testing.T, dir, algo string, seed int64, n int, ret func(i 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WriteFile(filepath.Join(dir, train.ConfigFile)); err != nil {
+	if err := c.WriteFile(filepath.Join(dir, runstore.ConfigFile)); err != nil {
 		t.Fatal(err)
 	}
-	var rows []train.Row
+	var rows []runstore.Row
 	for i := range n {
 		g := math.NaN()
 		if i%5 == 0 {
 			g = float64(i)
 		}
-		rows = append(rows, train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), WallSeconds: float64(i), MeanReward: ret(i),
+		rows = append(rows, runstore.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), WallSeconds: float64(i), MeanReward: ret(i),
 			GreedyReward: g, MaxProb: 0.5, Support: 3, Loss: 1, ReplayLoss: 1, Diagnostics: diag(i)})
 	}
-	f, err := os.Create(filepath.Join(dir, train.MetricsFile))
+	f, err := os.Create(filepath.Join(dir, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := train.WriteMetrics(f, rows); err != nil {
+	if err := runstore.WriteMetrics(f, rows); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,10 +100,10 @@ func TestReportFiguresAndTable(t *testing.T) {
 // α was logged falls back to the configured weight when that weight is fixed, and to none when a
 // schedule or the automatic weight moved it.
 func TestSummaryFinalAlpha(t *testing.T) {
-	rows := func(alpha func(i int) float64) []train.Row {
-		var rs []train.Row
+	rows := func(alpha func(i int) float64) []runstore.Row {
+		var rs []runstore.Row
 		for i := range 20 {
-			rs = append(rs, train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: 1, Alpha: alpha(i)})
+			rs = append(rs, runstore.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: 1, Alpha: alpha(i)})
 		}
 		return rs
 	}
@@ -118,7 +118,7 @@ func TestSummaryFinalAlpha(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  config.Config
-		rows []train.Row
+		rows []runstore.Row
 		want float64
 	}{
 		{"logged, automatic", auto, rows(logged), 19.5},
@@ -146,8 +146,8 @@ func TestSummaryFinalAlpha(t *testing.T) {
 func TestReportVariantsAndDiagnostics(t *testing.T) {
 	root := t.TempDir()
 	ret := func(i int) float64 { return float64(i) }
-	diag := func(i int) train.Diagnostics {
-		return train.Diagnostics{ValueMean: -float64(i), ReturnDiscounted: -40, ClipScale: 0.01, GradNormPolicy: 900, GradNormValue: 100}
+	diag := func(i int) runstore.Diagnostics {
+		return runstore.Diagnostics{ValueMean: -float64(i), ReturnDiscounted: -40, ClipScale: 0.01, GradNormPolicy: 900, GradNormValue: 100}
 	}
 	scaled := func(c *config.Config) { c.ValueScale = 10 }
 	writeRunWith(t, filepath.Join(root, "a"), config.AlgoSparse, 1, 20, ret, nil, diag)
@@ -179,13 +179,13 @@ func TestReportVariantsAndDiagnostics(t *testing.T) {
 // A band averages each run over buckets of iterations, then takes the mean and range over runs.
 func TestBandBuckets(t *testing.T) {
 	mk := func(vals ...float64) Record {
-		var rows []train.Row
+		var rows []runstore.Row
 		for i, v := range vals {
-			rows = append(rows, train.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: v})
+			rows = append(rows, runstore.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: v})
 		}
 		return Record{Rows: rows}
 	}
-	b := curveBand([]Record{mk(1, 3, 5, math.NaN()), mk(3, 5, 7, 9)}, func(_ config.Config, r train.Row) float64 { return r.MeanReward }, 2)
+	b := curveBand([]Record{mk(1, 3, 5, math.NaN()), mk(3, 5, 7, 9)}, func(_ config.Config, r runstore.Row) float64 { return r.MeanReward }, 2)
 	// Record 1: buckets (1+3)/2 = 2 and 5; run 2: 4 and 8. Means 3 and 6.5, ranges [2,4] and [5,8].
 	if !slices.Equal(b.Mean, []float64{3, 6.5}) || !slices.Equal(b.Lo, []float64{2, 5}) || !slices.Equal(b.Hi, []float64{4, 8}) ||
 		!slices.Equal(b.X, []float64{200, 400}) {
@@ -194,7 +194,7 @@ func TestBandBuckets(t *testing.T) {
 }
 
 func TestUntil(t *testing.T) {
-	r := Record{Rows: []train.Row{{EnvSteps: 100}, {EnvSteps: 200}, {EnvSteps: 300}}}
+	r := Record{Rows: []runstore.Row{{EnvSteps: 100}, {EnvSteps: 200}, {EnvSteps: 300}}}
 	for _, tc := range []struct {
 		steps int64
 		want  int
@@ -256,10 +256,10 @@ func TestSettingsNameTheWeightControl(t *testing.T) {
 // counts once the run has taken width steps, and rows without a return (no episode ended) are left
 // out of a window's mean.
 func TestBestWindow(t *testing.T) {
-	rows := func(n int, ret func(i int) float64) []train.Row {
-		out := make([]train.Row, n)
+	rows := func(n int, ret func(i int) float64) []runstore.Row {
+		out := make([]runstore.Row, n)
 		for i := range out {
-			out[i] = train.Row{Iteration: i, EnvSteps: int64(i+1) * 100, MeanReward: ret(i)}
+			out[i] = runstore.Row{Iteration: i, EnvSteps: int64(i+1) * 100, MeanReward: ret(i)}
 		}
 		return out
 	}
@@ -271,7 +271,7 @@ func TestBestWindow(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		rows  []train.Row
+		rows  []runstore.Row
 		width int64
 		want  float64
 	}{
@@ -292,10 +292,10 @@ func TestBestWindow(t *testing.T) {
 // A sweep report's band counts the finished runs only, as its table does: a run still under way
 // (here with more rows and far higher rewards) changes neither the count nor the curve.
 func TestSweepBandSkipsUnfinishedRuns(t *testing.T) {
-	rows := func(n int, v float64) []train.Row {
-		var out []train.Row
+	rows := func(n int, v float64) []runstore.Row {
+		var out []runstore.Row
 		for i := range n {
-			out = append(out, train.Row{Iteration: i, MeanReward: v})
+			out = append(out, runstore.Row{Iteration: i, MeanReward: v})
 		}
 		return out
 	}

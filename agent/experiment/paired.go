@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // Interval is a sample's mean with its sample standard deviation (n − 1) and the two-sided 95%
@@ -49,7 +49,7 @@ func (iv Interval) String() string {
 
 // PassThreshold is where a run's moving mean return (over window iterations) first reaches
 // threshold: the env steps and wall seconds of that row; ok false when it never does.
-func PassThreshold(rows []train.Row, threshold float64, window int) (envSteps int64, wallSeconds float64, ok bool) {
+func PassThreshold(rows []runstore.Row, threshold float64, window int) (envSteps int64, wallSeconds float64, ok bool) {
 	var sum float64
 	var vals []float64
 	for _, r := range rows {

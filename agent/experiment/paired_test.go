@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 func TestSampleInterval(t *testing.T) {
@@ -34,13 +34,13 @@ func TestSampleInterval(t *testing.T) {
 }
 
 func TestPassThreshold(t *testing.T) {
-	var rows []train.Row
+	var rows []runstore.Row
 	for i := range 100 {
 		r := float64(i * 20) // 0, 20, ..., a moving mean over 20 reaches 1423 at i = 81 (mean of 62..81 = 71.5*20 = 1430)
 		if i == 50 {
 			r = math.NaN() // no episode ended: skipped
 		}
-		rows = append(rows, train.Row{Iteration: i + 1, EnvSteps: int64(i+1) * 100, WallSeconds: float64(i + 1), MeanReward: r})
+		rows = append(rows, runstore.Row{Iteration: i + 1, EnvSteps: int64(i+1) * 100, WallSeconds: float64(i + 1), MeanReward: r})
 	}
 	steps, wall, ok := PassThreshold(rows, 1423, 20)
 	if !ok || steps != 8200 || wall != 82 {
@@ -58,9 +58,9 @@ func TestPairedSection(t *testing.T) {
 		if strings.HasPrefix(name, "cand") {
 			cfg.TrainSteps = 4
 		}
-		var rows []train.Row
+		var rows []runstore.Row
 		for i := range 10 {
-			rows = append(rows, train.Row{Iteration: i + 1, EnvSteps: int64(i+1) * 100, WallSeconds: float64(i + 1), MeanReward: level})
+			rows = append(rows, runstore.Row{Iteration: i + 1, EnvSteps: int64(i+1) * 100, WallSeconds: float64(i + 1), MeanReward: level})
 		}
 		return Record{Dir: "runs/" + name, Cfg: cfg, Rows: rows}
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/success"
-	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
@@ -28,7 +28,7 @@ type RunResult struct {
 	Run    Run
 	Status Status
 	Err    error // the run could not be read (or conflicts with the manifest)
-	Rows   []train.Row
+	Rows   []runstore.Row
 	// Final is the mean sampled reward over the last 10% of the budget (NaN unless finished);
 	// FinalGreedy the mean greedy reward of the evaluations there (NaN: none). Under --explore the
 	// sampled reward includes the random actions; the greedy one is the policy's alone.
@@ -38,7 +38,7 @@ type RunResult struct {
 	Fraction float64
 	// Reach is the first row whose sampled reward reached the threshold; GreedyReach the first
 	// whose greedy reward did.
-	Reach, GreedyReach *train.Row
+	Reach, GreedyReach *runstore.Row
 }
 
 // Group is the runs of one cell: the same config apart from the seed.
@@ -92,7 +92,7 @@ func readRun(dir string, r Run) RunResult {
 	if st.State == Missing {
 		return res
 	}
-	rows, err := train.ReadMetrics(filepath.Join(RunDir(dir, r), train.MetricsFile))
+	rows, err := runstore.Dir(RunDir(dir, r)).Metrics()
 	if err != nil {
 		// A run that is still going may be caught mid-line; only a finished run's metrics must read.
 		if st.State == Finished {
@@ -101,7 +101,7 @@ func readRun(dir string, r Run) RunResult {
 		return res
 	}
 	// Rows past the checkpoint are dropped on resume; the report reads what the checkpoint holds.
-	res.Rows = slices.DeleteFunc(rows, func(x train.Row) bool { return st.State != Started && x.Iteration >= st.Iteration })
+	res.Rows = slices.DeleteFunc(rows, func(x runstore.Row) bool { return st.State != Started && x.Iteration >= st.Iteration })
 	c := r.Config
 	if n := len(res.Rows); n > 0 {
 		res.Level = res.Rows[n-1].Curriculum
@@ -490,15 +490,15 @@ func (p *figurePanel) draw(out string, bands, greedy []plot.Band, algos []string
 	return files, nil
 }
 
-func sampledReward(x train.Row) float64 { return x.MeanReward }
+func sampledReward(x runstore.Row) float64 { return x.MeanReward }
 
 // greedyReward is NaN in the rows without an evaluation, which the band skips.
-func greedyReward(x train.Row) float64 { return x.GreedyReward }
+func greedyReward(x runstore.Row) float64 { return x.GreedyReward }
 
 // bandOf is the band of value (sampledReward or greedyReward) per iteration over g's finished
 // runs, and their count. A run still under way is left out: its curve would end early and pull
 // the band's tail toward a single seed.
-func bandOf(g *Group, value func(train.Row) float64) (plot.Band, int) {
+func bandOf(g *Group, value func(runstore.Row) float64) (plot.Band, int) {
 	var seeds [][]point
 	for _, r := range g.Runs {
 		if r.Status.State != Finished || len(r.Rows) == 0 || r.Err != nil {

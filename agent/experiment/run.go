@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -40,10 +40,10 @@ type Status struct {
 // budget, so a report reads the run's first budget iterations, as this sweep planned them.
 func Inspect(dir string, r Run) (Status, error) {
 	rd := RunDir(dir, r)
-	saved, err := config.ReadFile(filepath.Join(rd, train.ConfigFile))
+	saved, err := runstore.Dir(rd).Config()
 	if errors.Is(err, fs.ErrNotExist) {
-		if train.HasCheckpoint(rd) {
-			return Status{}, fmt.Errorf("sweep: run %d (%s): %s has a checkpoint but no %s", r.Index, r.ID, rd, train.ConfigFile)
+		if runstore.Dir(rd).HasCheckpoint() {
+			return Status{}, fmt.Errorf("sweep: run %d (%s): %s has a checkpoint but no %s", r.Index, r.ID, rd, runstore.ConfigFile)
 		}
 		return Status{State: Missing}, nil
 	}
@@ -57,7 +57,7 @@ func Inspect(dir string, r Run) (Status, error) {
 		return Status{}, fmt.Errorf("sweep: run %d (%s): %s holds a run with another config than the manifest's (%s); it is left alone: "+
 			"plan the changed sweep into another directory, or move that run away yourself", r.Index, r.ID, rd, strings.Join(d, ", "))
 	}
-	if !train.HasCheckpoint(rd) {
+	if !runstore.Dir(rd).HasCheckpoint() {
 		return withoutCheckpoint(rd, want)
 	}
 	meta, err := train.ReadMeta(rd)
@@ -71,11 +71,11 @@ func Inspect(dir string, r Run) (Status, error) {
 			st.Iteration = want.Iters
 		}
 	} else if want.StopAtThreshold {
-		rows, err := train.ReadMetrics(filepath.Join(rd, train.MetricsFile))
+		rows, err := runstore.Dir(rd).Metrics()
 		if err != nil {
 			return Status{}, fmt.Errorf("sweep: run %d (%s): %w", r.Index, r.ID, err)
 		}
-		if _, ok := train.FirstReach(rows, want.RewardThreshold); ok {
+		if _, ok := runstore.FirstReach(rows, want.RewardThreshold); ok {
 			st.State = Finished
 		}
 	}
@@ -88,7 +88,7 @@ func Inspect(dir string, r Run) (Status, error) {
 // copy is Finished, so that a sweep replanned on a fresh machine reports it and never trains
 // it again.
 func withoutCheckpoint(rd string, want config.Config) (Status, error) {
-	rows, err := train.ReadMetrics(filepath.Join(rd, train.MetricsFile))
+	rows, err := runstore.Dir(rd).Metrics()
 	if err != nil || len(rows) == 0 {
 		// No metrics, or a file cut mid-line by the kill: the run starts over, as it always has.
 		return Status{State: Started}, nil
@@ -98,7 +98,7 @@ func withoutCheckpoint(rd string, want config.Config) (Status, error) {
 		return Status{State: Finished, Iteration: want.Iters}, nil
 	}
 	if want.StopAtThreshold {
-		if _, ok := train.FirstReach(rows, want.RewardThreshold); ok {
+		if _, ok := runstore.FirstReach(rows, want.RewardThreshold); ok {
 			return Status{State: Finished, Iteration: done}, nil
 		}
 	}

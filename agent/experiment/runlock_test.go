@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // pauseAt is a progress writer that, at its n-th progress line (iteration), says so on reached
@@ -38,7 +38,7 @@ func TestRunInUseByAnother(t *testing.T) {
 	dir := t.TempDir()
 	m := planTiny(t, dir)
 	run0 := RunDir(dir, m.Runs[0])
-	if train.InUse(run0) {
+	if runstore.Dir(run0).InUse() {
 		t.Fatal("a run directory that does not exist is in use")
 	}
 
@@ -51,13 +51,13 @@ func TestRunInUseByAnother(t *testing.T) {
 		first <- err
 	}()
 	<-pause.reached
-	if !train.InUse(run0) {
+	if !runstore.Dir(run0).InUse() {
 		t.Fatal("the directory of a run in mid-training is not in use")
 	}
 
 	before := snapshot(t, run0)
 	_, err := RunIndex(context.Background(), dir, 0, quiet())
-	if !errors.Is(err, train.ErrRunInUse) {
+	if !errors.Is(err, runstore.ErrRunInUse) {
 		t.Errorf("a second writer of the run: %v, want ErrRunInUse", err)
 	}
 	if snapshot(t, run0) != before {
@@ -83,7 +83,7 @@ func TestRunInUseByAnother(t *testing.T) {
 	if st, err := Inspect(dir, m.Runs[0]); err != nil || st.State != Finished {
 		t.Errorf("run 0 after its trainer: %+v, %v; want finished", st, err)
 	}
-	if train.InUse(run0) {
+	if runstore.Dir(run0).InUse() {
 		t.Error("the run's lock outlived it")
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // LogFile is where the output of run r's subprocess goes: <dir>/logs/<id>.log.
@@ -89,7 +89,7 @@ func RunAll(ctx context.Context, dir string, n int, opts *RunOptions, w io.Write
 	}
 	return Local(ctx, n, pending, func(ctx context.Context, i int) error {
 		r := m.Runs[i]
-		if train.InUse(RunDir(dir, r)) {
+		if runstore.Dir(RunDir(dir, r)).InUse() {
 			// Another sweep process (or a pcl train) is training it: not a failure, and not ours.
 			say("sweep: run %d (%s) is being trained by another process: left to it\n", i, r.ID)
 			return nil

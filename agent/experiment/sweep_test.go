@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
@@ -296,7 +296,7 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 }
 
 // trainingColumns are the metrics that must not depend on interruptions.
-func trainingColumns(rows []train.Row) string {
+func trainingColumns(rows []runstore.Row) string {
 	var b strings.Builder
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%d %d %v %v %v %v %v %d\n", r.Iteration, r.EnvSteps, r.MeanReward, r.GreedyReward, r.Loss, r.ReplayLoss, r.Support, r.Curriculum)
@@ -328,8 +328,8 @@ func TestRunInterruptResumeReport(t *testing.T) {
 	if err != nil || st.State != Partial {
 		t.Fatalf("resume: found %+v, %v", st, err)
 	}
-	a, _ := train.ReadMetrics(filepath.Join(RunDir(dir, m.Runs[0]), train.MetricsFile))
-	b, _ := train.ReadMetrics(filepath.Join(RunDir(ref, m.Runs[0]), train.MetricsFile))
+	a, _ := runstore.ReadMetrics(filepath.Join(RunDir(dir, m.Runs[0]), runstore.MetricsFile))
+	b, _ := runstore.ReadMetrics(filepath.Join(RunDir(ref, m.Runs[0]), runstore.MetricsFile))
 	if len(a) != 6 || trainingColumns(a) != trainingColumns(b) {
 		t.Errorf("interrupted and resumed run differs from the uninterrupted one:\n%s\nvs\n%s", trainingColumns(a), trainingColumns(b))
 	}
@@ -392,12 +392,12 @@ func TestChangedConfigUnderRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rd := RunDir(dir, m.Runs[0])
-	c, err := config.ReadFile(filepath.Join(rd, train.ConfigFile))
+	c, err := config.ReadFile(filepath.Join(rd, runstore.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Alpha = 0.5
-	if err := c.WriteFile(filepath.Join(rd, train.ConfigFile)); err != nil {
+	if err := c.WriteFile(filepath.Join(rd, runstore.ConfigFile)); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(t, rd)
@@ -421,7 +421,7 @@ func TestChangedConfigUnderRun(t *testing.T) {
 	// A larger budget in the run's config is not a conflict: the run counts as finished at the
 	// manifest's budget once its checkpoint is there (TestRunBeyondTheBudget).
 	c.Alpha, c.Iters = 0.05, 99
-	if err := c.WriteFile(filepath.Join(rd, train.ConfigFile)); err != nil {
+	if err := c.WriteFile(filepath.Join(rd, runstore.ConfigFile)); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := Inspect(dir, m.Runs[0]); err != nil || st.State != Finished || st.Iteration != m.Runs[0].Config.Iters {
@@ -566,7 +566,7 @@ func TestReportGreedyAndLength(t *testing.T) {
 		if _, err := RunIndex(context.Background(), dir, i, quiet()); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := train.ReadMetrics(filepath.Join(RunDir(dir, m.Runs[i]), train.MetricsFile))
+		rows, err := runstore.ReadMetrics(filepath.Join(RunDir(dir, m.Runs[i]), runstore.MetricsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -653,9 +653,9 @@ func TestRunBeyondTheBudget(t *testing.T) {
 func TestGroupsCountGreedySolved(t *testing.T) {
 	c := tiny()
 	c.Env, c.Base, c.Algo, c.Alpha = "Copy-v0", 5, "sparse", 0.05
-	row := &train.Row{Iteration: 7}
+	row := &runstore.Row{Iteration: 7}
 	var results []RunResult
-	for i, reach := range [][2]*train.Row{{nil, row}, {row, row}, {nil, nil}} {
+	for i, reach := range [][2]*runstore.Row{{nil, row}, {row, row}, {nil, nil}} {
 		c.Seed = int64(i + 1)
 		results = append(results, RunResult{Run: Run{ID: ID(c), Config: c}, Status: Status{State: Finished},
 			Reach: reach[0], GreedyReach: reach[1], Final: 1, FinalGreedy: 2, Fraction: math.NaN()})
@@ -681,7 +681,7 @@ func TestResultsCopyWithoutCheckpoint(t *testing.T) {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{train.ConfigFile, train.MetricsFile, "run.json"} {
+	for _, f := range []string{runstore.ConfigFile, runstore.MetricsFile, "run.json"} {
 		b, err := os.ReadFile(filepath.Join(from, f))
 		if err != nil {
 			t.Fatal(err)
@@ -718,12 +718,12 @@ func TestResultsCopyWithoutCheckpoint(t *testing.T) {
 	}
 
 	// Cut the copy's metrics short of the budget: a run killed before its first checkpoint.
-	rows, err := os.ReadFile(filepath.Join(to, train.MetricsFile))
+	rows, err := os.ReadFile(filepath.Join(to, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(string(rows), "\n")
-	if err := os.WriteFile(filepath.Join(to, train.MetricsFile), []byte(strings.Join(lines[:3], "")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(to, runstore.MetricsFile), []byte(strings.Join(lines[:3], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := Inspect(fresh, m.Runs[0]); err != nil || st.State != Started {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/weight"
 )
 
@@ -65,7 +66,7 @@ func newCollapseCheck(cfg config.Config) (*weight.CollapseCheck, error) {
 // CollapseOf replays over a run's metrics the collapse check its training runs, and returns the
 // warning it gives and at which iteration: the check's verdict on a finished run, or on one
 // trained before the check was as it is now.
-func CollapseOf(cfg config.Config, rows []Row) (w weight.Collapse, iteration int, ok bool, err error) {
+func CollapseOf(cfg config.Config, rows []runstore.Row) (w weight.Collapse, iteration int, ok bool, err error) {
 	check, err := newCollapseCheck(cfg)
 	if err != nil {
 		return weight.Collapse{}, 0, false, err
@@ -79,7 +80,7 @@ func CollapseOf(cfg config.Config, rows []Row) (w weight.Collapse, iteration int
 }
 
 // collapsePoint is what the collapse check reads of a row.
-func collapsePoint(r Row) weight.Point {
+func collapsePoint(r runstore.Row) weight.Point {
 	return weight.Point{Iteration: r.Iteration, Support: r.Support, MaxProb: r.MaxProb, Return: r.MeanReward}
 }
 
@@ -117,7 +118,7 @@ func (a *alphaControl) state() *weight.AutoState {
 }
 
 // observe feeds a finished row to the collapse check and warns, once, when it fires.
-func (a *alphaControl) observe(r Row) {
+func (a *alphaControl) observe(r runstore.Row) {
 	w, ok := a.check.Observe(collapsePoint(r))
 	if !ok {
 		return

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/agent/weight"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -101,7 +102,7 @@ func TestCollapseWarningNamesLevers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for it := range cfg.Iters {
-			a.observe(Row{Iteration: it, Support: 1, MaxProb: 1, MeanReward: -0.5})
+			a.observe(runstore.Row{Iteration: it, Support: 1, MaxProb: 1, MeanReward: -0.5})
 		}
 		if got := strings.Count(out.String(), "policy collapsed"); got != 1 {
 			t.Fatalf("%d warnings, want 1:\n%s", got, out.String())

@@ -2,14 +2,10 @@ package train
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
@@ -17,10 +13,10 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/weight"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // Meta is the checkpoint metadata: with the parameters, the Adam state and the replay file it
@@ -88,67 +84,18 @@ func (f *jsonFloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// replayFileName is the replay file saved with the checkpoint of iteration it.
-func replayFileName(it int) string { return fmt.Sprintf("replay-%08d.bin", it) }
-
-// FallbackFile is the checkpoint before the newest, kept (with the replay file it names) so that a
-// run whose newest checkpoint or replay file is damaged resumes from it.
-const FallbackFile = "checkpoint.prev.bin"
-
-// checkpoints writes the checkpoints of one run and tracks which of the run dir's files are good:
-// the newest checkpoint becomes the fallback only when this process wrote it or loaded it whole,
-// so that a damaged one never replaces a good fallback.
-type checkpoints struct {
-	dir        string
-	last       int    // iteration of the newest good checkpoint on disk, -1 for none
-	good       bool   // checkpoint.bin is good (written or loaded whole by this process)
-	replay     string // the replay file checkpoint.bin names, when good
-	prevReplay string // the replay file the fallback names
-}
-
-func newCheckpoints(dir string) *checkpoints { return &checkpoints{dir: dir, last: -1} }
-
-// write saves the checkpoint of meta.Iteration (nothing when it is already on disk): the replay
-// (saveReplay; nil without replay) into its own file first, then the newest checkpoint, when good,
-// copied to the fallback, then the new checkpoint, which names the replay file, and last the removal
-// of replay files that neither checkpoint names. Each file is written atomically, so a crash at any
-// point leaves a newest checkpoint whose replay file is whole.
-func (c *checkpoints) write(meta Meta, params []*nn.Param, saveReplay func(path string) error) error {
-	if c.last == meta.Iteration {
-		return nil
-	}
-	meta.ReplayFile = ""
-	if saveReplay != nil {
-		meta.ReplayFile = replayFileName(meta.Iteration)
-		if err := saveReplay(filepath.Join(c.dir, meta.ReplayFile)); err != nil {
-			return fmt.Errorf("checkpoint of iteration %d: %w", meta.Iteration, err)
-		}
-	}
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return fmt.Errorf("checkpoint of iteration %d: encode metadata: %w", meta.Iteration, err)
-	}
-	path := filepath.Join(c.dir, CheckpointFile)
-	if c.good {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("keep the previous checkpoint as the fallback: %w", err)
-		}
-		if err := atomicfile.WriteFile(filepath.Join(c.dir, FallbackFile), data, 0o644); err != nil {
-			return fmt.Errorf("keep the previous checkpoint as the fallback: %w", err)
-		}
-		c.prevReplay = c.replay
-	}
-	if err := checkpoint.Save(path, params, b); err != nil {
-		return fmt.Errorf("checkpoint of iteration %d: %w", meta.Iteration, err)
-	}
-	c.last, c.good, c.replay = meta.Iteration, true, meta.ReplayFile
-	return removeStaleReplays(c.dir, c.replay, c.prevReplay)
+// writeCheckpoint writes the checkpoint of meta.Iteration through cp: params, and meta naming the
+// replay file that saveReplay (nil: none) writes.
+func writeCheckpoint(cp *runstore.Checkpoints, meta Meta, params []*nn.Param, saveReplay func(path string) error) error {
+	return cp.Write(meta.Iteration, params, saveReplay, func(replayFile string) ([]byte, error) {
+		meta.ReplayFile = replayFile
+		return json.Marshal(meta)
+	})
 }
 
 // saver writes the checkpoints of a whole-episode run.
 type saver struct {
-	*checkpoints
+	cp      *runstore.Checkpoints
 	learner *pcl.EpisodeLearner
 	env     envs.VecEnv
 	buf     *replay.Buffer
@@ -169,24 +116,7 @@ func (s *saver) save(meta Meta) error {
 		saveReplay = s.buf.SaveFile
 	}
 	params := append(append([]*nn.Param(nil), s.learner.Params()...), s.learner.Opt.StateParams()...)
-	return s.write(meta, params, saveReplay)
-}
-
-// removeStaleReplays deletes the run dir's replay files other than keep.
-func removeStaleReplays(dir string, keep ...string) error {
-	old, err := filepath.Glob(filepath.Join(dir, "replay-*.bin"))
-	if err != nil {
-		return fmt.Errorf("remove old replay files: %w", err)
-	}
-	for _, f := range old {
-		if slices.Contains(keep, filepath.Base(f)) {
-			continue
-		}
-		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove old replay file: %w", err)
-		}
-	}
-	return nil
+	return writeCheckpoint(s.cp, meta, params, saveReplay)
 }
 
 // restoreFunc puts a checkpoint (its file and decoded metadata) into a run's learner, env and
@@ -195,45 +125,22 @@ func removeStaleReplays(dir string, keep ...string) error {
 type restoreFunc func(path string, f *checkpoint.File, meta Meta) error
 
 // resumeCheckpoints restores the newest checkpoint of dir, or, when it or its replay file is
-// damaged, the fallback, with a warning naming the damaged file. It returns the checkpoint's
-// metadata and the run's checkpoint state. When neither can be restored the error says why for
-// both; nothing on disk is changed either way.
-func resumeCheckpoints(dir string, log *slog.Logger, restore restoreFunc) (Meta, *checkpoints, error) {
-	newest := filepath.Join(dir, CheckpointFile)
-	meta, err := restoreFile(newest, restore)
-	if err == nil {
-		return meta, &checkpoints{dir: dir, last: meta.Iteration, good: true, replay: meta.ReplayFile}, nil
+// damaged, the fallback (runstore.Dir.ResumeCheckpoints), and returns the restored checkpoint's
+// metadata with the run's checkpoint state.
+func resumeCheckpoints(dir runstore.Dir, log *slog.Logger, restore restoreFunc) (Meta, *runstore.Checkpoints, error) {
+	var meta Meta
+	cp, err := dir.ResumeCheckpoints(log, func(path string) (runstore.Restored, error) {
+		m, err := restoreFile(path, restore)
+		if err != nil {
+			return runstore.Restored{}, err
+		}
+		meta = m
+		return runstore.Restored{Iteration: m.Iteration, ReplayFile: m.ReplayFile}, nil
+	})
+	if err != nil {
+		return Meta{}, nil, err
 	}
-	fallback := filepath.Join(dir, FallbackFile)
-	if _, serr := os.Stat(fallback); errors.Is(serr, fs.ErrNotExist) {
-		return Meta{}, nil, fmt.Errorf("resume: %w; there is no fallback checkpoint (%s) to resume from instead, nothing was changed", err, FallbackFile)
-	}
-	fmeta, ferr := restoreFile(fallback, restore)
-	if ferr != nil {
-		return Meta{}, nil, fmt.Errorf("resume: both checkpoints are damaged, nothing was changed: %w; and the fallback: %w", err, ferr)
-	}
-	log.Warn(fmt.Sprintf("resuming from the fallback checkpoint %s at iteration %d, because the newest is damaged: %v", fallback, fmeta.Iteration, err),
-		"damaged", damagedFile(err, newest), "fallback", fallback, "iteration", fmeta.Iteration)
-	// checkpoint.bin is damaged: the next checkpoint replaces it and the fallback stays.
-	return fmeta, &checkpoints{dir: dir, last: fmeta.Iteration, prevReplay: fmeta.ReplayFile}, nil
-}
-
-// fileError is an error about one file of a run dir other than the checkpoint (a replay file), which
-// a resume names as the damaged one.
-type fileError struct {
-	path string
-	err  error
-}
-
-func (e *fileError) Error() string { return e.err.Error() }
-func (e *fileError) Unwrap() error { return e.err }
-
-// damagedFile is the file err is about: a fileError's, or else ckpt.
-func damagedFile(err error, ckpt string) string {
-	if fe, ok := errors.AsType[*fileError](err); ok {
-		return fe.path
-	}
-	return ckpt
+	return meta, cp, nil
 }
 
 // restoreFile reads the checkpoint at path, checks its metadata and restores it.
@@ -263,7 +170,7 @@ func replayPath(ckpt string, meta Meta) (string, error) {
 // LoadCheckpoint restores a learner from a run directory's checkpoint (parameters and optimizer
 // state) and returns its metadata. The learner must have been built from the same config.
 func LoadCheckpoint(dir string, l *pcl.EpisodeLearner) (Meta, error) {
-	path := filepath.Join(dir, CheckpointFile)
+	path := runstore.Dir(dir).File(runstore.CheckpointFile)
 	f, meta, err := readCheckpoint(path)
 	if err != nil {
 		return Meta{}, err
@@ -277,7 +184,7 @@ func LoadCheckpoint(dir string, l *pcl.EpisodeLearner) (Meta, error) {
 
 // ReadMeta returns the metadata of dir's checkpoint (the file is verified whole).
 func ReadMeta(dir string) (Meta, error) {
-	_, meta, err := readCheckpoint(filepath.Join(dir, CheckpointFile))
+	_, meta, err := readCheckpoint(runstore.Dir(dir).File(runstore.CheckpointFile))
 	return meta, err
 }
 
@@ -295,23 +202,17 @@ func readCheckpoint(path string) (*checkpoint.File, Meta, error) {
 	return f, meta, nil
 }
 
-// HasCheckpoint reports whether dir holds a checkpoint file.
-func HasCheckpoint(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, CheckpointFile))
-	return err == nil
-}
-
 // LoadReplay returns the replay buffer of dir's checkpoint (an lstm run with replay), built from
 // the run's config.json, so that its sampling distribution is the one the run draws from.
 func LoadReplay(dir string) (*replay.Buffer, Meta, error) {
-	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
+	cfg, err := runstore.Dir(dir).Config()
 	if err != nil {
 		return nil, Meta{}, err
 	}
 	if !cfg.Replay {
 		return nil, Meta{}, fmt.Errorf("run %s has no replay", dir)
 	}
-	path := filepath.Join(dir, CheckpointFile)
+	path := runstore.Dir(dir).File(runstore.CheckpointFile)
 	_, meta, err := readCheckpoint(path)
 	if err != nil {
 		return nil, Meta{}, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -94,7 +95,7 @@ func TestSyncEvalCurriculum(t *testing.T) {
 // level-ups (the evaluation's random streams are separate from training's).
 func TestEvaluationDoesNotAffectTraining(t *testing.T) {
 	reg := registry.Default()
-	runs := map[int][]Row{}
+	runs := map[int][]runstore.Row{}
 	for _, every := range []int{1, 0} {
 		cfg := resumeConfig()
 		cfg.EvalEvery = every

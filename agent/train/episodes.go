@@ -12,6 +12,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
@@ -102,8 +103,8 @@ func (r *episodes) close() {
 
 // start also marks the curriculum a checkpoint before the first iteration saves, and starts the
 // observer on the learner and replay buffer the run starts with.
-func (r *episodes) start(ctx context.Context, resume bool) (Meta, *checkpoints, error) {
-	meta, cp := Meta{Config: r.cfg}, newCheckpoints(r.dir)
+func (r *episodes) start(ctx context.Context, resume bool) (Meta, *runstore.Checkpoints, error) {
+	meta, cp := Meta{Config: r.cfg}, runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
 		var err error
 		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log); err != nil {
@@ -127,7 +128,7 @@ func (r *episodes) describe(from int) []any {
 		"memory_estimate", FormatBytes(r.est.Total()), "dir", r.dir}
 }
 
-func (r *episodes) startPoint(meta Meta, rows []Row) progressPoint {
+func (r *episodes) startPoint(meta Meta, rows []runstore.Row) progressPoint {
 	p := progressPoint{Done: meta.Iteration, Reward: math.NaN(), Curriculum: curriculumOf(r.env)}
 	if len(rows) > 0 {
 		p.Reward = rows[len(rows)-1].MeanReward
@@ -135,7 +136,7 @@ func (r *episodes) startPoint(meta Meta, rows []Row) progressPoint {
 	return p
 }
 
-func (r *episodes) sample(ctx context.Context, it int, row *Row) (int, error) {
+func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
 	start := time.Now()
 	if r.cfg.ExploreDecay > 0 {
 		if err := r.sampler.SetExplore(r.cfg.ExploreAt(it), r.cfg.ExploreShare); err != nil {
@@ -158,7 +159,7 @@ func (r *episodes) sample(ctx context.Context, it int, row *Row) (int, error) {
 
 // train takes the on-policy step on the fresh episodes, then, with replay, stores them and takes
 // a step on a replayed batch.
-func (r *episodes) train(it int, row *Row) (string, error) {
+func (r *episodes) train(it int, row *runstore.Row) (string, error) {
 	info, err := r.step(Step{Iteration: it, Kind: OnPolicyStep, Batch: r.res.Episodes})
 	if err != nil {
 		return "on-policy step", err
@@ -232,14 +233,16 @@ func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
 	return ev.MeanReward, nil
 }
 
-func (r *episodes) save(cp *checkpoints, meta Meta) error {
-	r.sv.checkpoints = cp
+func (r *episodes) save(cp *runstore.Checkpoints, meta Meta) error {
+	r.sv.cp = cp
 	return r.sv.save(meta)
 }
 
-func (r *episodes) plots(rows []Row) error { return Plots(r.dir, r.cfg, r.spec.NumActions(), rows) }
+func (r *episodes) plots(rows []runstore.Row) error {
+	return Plots(r.dir, r.cfg, r.spec.NumActions(), rows)
+}
 
-func (r *episodes) checkpointed(meta Meta, row Row, greedy float64) []any {
+func (r *episodes) checkpointed(meta Meta, row runstore.Row, greedy float64) []any {
 	return []any{"iteration", meta.Iteration, "reward", row.MeanReward, "greedy", greedy,
 		"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds / float64(meta.Iteration)}
 }

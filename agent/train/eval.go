@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
@@ -24,7 +24,7 @@ type evaluator struct {
 }
 
 func loadEvaluator(dir string, reg *envs.Registry, eng *tensor.Engine, n int) (*evaluator, error) {
-	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
+	cfg, err := runstore.Dir(dir).Config()
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -67,11 +68,11 @@ func TestResumeFromFallback(t *testing.T) {
 	if _, err := run(partDir, part, false, &discard); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := replayFiles(t, partDir), []string{replayFileName(2), replayFileName(4)}; !slices.Equal(got, want) {
+	if got, want := replayFiles(t, partDir), []string{runstore.ReplayFileName(2), runstore.ReplayFileName(4)}; !slices.Equal(got, want) {
 		t.Fatalf("replay files %v, want %v (the newest checkpoint's and the fallback's)", got, want)
 	}
-	if _, meta, err := readCheckpoint(filepath.Join(partDir, FallbackFile)); err != nil || meta.Iteration != 2 || meta.ReplayFile != replayFileName(2) {
-		t.Fatalf("fallback: iteration %d, replay %q, %v; want iteration 2 with %s", meta.Iteration, meta.ReplayFile, err, replayFileName(2))
+	if _, meta, err := readCheckpoint(filepath.Join(partDir, runstore.FallbackFile)); err != nil || meta.Iteration != 2 || meta.ReplayFile != runstore.ReplayFileName(2) {
+		t.Fatalf("fallback: iteration %d, replay %q, %v; want iteration 2 with %s", meta.Iteration, meta.ReplayFile, err, runstore.ReplayFileName(2))
 	}
 
 	cases := []struct {
@@ -81,11 +82,11 @@ func TestResumeFromFallback(t *testing.T) {
 		named   string   // the damaged file the warning or error names
 		fails   bool
 	}{
-		{name: "truncated checkpoint", damage: []string{CheckpointFile}, named: CheckpointFile},
-		{name: "truncated replay file", damage: []string{replayFileName(4)}, named: replayFileName(4)},
-		{name: "checkpoint in a bad format", garbage: CheckpointFile, named: CheckpointFile},
-		{name: "both checkpoints truncated", damage: []string{CheckpointFile, FallbackFile}, named: FallbackFile, fails: true},
-		{name: "both replay files truncated", damage: []string{replayFileName(4), replayFileName(2)}, named: replayFileName(2), fails: true},
+		{name: "truncated checkpoint", damage: []string{runstore.CheckpointFile}, named: runstore.CheckpointFile},
+		{name: "truncated replay file", damage: []string{runstore.ReplayFileName(4)}, named: runstore.ReplayFileName(4)},
+		{name: "checkpoint in a bad format", garbage: runstore.CheckpointFile, named: runstore.CheckpointFile},
+		{name: "both checkpoints truncated", damage: []string{runstore.CheckpointFile, runstore.FallbackFile}, named: runstore.FallbackFile, fails: true},
+		{name: "both replay files truncated", damage: []string{runstore.ReplayFileName(4), runstore.ReplayFileName(2)}, named: runstore.ReplayFileName(2), fails: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,20 +122,20 @@ func TestResumeFromFallback(t *testing.T) {
 			}
 			warn := log.String()
 			t.Log(warn)
-			if !strings.Contains(warn, "level=WARN") || !strings.Contains(warn, "damaged="+filepath.Join(dir, tc.named)) || !strings.Contains(warn, FallbackFile) {
+			if !strings.Contains(warn, "level=WARN") || !strings.Contains(warn, "damaged="+filepath.Join(dir, tc.named)) || !strings.Contains(warn, runstore.FallbackFile) {
 				t.Errorf("log lacks a warning naming the damaged %s and the fallback:\n%s", tc.named, warn)
 			}
 			sameRows(t, "resumed from the fallback", full.Rows, sum.Rows)
-			onDisk, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+			onDisk, err := runstore.ReadMetrics(filepath.Join(dir, runstore.MetricsFile))
 			if err != nil {
 				t.Fatal(err)
 			}
 			sameRows(t, "metrics.csv resumed from the fallback", full.Rows, onDisk)
 			// The run went on checkpointing (at 4, with no rotation of the damaged file, and at 6).
-			if got, want := replayFiles(t, dir), []string{replayFileName(4), replayFileName(6)}; !slices.Equal(got, want) {
+			if got, want := replayFiles(t, dir), []string{runstore.ReplayFileName(4), runstore.ReplayFileName(6)}; !slices.Equal(got, want) {
 				t.Errorf("replay files %v, want %v", got, want)
 			}
-			for file, it := range map[string]int{CheckpointFile: 6, FallbackFile: 4} {
+			for file, it := range map[string]int{runstore.CheckpointFile: 6, runstore.FallbackFile: 4} {
 				if _, meta, err := readCheckpoint(filepath.Join(dir, file)); err != nil || meta.Iteration != it {
 					t.Errorf("%s: iteration %d (%v), want %d", file, meta.Iteration, err, it)
 				}
@@ -150,7 +151,7 @@ func TestStepsResumeFromFallback(t *testing.T) {
 	cfg.Env, cfg.Net, cfg.NumEnvs, cfg.StepsPerIter, cfg.SubEpisodes, cfg.MLPHidden = "CartPole-v1", config.NetMLP, 2, 10, 4, 8
 	cfg.EvalEvery, cfg.Iters, cfg.CheckpointEvery = 0, 4, 2
 	reg := registry.Default()
-	for _, damaged := range []string{CheckpointFile, replayFileName(4)} {
+	for _, damaged := range []string{runstore.CheckpointFile, runstore.ReplayFileName(4)} {
 		dir := t.TempDir()
 		var log bytes.Buffer
 		opts := Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine(), Logger: slog.New(slog.NewTextHandler(&log, nil))}
@@ -168,7 +169,7 @@ func TestStepsResumeFromFallback(t *testing.T) {
 		if !strings.Contains(log.String(), "damaged="+filepath.Join(dir, damaged)) || sum.Iterations != 6 {
 			t.Errorf("%s damaged: %d iterations, log:\n%s", damaged, sum.Iterations, log.String())
 		}
-		rows, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+		rows, err := runstore.ReadMetrics(filepath.Join(dir, runstore.MetricsFile))
 		if err != nil || len(rows) != 6 {
 			t.Fatalf("%s damaged: %d metrics rows (%v), want 6", damaged, len(rows), err)
 		}
@@ -177,7 +178,7 @@ func TestStepsResumeFromFallback(t *testing.T) {
 				t.Errorf("%s damaged: row %d is iteration %d", damaged, i, r.Iteration)
 			}
 		}
-		if got, want := replayFiles(t, dir), []string{replayFileName(4), replayFileName(6)}; !slices.Equal(got, want) {
+		if got, want := replayFiles(t, dir), []string{runstore.ReplayFileName(4), runstore.ReplayFileName(6)}; !slices.Equal(got, want) {
 			t.Errorf("%s damaged: replay files %v, want %v", damaged, got, want)
 		}
 	}

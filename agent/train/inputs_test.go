@@ -15,6 +15,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -125,7 +126,7 @@ func TestFailedResumeChangesNothing(t *testing.T) {
 // removeFallback deletes dir's fallback checkpoint.
 func removeFallback(t *testing.T, dir string) {
 	t.Helper()
-	if err := os.Remove(filepath.Join(dir, FallbackFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, runstore.FallbackFile)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -133,7 +134,7 @@ func removeFallback(t *testing.T, dir string) {
 // rewriteIteration re-saves dir's checkpoint (valid checksum) with its iteration set to it.
 func rewriteIteration(t *testing.T, dir string, it int) {
 	t.Helper()
-	f, err := checkpoint.Load(filepath.Join(dir, CheckpointFile))
+	f, err := checkpoint.Load(filepath.Join(dir, runstore.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func rewriteIteration(t *testing.T, dir string, it int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runstore.CheckpointFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -168,15 +169,15 @@ func TestDivergenceGuardStopsTheRun(t *testing.T) {
 	if _, err := quickRun(t, dir, cfg, false); err != nil {
 		t.Fatal(err)
 	}
-	saved, err := config.ReadFile(filepath.Join(dir, ConfigFile))
+	saved, err := config.ReadFile(filepath.Join(dir, runstore.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved.MaxLoss = 1e-12
-	if err := saved.WriteFile(filepath.Join(dir, ConfigFile)); err != nil {
+	if err := saved.WriteFile(filepath.Join(dir, runstore.ConfigFile)); err != nil {
 		t.Fatal(err)
 	}
-	ckpt, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	ckpt, err := os.ReadFile(filepath.Join(dir, runstore.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestDivergenceGuardStopsTheRun(t *testing.T) {
 	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "last good checkpoint (iteration 2)") {
 		t.Fatalf("error %v, want ErrDiverged naming the checkpoint of iteration 2", err)
 	}
-	after, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	after, err := os.ReadFile(filepath.Join(dir, runstore.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}

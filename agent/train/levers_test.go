@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -51,7 +52,7 @@ func TestLeversResumeExactly(t *testing.T) {
 // the mlp family, whose sampler has none.
 func TestExploreChangesTheBatchesAndIsLSTMOnly(t *testing.T) {
 	reg := registry.Default()
-	run := func(explore float64) []Row {
+	run := func(explore float64) []runstore.Row {
 		cfg := resumeConfig()
 		cfg.Iters, cfg.Explore = 5, explore
 		sum, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // regime is how a run gathers experience and learns from it; the loop (run) is the same for
@@ -19,29 +20,29 @@ type regime interface {
 
 	// start returns the state of a new run, or with resume that of the run directory's
 	// checkpoint, restored into the regime (exactly, or with a warning saying what is not).
-	start(ctx context.Context, resume bool) (Meta, *checkpoints, error)
+	start(ctx context.Context, resume bool) (Meta, *runstore.Checkpoints, error)
 	// traits are the loop's fixed choices for the regime.
 	traits() traits
 	// describe is the "training" log line's fields for a run starting at iteration from.
 	describe(from int) []any
 	// startPoint is the progress report's state before the first iteration of this process.
-	startPoint(meta Meta, rows []Row) progressPoint
+	startPoint(meta Meta, rows []runstore.Row) progressPoint
 
 	// sample gathers iteration it's experience and fills the row's sampled columns (reward,
 	// support, max-prob, curriculum); it returns the env steps taken.
-	sample(ctx context.Context, it int, row *Row) (envSteps int, err error)
+	sample(ctx context.Context, it int, row *runstore.Row) (envSteps int, err error)
 	// train stores the sampled experience and takes the iteration's gradient steps, filling the
 	// loss columns; on error, stage names the step that failed. What the iteration's checkpoint
 	// must save is taken by the end of it.
-	train(it int, row *Row) (stage string, err error)
+	train(it int, row *runstore.Row) (stage string, err error)
 	// evaluate plays the greedy policy at iteration it and returns its mean return.
 	evaluate(ctx context.Context, it int) (float64, error)
 
 	// save writes the checkpoint of meta.Iteration into cp (nothing when it is on disk).
-	save(cp *checkpoints, meta Meta) error
-	plots(rows []Row) error
+	save(cp *runstore.Checkpoints, meta Meta) error
+	plots(rows []runstore.Row) error
 	// checkpointed is called after a scheduled checkpoint; it returns the log line's fields.
-	checkpointed(meta Meta, row Row, greedy float64) []any
+	checkpointed(meta Meta, row runstore.Row, greedy float64) []any
 	// finish completes the summary of a run saved in dir and returns the "run saved" log line's
 	// fields.
 	finish(sum *Summary, meta Meta, dir string) []any
@@ -72,7 +73,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 	}
 	defer func() {
 		if cerr := mw.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", MetricsFile, cerr)
+			err = fmt.Errorf("close %s: %w", runstore.MetricsFile, cerr)
 		}
 	}()
 	l.mw, l.rows = mw, rows
@@ -107,9 +108,9 @@ type loop struct {
 	tr     traits
 	log    *slog.Logger
 	meta   Meta
-	cp     *checkpoints
-	mw     *metricsWriter
-	rows   []Row
+	cp     *runstore.Checkpoints
+	mw     *runstore.Writer
+	rows   []runstore.Row
 	pr     *progress
 	alphas *alphaControl
 
@@ -144,7 +145,7 @@ func (l *loop) iterate(ctx context.Context, it int) (stop bool, err error) {
 		return true, nil
 	}
 	reg, cfg := l.reg, l.cfg
-	row := Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN(), Diagnostics: NoDiagnostics()}
+	row := runstore.Row{Iteration: it, GreedyReward: math.NaN(), Loss: math.NaN(), ReplayLoss: math.NaN(), Diagnostics: runstore.NoDiagnostics()}
 	n, err := reg.sample(ctx, it, &row)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -186,7 +187,7 @@ func (l *loop) iterate(ctx context.Context, it int) (stop bool, err error) {
 
 // evaluate plays the greedy policy into row. Not cancellable: stopping in mid-iteration would
 // save one iteration's parameters under another; the stop comes at the next one.
-func (l *loop) evaluate(ctx context.Context, it int, row *Row) error {
+func (l *loop) evaluate(ctx context.Context, it int, row *runstore.Row) error {
 	g, err := l.reg.evaluate(context.WithoutCancel(ctx), it)
 	if err != nil {
 		return l.stopped(it, "greedy evaluation", err)
@@ -197,13 +198,13 @@ func (l *loop) evaluate(ctx context.Context, it int, row *Row) error {
 
 // record ends iteration it: the run's state, the metrics row, the progress report and, on
 // schedule, a checkpoint with the plots.
-func (l *loop) record(it int, row Row) error {
+func (l *loop) record(it int, row runstore.Row) error {
 	meta := &l.meta
 	meta.Iteration, meta.AutoAlpha = it+1, l.alphas.state()
 	meta.WallSeconds = l.baseWall + time.Since(l.start).Seconds()
 	row.EnvSteps, row.WallSeconds = meta.EnvSteps, meta.WallSeconds
 	l.rows = append(l.rows, row)
-	if err := l.mw.write(row); err != nil {
+	if err := l.mw.Write(row); err != nil {
 		return l.stopped(it, "metrics", err)
 	}
 	l.alphas.observe(row)

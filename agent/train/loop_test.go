@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // fakeRegime records the loop's calls, to check the order of an iteration's phases.
@@ -16,30 +17,30 @@ type fakeRegime struct {
 	alpha float64
 }
 
-func (f *fakeRegime) Alpha() float64                        { return f.alpha }
-func (f *fakeRegime) SetAlpha(a float64) error              { f.alpha = a; return nil }
-func (f *fakeRegime) describe(int) []any                    { return nil }
-func (f *fakeRegime) traits() traits                        { return traits{evalAfter: f.after} }
-func (f *fakeRegime) close()                                {}
-func (f *fakeRegime) plots([]Row) error                     { return nil }
-func (f *fakeRegime) checkpointed(Meta, Row, float64) []any { return nil }
-func (f *fakeRegime) finish(*Summary, Meta, string) []any   { return nil }
+func (f *fakeRegime) Alpha() float64                                 { return f.alpha }
+func (f *fakeRegime) SetAlpha(a float64) error                       { f.alpha = a; return nil }
+func (f *fakeRegime) describe(int) []any                             { return nil }
+func (f *fakeRegime) traits() traits                                 { return traits{evalAfter: f.after} }
+func (f *fakeRegime) close()                                         {}
+func (f *fakeRegime) plots([]runstore.Row) error                     { return nil }
+func (f *fakeRegime) checkpointed(Meta, runstore.Row, float64) []any { return nil }
+func (f *fakeRegime) finish(*Summary, Meta, string) []any            { return nil }
 
-func (f *fakeRegime) start(context.Context, bool) (Meta, *checkpoints, error) {
-	return Meta{}, newCheckpoints(""), nil
+func (f *fakeRegime) start(context.Context, bool) (Meta, *runstore.Checkpoints, error) {
+	return Meta{}, runstore.Dir("").NewCheckpoints(), nil
 }
 
-func (f *fakeRegime) startPoint(meta Meta, _ []Row) progressPoint {
+func (f *fakeRegime) startPoint(meta Meta, _ []runstore.Row) progressPoint {
 	return progressPoint{Done: meta.Iteration}
 }
 
-func (f *fakeRegime) sample(_ context.Context, _ int, row *Row) (int, error) {
+func (f *fakeRegime) sample(_ context.Context, _ int, row *runstore.Row) (int, error) {
 	f.calls = append(f.calls, "sample")
 	row.MaxProb = 0.5
 	return 3, nil
 }
 
-func (f *fakeRegime) train(int, *Row) (string, error) {
+func (f *fakeRegime) train(int, *runstore.Row) (string, error) {
 	f.calls = append(f.calls, "train")
 	return "", nil
 }
@@ -49,9 +50,8 @@ func (f *fakeRegime) evaluate(context.Context, int) (float64, error) {
 	return 7, nil
 }
 
-func (f *fakeRegime) save(cp *checkpoints, meta Meta) error {
+func (f *fakeRegime) save(cp *runstore.Checkpoints, meta Meta) error {
 	f.calls = append(f.calls, "save")
-	cp.last = meta.Iteration
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -49,7 +50,7 @@ func TestNonFiniteStopsAndKeepsLastCheckpoint(t *testing.T) {
 		before := snapshotFiles(t, dir)
 		bad := cfg
 		tc.breakCfg(&bad)
-		if err := bad.WriteFile(filepath.Join(dir, ConfigFile)); err != nil {
+		if err := bad.WriteFile(filepath.Join(dir, runstore.ConfigFile)); err != nil {
 			t.Fatal(err)
 		}
 		_, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Registry: reg, Engine: eng})
@@ -63,7 +64,7 @@ func TestNonFiniteStopsAndKeepsLastCheckpoint(t *testing.T) {
 			}
 		}
 		after := snapshotFiles(t, dir)
-		for _, f := range []string{CheckpointFile, MetricsFile, replayFileName(3)} {
+		for _, f := range []string{runstore.CheckpointFile, runstore.MetricsFile, runstore.ReplayFileName(3)} {
 			if !bytes.Equal(before[f], after[f]) {
 				t.Errorf("%s: %s changed by the failed run", tc.name, f)
 			}
@@ -91,7 +92,7 @@ func TestNonFiniteStopsAndKeepsLastCheckpoint(t *testing.T) {
 			}
 		}
 		// Resumable: with the config repaired the run ends as if nothing had happened.
-		if err := cfg.WriteFile(filepath.Join(dir, ConfigFile)); err != nil {
+		if err := cfg.WriteFile(filepath.Join(dir, runstore.ConfigFile)); err != nil {
 			t.Fatal(err)
 		}
 		resumed, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: true, Registry: reg, Engine: eng})
@@ -111,7 +112,7 @@ func TestNonFiniteBeforeAnyCheckpoint(t *testing.T) {
 	if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "stopped at iteration 0") || !strings.Contains(err.Error(), "no checkpoint was written") {
 		t.Fatalf("error %v", err)
 	}
-	if HasCheckpoint(dir) {
+	if runstore.Dir(dir).HasCheckpoint() {
 		t.Error("a checkpoint was written for non-finite parameters")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
@@ -99,8 +100,8 @@ func TestRunWithoutDir(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	if stray, _ := filepath.Glob(CheckpointFile); len(stray) > 0 {
-		t.Errorf("a %s was written in the working directory", CheckpointFile)
+	if stray, _ := filepath.Glob(runstore.CheckpointFile); len(stray) > 0 {
+		t.Errorf("a %s was written in the working directory", runstore.CheckpointFile)
 	}
 	_, err = Run(context.Background(), smallStepsConfig(), Options{Registry: registry.Default(), Logger: slog.New(slog.DiscardHandler), Observer: &recorder{}})
 	if !errors.Is(err, ErrUnsupported) {

@@ -14,6 +14,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
@@ -116,7 +117,7 @@ func (r *stepsRun) params() []*nn.Param {
 // load restores the parameters, optimiser, normaliser (and, with withReplay, the replay) from
 // dir's newest checkpoint (for evaluation; a resume uses restore, which can fall back).
 func (r *stepsRun) load(dir string, withReplay bool) (Meta, error) {
-	path := filepath.Join(dir, CheckpointFile)
+	path := filepath.Join(dir, runstore.CheckpointFile)
 	f, meta, err := readCheckpoint(path)
 	if err != nil {
 		return Meta{}, err
@@ -147,7 +148,7 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta Meta, withRepla
 		return err
 	}
 	if err := r.replay.LoadFile(rp, r.enc.Dim()); err != nil {
-		return &fileError{rp, err}
+		return &runstore.FileError{Path: rp, Err: err}
 	}
 	if err := r.sampler.SetWindowState(meta.Steps.Window); err != nil {
 		return fmt.Errorf("checkpoint %s: statistics window: %w", path, err)
@@ -215,13 +216,13 @@ func (r *steps) SetAlpha(alpha float64) error { return r.learner.SetAlpha(alpha)
 func (r *steps) close() { r.Close() }
 
 // start: a long-episode checkpoint takes everything from the run as it stands when it is saved.
-func (r *steps) start(_ context.Context, resume bool) (Meta, *checkpoints, error) {
+func (r *steps) start(_ context.Context, resume bool) (Meta, *runstore.Checkpoints, error) {
 	meta := Meta{Config: r.cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
-	cp := newCheckpoints(r.dir)
+	cp := runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
 		restore := func(path string, f *checkpoint.File, meta Meta) error { return r.restore(path, f, meta, true) }
 		var err error
-		if meta, cp, err = resumeCheckpoints(r.dir, r.log, restore); err != nil {
+		if meta, cp, err = resumeCheckpoints(runstore.Dir(r.dir), r.log, restore); err != nil {
 			return Meta{}, nil, err
 		}
 		meta.Config = r.cfg
@@ -241,11 +242,11 @@ func (r *steps) describe(from int) []any {
 		"from", from, "memory_estimate", FormatBytes(r.est.Total()), "dir", r.dir}
 }
 
-func (r *steps) startPoint(meta Meta, _ []Row) progressPoint {
+func (r *steps) startPoint(meta Meta, _ []runstore.Row) progressPoint {
 	return progressPoint{Done: meta.Iteration, Reward: float64(r.st.LastMeanReturn), EnvSteps: meta.EnvSteps}
 }
 
-func (r *steps) sample(ctx context.Context, it int, row *Row) (int, error) {
+func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
 	col, err := r.sampler.Collect(ctx, iterRNG(r.cfg.Seed, it, 1), r.cfg.StepsPerIter, it)
 	r.st.EnvSeconds += col.EnvSeconds
 	r.st.PolicySeconds += col.PolicySeconds
@@ -262,7 +263,7 @@ func (r *steps) sample(ctx context.Context, it int, row *Row) (int, error) {
 	return col.EnvSteps, nil
 }
 
-func (r *steps) train(it int, row *Row) (string, error) {
+func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	t0 := time.Now()
 	if r.learner.Model.Norm != nil {
 		r.learner.Model.Norm.Update(r.col.Observations)
@@ -305,7 +306,7 @@ func replayBatches(cfg config.Config, replay *control.Replay, it int) [][]*contr
 
 // replaySteps takes the iteration's replay steps, one on each of replayBatches, and returns their
 // mean loss and mean gradient norm; the row's diagnostics are the last step's.
-func (r *steps) replaySteps(it int, row *Row) (loss, gradNorm float64, err error) {
+func (r *steps) replaySteps(it int, row *runstore.Row) (loss, gradNorm float64, err error) {
 	batches := replayBatches(r.cfg, r.replay, it)
 	k := len(batches)
 	for i, batch := range batches {
@@ -340,23 +341,23 @@ func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
 	return g, nil
 }
 
-func (r *steps) save(cp *checkpoints, meta Meta) error {
-	if cp.last == meta.Iteration {
+func (r *steps) save(cp *runstore.Checkpoints, meta Meta) error {
+	if cp.Last() == meta.Iteration {
 		return nil
 	}
 	meta.Steps.Window = r.sampler.WindowState()
 	meta.Steps.MidEpisode = r.sampler.MidEpisode()
 	saveReplay := func(path string) error { return r.replay.SaveFile(path) }
-	return cp.write(meta, r.params(), saveReplay)
+	return writeCheckpoint(cp, meta, r.params(), saveReplay)
 }
 
-func (r *steps) plots(rows []Row) error {
+func (r *steps) plots(rows []runstore.Row) error {
 	return StepPlots(r.dir, r.cfg, r.learner.Model.NumActions(), rows)
 }
 
 // checkpointed also logs the process's memory (memory.csv), to find slow growth over long runs.
-func (r *steps) checkpointed(meta Meta, row Row, greedy float64) []any {
-	if err := logMemory(r.dir, meta.Iteration, meta.EnvSteps); err != nil {
+func (r *steps) checkpointed(meta Meta, row runstore.Row, greedy float64) []any {
+	if err := runstore.Dir(r.dir).LogMemory(meta.Iteration, meta.EnvSteps); err != nil {
 		r.log.Warn("memory not logged", "err", err)
 	}
 	return []any{"iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", row.MeanReward,
@@ -389,8 +390,8 @@ func (s Summary) TimeSplit() (line string, ok bool) {
 }
 
 // stepDiagnostics is the metrics row's form of a replay step's diagnostics.
-func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) Diagnostics {
-	return Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: info.ClipScale,
+func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) runstore.Diagnostics {
+	return runstore.Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: info.ClipScale,
 		GradNormPolicy: info.GradNormPolicy, GradNormValue: info.GradNormValue}
 }
 
@@ -398,7 +399,7 @@ func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) Diagnostics {
 // completed episodes and greedy evaluation), maxprob.png, sparsity.png and value.png (V against
 // the discounted return, once episodes have ended), titled with the run: env, action grid and |A|,
 // algorithm and weight, seed.
-func StepPlots(dir string, cfg config.Config, actions int, rows []Row) error {
+func StepPlots(dir string, cfg config.Config, actions int, rows []runstore.Row) error {
 	var xs, ret, gx, greedy, sup, mp []float64
 	for _, r := range rows {
 		x := float64(r.EnvSteps)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -33,7 +34,7 @@ func TestStepsRunDiagnostics(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, opts); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	rows, err := runstore.ReadMetrics(filepath.Join(dir, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestStepsRunDiagnostics(t *testing.T) {
 		t.Errorf("%s: %v", ValuePlot, err)
 	}
 
-	// Row 0's greedy return is the initialised networks' greedy return.
+	// runstore.Row 0's greedy return is the initialised networks' greedy return.
 	r, err := newStepsRun(context.Background(), cfg, RegistryEnvs{Registry: reg}, tensor.GonumEngine(), cfg.EvalEpisodes)
 	if err != nil {
 		t.Fatal(err)
@@ -76,12 +77,12 @@ func TestStepsRunDiagnostics(t *testing.T) {
 		t.Errorf("row 0 greedy %v, the initialised networks play %v", rows[0].GreedyReward, g)
 	}
 
-	mem, err := os.ReadFile(filepath.Join(dir, MemoryLogFile))
+	mem, err := os.ReadFile(filepath.Join(dir, runstore.MemoryLogFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(mem)), "\n")
-	if len(lines) != 1+cfg.Iters/cfg.CheckpointEvery || lines[0]+"\n" != memoryLogHeader || !strings.HasPrefix(lines[1], "4,") {
+	if len(lines) != 1+cfg.Iters/cfg.CheckpointEvery || !strings.HasPrefix(lines[0], "iteration,env_steps,go_rss_mib") || !strings.HasPrefix(lines[1], "4,") {
 		t.Errorf("memory.csv:\n%s", mem)
 	}
 }

@@ -3,16 +3,16 @@ package train
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
 // readRunConfig reads the config.json of the run in dir.
 func readRunConfig(dir string) (config.Config, error) {
-	cfg, err := config.ReadFile(filepath.Join(dir, ConfigFile))
+	cfg, err := runstore.Dir(dir).Config()
 	if err != nil {
 		return cfg, fmt.Errorf("eval: %w", err)
 	}

@@ -32,19 +32,17 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
-// File names inside a run directory.
+// Plot files a run draws into its directory.
 const (
-	ConfigFile     = "config.json"
-	MetricsFile    = "metrics.csv"
-	CheckpointFile = "checkpoint.bin"
-	RewardPlot     = "reward.png"
-	SparsityPlot   = "sparsity.png"
-	MaxProbPlot    = "maxprob.png"
+	RewardPlot   = "reward.png"
+	SparsityPlot = "sparsity.png"
+	MaxProbPlot  = "maxprob.png"
 	// ValuePlot is a long-episode run's V against the discounted return it should reach.
 	ValuePlot = "value.png"
 )
@@ -91,7 +89,7 @@ type Summary struct {
 	Interrupted  bool
 	LastGreedy   float64
 	SecondsPerIt float64
-	Rows         []Row
+	Rows         []runstore.Row
 	// EnvSteps is the run's total; Steps the time split of a long-episode run (nil otherwise).
 	EnvSteps int64
 	Steps    *StepsState
@@ -107,10 +105,6 @@ var ErrDiverged = errors.New("loss above the ceiling")
 // ErrRunExists marks a new run refused because its directory holds a checkpoint: resume it
 // (Options.Resume) or train in another directory.
 var ErrRunExists = errors.New("already holds a run")
-
-// ErrRunInUse marks a run refused because another run, in this process or another, is writing
-// its directory: two writers would interleave its metrics and overwrite each other's checkpoints.
-var ErrRunInUse = errors.New("is in use by another run (its lock is held): wait for that run or stop it; nothing was changed")
 
 // ErrNothingToDo marks a resume asked for a total of iterations that the run has already done
 // (see DoneError).
@@ -239,10 +233,10 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 		return cfg, fmt.Errorf("no environment registry")
 	}
 	if opts.Resume {
-		if !HasCheckpoint(opts.Dir) {
-			return cfg, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run instead (Options.Resume false)", opts.Dir, CheckpointFile)
+		if !runstore.Dir(opts.Dir).HasCheckpoint() {
+			return cfg, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run instead (Options.Resume false)", opts.Dir, runstore.CheckpointFile)
 		}
-		saved, err := config.ReadFile(filepath.Join(opts.Dir, ConfigFile))
+		saved, err := runstore.Dir(opts.Dir).Config()
 		if err != nil {
 			return cfg, fmt.Errorf("resume: %w", err)
 		}
@@ -253,7 +247,7 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}
-	if !opts.Resume && HasCheckpoint(opts.Dir) {
+	if !opts.Resume && runstore.Dir(opts.Dir).HasCheckpoint() {
 		return cfg, fmt.Errorf("%s %w", opts.Dir, ErrRunExists)
 	}
 	return cfg, nil
@@ -264,88 +258,90 @@ func prepare(cfg config.Config, opts Options) (config.Config, error) {
 // from, then its config.json. The loops call it once their envs are made and (on resume) the
 // checkpoint and replay are read, so that a run that cannot start changes no file: that includes a
 // resume whose metrics do not match the checkpoint, or whose total is already done (DoneError),
-// and a run whose directory another run is writing (ErrRunInUse; the lock is the writer's).
-func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger) (_ *metricsWriter, _ []Row, err error) {
+// and a run whose directory another run is writing (runstore.ErrRunInUse; the lock is the
+// writer's). The writer holds the lock until the loop closes it, last.
+func openRunMetrics(opts Options, cfg config.Config, from int, log *slog.Logger) (*runstore.Writer, []runstore.Row, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("run directory: %w", err)
 	}
-	lock, err := lockRunDir(opts.Dir)
+	lock, err := runstore.Dir(opts.Dir).Lock()
 	if err != nil {
 		return nil, nil, err
 	}
-	// The lock lives as long as the metrics writer, which the loop closes last.
-	defer func() {
-		if err != nil && lock != nil {
-			lock.Close()
-		}
-	}()
-	mw, rows, err := writeRunStart(opts, cfg, from, log)
+	mw, kept, err := startRunMetrics(opts, cfg, from, lock, log)
 	if err != nil {
+		lock.Close()
 		return nil, nil, err
 	}
-	mw.lock = lock
-	return mw, rows, nil
+	if err := mw.StartTensorBoard(from); err != nil {
+		mw.Close()
+		return nil, nil, err
+	}
+	return mw, kept, nil
 }
 
-// writeRunStart writes what openRunMetrics says, under the run directory's lock.
-func writeRunStart(opts Options, cfg config.Config, from int, log *slog.Logger) (*metricsWriter, []Row, error) {
-	path := filepath.Join(opts.Dir, MetricsFile)
+// startRunMetrics writes what openRunMetrics says under lock, and returns the metrics writer,
+// which holds the lock from then on, with the rows kept from before the checkpoint on resume.
+func startRunMetrics(opts Options, cfg config.Config, from int, lock *runstore.Lock, log *slog.Logger) (*runstore.Writer, []runstore.Row, error) {
+	dir := runstore.Dir(opts.Dir)
 	if !opts.Resume {
-		if err := writeConfig(opts.Dir, cfg); err != nil {
+		if err := writeRunFiles(opts, cfg, from); err != nil {
 			return nil, nil, err
 		}
-		if err := writeProvenance(opts, from); err != nil {
-			return nil, nil, err
-		}
-		mw, err := openMetrics(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if mw.tb, err = openTBoard(opts.Dir, from); err != nil {
-			mw.Close()
-			return nil, nil, err
-		}
-		return mw, nil, nil
+		mw, err := dir.CreateMetrics(lock)
+		return mw, nil, err
 	}
-	sc, err := scanMetrics(path, from)
+	sc, err := dir.ScanMetrics(from)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume: %w", err)
 	}
 	if from >= cfg.Iters {
 		return nil, nil, &DoneError{Dir: opts.Dir, Done: from, Total: cfg.Iters}
 	}
-	mw, err := sc.open()
+	mw, err := sc.Open(lock)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume: %w", err)
 	}
-	if sc.dropped > 0 {
-		log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", sc.dropped)
+	if sc.Dropped > 0 {
+		log.Info("resume: metrics rows after the checkpoint dropped (they are recomputed)", "rows", sc.Dropped)
 	}
-	if err := writeConfig(opts.Dir, cfg); err != nil {
+	if err := writeRunFiles(opts, cfg, from); err != nil {
 		mw.Close()
 		return nil, nil, err
 	}
-	if err := writeProvenance(opts, from); err != nil {
-		mw.Close()
-		return nil, nil, err
-	}
-	if mw.tb, err = openTBoard(opts.Dir, from); err != nil {
-		mw.Close()
-		return nil, nil, err
-	}
-	return mw, sc.kept, nil
+	return mw, sc.Kept, nil
 }
 
-// writeConfig writes cfg into the run directory dir (openRunMetrics has created it).
-func writeConfig(dir string, cfg config.Config) error {
-	return cfg.WriteFile(filepath.Join(dir, ConfigFile))
+// writeRunFiles writes the run's config.json and appends this process's session, from iteration
+// from, to its run.json (the env server's versions from opts.Envs, once it has made the envs).
+func writeRunFiles(opts Options, cfg config.Config, from int) error {
+	dir := runstore.Dir(opts.Dir)
+	if err := dir.WriteConfig(cfg); err != nil {
+		return err
+	}
+	if opts.session == nil {
+		return nil
+	}
+	s := *opts.session
+	s.FromIteration = from
+	if info, ok := opts.Envs.(EnvServerInfo); ok {
+		s.EnvServer = info.EnvServerVersions()
+	}
+	return dir.AppendProvenance(s)
+}
+
+// EnvServerInfo is implemented by an EnvMaker whose envs another program serves (the bridge's
+// Python server): the versions that program reports (gymnasium, mujoco, numpy, ...), recorded in
+// run.json. Nil for envs made in this process.
+type EnvServerInfo interface {
+	EnvServerVersions() map[string]string
 }
 
 // stoppedError names where a run stopped and which checkpoint is on disk.
-func stoppedError(cp *checkpoints, it int, what string, err error) error {
+func stoppedError(cp *runstore.Checkpoints, it int, what string, err error) error {
 	kept := "no checkpoint was written"
-	if cp.last >= 0 {
-		kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", cp.last, cp.dir)
+	if cp.Last() >= 0 {
+		kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", cp.Last(), cp.Dir())
 	}
 	return fmt.Errorf("stopped at iteration %d, %s: %w; %s", it, what, err, kept)
 }
@@ -353,7 +349,7 @@ func stoppedError(cp *checkpoints, it int, what string, err error) error {
 // resumeEpisodes loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
 // the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
 // curriculum is ignored: evaluation copies the training one.
-func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *checkpoints, error) {
+func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *runstore.Checkpoints, error) {
 	var notes []string
 	restore := func(path string, f *checkpoint.File, meta Meta) error {
 		notes = notes[:0]
@@ -378,7 +374,7 @@ func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env en
 		}
 		return nil
 	}
-	meta, cp, err := resumeCheckpoints(dir, log, restore)
+	meta, cp, err := resumeCheckpoints(runstore.Dir(dir), log, restore)
 	if err != nil {
 		return Meta{}, nil, err
 	}
@@ -400,17 +396,17 @@ func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env en
 func loadReplay(buf *replay.Buffer, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return &fileError{path, fmt.Errorf("replay file: %w", err)}
+		return &runstore.FileError{Path: path, Err: fmt.Errorf("replay file: %w", err)}
 	}
 	if err := buf.UnmarshalBinary(data); err != nil {
-		return &fileError{path, fmt.Errorf("replay file %s: %w", path, err)}
+		return &runstore.FileError{Path: path, Err: fmt.Errorf("replay file %s: %w", path, err)}
 	}
 	return nil
 }
 
 // Plots writes reward.png, sparsity.png and maxprob.png for rows into dir, titled with the run:
 // env, |A| and base, algorithm and weight, seed.
-func Plots(dir string, cfg config.Config, actions int, rows []Row) error {
+func Plots(dir string, cfg config.Config, actions int, rows []runstore.Row) error {
 	var it, mean, git, greedy, sup, mp []float64
 	for _, r := range rows {
 		x := float64(r.Iteration)

@@ -13,6 +13,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -45,12 +46,12 @@ func TestCopyBase2ReachesThreshold(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, ok := FirstReach(sum.Rows, cfg.RewardThreshold)
+		r, ok := runstore.FirstReach(sum.Rows, cfg.RewardThreshold)
 		t.Logf("%s: %d iterations, %.3fs/iter, reached=%v at %d (greedy %.2f, curriculum %d)", tc.algo, sum.Iterations, sum.SecondsPerIt, ok, r.Iteration, r.GreedyReward, r.Curriculum)
 		if !ok {
 			t.Errorf("%s did not reach greedy reward %v in %d iterations (last greedy %v)", tc.algo, cfg.RewardThreshold, cfg.Iters, sum.LastGreedy)
 		}
-		for _, f := range []string{ConfigFile, MetricsFile, CheckpointFile, RewardPlot, SparsityPlot, MaxProbPlot} {
+		for _, f := range []string{runstore.ConfigFile, runstore.MetricsFile, runstore.CheckpointFile, RewardPlot, SparsityPlot, MaxProbPlot} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("run dir lacks %s: %v", f, err)
 			}
@@ -67,7 +68,7 @@ func resumeConfig() config.Config {
 }
 
 // sameRows reports the first difference between two runs' metrics, bit for bit (wall time aside).
-func sameRows(t *testing.T, what string, want, got []Row) {
+func sameRows(t *testing.T, what string, want, got []runstore.Row) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
@@ -113,7 +114,7 @@ func TestResumeContinuesExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if meta.TrainCurriculum == nil || meta.ReplayFile != replayFileName(split) {
+	if meta.TrainCurriculum == nil || meta.ReplayFile != runstore.ReplayFileName(split) {
 		t.Fatalf("checkpoint meta lacks the curricula or the replay file: %+v", meta)
 	}
 	if got := meta.TrainCurriculum.Curricula[0].MinLength; got != full.Rows[split-1].Curriculum {
@@ -124,7 +125,7 @@ func TestResumeContinuesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRows(t, "resumed run", full.Rows, resumed.Rows)
-	onDisk, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	onDisk, err := runstore.ReadMetrics(filepath.Join(dir, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,12 +143,12 @@ func TestResumeContinuesExactly(t *testing.T) {
 	if fullCur != resumedCur {
 		t.Errorf("final curricula differ:\nuninterrupted %s\nresumed       %s", fullCur, resumedCur)
 	}
-	a, errA := os.ReadFile(filepath.Join(fullDir, replayFileName(cfg.Iters)))
-	b, errB := os.ReadFile(filepath.Join(dir, replayFileName(cfg.Iters)))
+	a, errA := os.ReadFile(filepath.Join(fullDir, runstore.ReplayFileName(cfg.Iters)))
+	b, errB := os.ReadFile(filepath.Join(dir, runstore.ReplayFileName(cfg.Iters)))
 	if errA != nil || errB != nil || !bytes.Equal(a, b) {
 		t.Errorf("final replay buffers differ (%v, %v)", errA, errB)
 	}
-	if got, want := replayFiles(t, dir), []string{replayFileName(split), replayFileName(cfg.Iters)}; !slices.Equal(got, want) {
+	if got, want := replayFiles(t, dir), []string{runstore.ReplayFileName(split), runstore.ReplayFileName(cfg.Iters)}; !slices.Equal(got, want) {
 		t.Errorf("run dir holds replay files %v, want %v: the last checkpoint's and the fallback's", got, want)
 	}
 
@@ -224,7 +225,7 @@ func finalCurricula(t *testing.T, dir string) string {
 // rewriteMeta edits the metadata of dir's checkpoint in place (parameters unchanged).
 func rewriteMeta(t *testing.T, dir string, edit func(m *Meta)) {
 	t.Helper()
-	path := filepath.Join(dir, CheckpointFile)
+	path := filepath.Join(dir, runstore.CheckpointFile)
 	f, err := checkpoint.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +251,7 @@ func rewriteMeta(t *testing.T, dir string, edit func(m *Meta)) {
 // addMetaField adds a raw JSON field to the metadata of dir's checkpoint (parameters unchanged).
 func addMetaField(t *testing.T, dir, name, value string) {
 	t.Helper()
-	path := filepath.Join(dir, CheckpointFile)
+	path := filepath.Join(dir, runstore.CheckpointFile)
 	f, err := checkpoint.Load(path)
 	if err != nil {
 		t.Fatal(err)

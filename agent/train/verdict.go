@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // Verdict says in one line whether a run solved its task, by the greedy evaluations in rows
@@ -13,7 +15,7 @@ import (
 //
 // A NaN threshold means the env registers none: "no threshold: best greedy R at iteration M in N
 // iterations".
-func Verdict(rows []Row, iterations int, threshold float64) string {
+func Verdict(rows []runstore.Row, iterations int, threshold float64) string {
 	th := strconv.FormatFloat(threshold, 'f', -1, 64)
 	if math.IsNaN(threshold) {
 		best, at := bestGreedy(rows)
@@ -22,7 +24,7 @@ func Verdict(rows []Row, iterations int, threshold float64) string {
 		}
 		return fmt.Sprintf("no threshold: best greedy %s at iteration %d in %d iterations", fixed2(best), at, iterations)
 	}
-	if r, ok := FirstReach(rows, threshold); ok {
+	if r, ok := runstore.FirstReach(rows, threshold); ok {
 		return fmt.Sprintf("solved at iteration %d (greedy %s ≥ threshold %s)", r.Iteration, fixed2(r.GreedyReward), th)
 	}
 	best, at := bestGreedy(rows)
@@ -33,7 +35,7 @@ func Verdict(rows []Row, iterations int, threshold float64) string {
 }
 
 // bestGreedy is the best greedy reward in rows and its iteration (-1 when none was evaluated).
-func bestGreedy(rows []Row) (float64, int) {
+func bestGreedy(rows []runstore.Row) (float64, int) {
 	best, at := math.Inf(-1), -1
 	for _, r := range rows {
 		if !math.IsNaN(r.GreedyReward) && r.GreedyReward > best {

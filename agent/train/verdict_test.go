@@ -3,20 +3,22 @@ package train
 import (
 	"math"
 	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 func TestVerdict(t *testing.T) {
 	nan := math.NaN()
-	rows := func(greedy ...float64) []Row {
-		var rs []Row
+	rows := func(greedy ...float64) []runstore.Row {
+		var rs []runstore.Row
 		for i, g := range greedy {
-			rs = append(rs, Row{Iteration: i, GreedyReward: g})
+			rs = append(rs, runstore.Row{Iteration: i, GreedyReward: g})
 		}
 		return rs
 	}
 	cases := []struct {
 		name      string
-		rows      []Row
+		rows      []runstore.Row
 		threshold float64
 		want      string
 	}{

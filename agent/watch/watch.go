@@ -5,12 +5,12 @@ package watch
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -59,7 +59,7 @@ type Step struct {
 // Open loads the checkpoint of the run in dir (an LSTM run on an algorithmic task) and makes the
 // env it plays on from reg. eng nil picks the default engine.
 func Open(dir string, reg *envs.Registry, eng *tensor.Engine) (*Player, error) {
-	cfg, err := config.ReadFile(filepath.Join(dir, train.ConfigFile))
+	cfg, err := runstore.Dir(dir).Config()
 	if err != nil {
 		return nil, err
 	}

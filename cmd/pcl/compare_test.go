@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 func TestCompareUsageErrors(t *testing.T) {
@@ -74,16 +74,16 @@ func TestCompareJobsAndSummary(t *testing.T) {
 		}
 	}
 	for _, run := range []string{"Copy-A8-sparse-a0.05-s1", "Copy-A8-soft-a0.03-s2", "Copy-A12-sparse-a0.07-s2", "Copy-A12-soft-a0.03-s1"} {
-		a, errA := config.ReadFile(filepath.Join(outs["1"], "runs", run, train.ConfigFile))
-		b, errB := config.ReadFile(filepath.Join(out, "runs", run, train.ConfigFile))
+		a, errA := config.ReadFile(filepath.Join(outs["1"], "runs", run, runstore.ConfigFile))
+		b, errB := config.ReadFile(filepath.Join(out, "runs", run, runstore.ConfigFile))
 		if errA != nil || errB != nil {
 			t.Fatalf("%s: %v, %v", run, errA, errB)
 		}
 		if d := config.Diff(a, b); d != nil {
 			t.Errorf("%s: the subprocess run has another config than the in-process one: %v", run, d)
 		}
-		ra, errA := train.ReadMetrics(filepath.Join(outs["1"], "runs", run, train.MetricsFile))
-		rb, errB := train.ReadMetrics(filepath.Join(out, "runs", run, train.MetricsFile))
+		ra, errA := runstore.ReadMetrics(filepath.Join(outs["1"], "runs", run, runstore.MetricsFile))
+		rb, errB := runstore.ReadMetrics(filepath.Join(out, "runs", run, runstore.MetricsFile))
 		if errA != nil || errB != nil || len(ra) != 4 || len(rb) != 4 {
 			t.Fatalf("%s: %d and %d rows (%v, %v), want 4", run, len(ra), len(rb), errA, errB)
 		}

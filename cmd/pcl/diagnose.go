@@ -14,6 +14,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/diag"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
@@ -119,7 +120,7 @@ func (f *diagnoseFlags) probe(ctx context.Context, cfg config.Config, stdout io.
 	}
 	probeDir := ""
 	if from != "" {
-		saved, err := config.ReadFile(filepath.Join(from, train.ConfigFile))
+		saved, err := runstore.Dir(from).Config()
 		if err != nil {
 			return err
 		}

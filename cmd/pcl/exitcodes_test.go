@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -94,7 +95,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 			defer cancel()
 			go func() {
 				// The signal, once the first run has saved a checkpoint: far from its end.
-				for !train.HasCheckpoint(sparse) && ctx.Err() == nil {
+				for !runstore.Dir(sparse).HasCheckpoint() && ctx.Err() == nil {
 					time.Sleep(5 * time.Millisecond)
 				}
 				cancel()
@@ -122,7 +123,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 			}
 			c.Algo, c.Alpha = config.AlgoSoft, config.DefaultAlpha(config.AlgoSoft, 2)
 			for _, run := range []string{sparse, filepath.Join(out, experiment.RunsDir, experiment.ID(c))} {
-				rows, err := train.ReadMetrics(filepath.Join(run, train.MetricsFile))
+				rows, err := runstore.ReadMetrics(filepath.Join(run, runstore.MetricsFile))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -199,12 +200,12 @@ func TestInterruptedCommands(t *testing.T) {
 		{"sweep run --index", func(t *testing.T) ([]string, func() bool, func()) {
 			dir := sweepDir(t)
 			rd := runDir(t, dir)
-			return []string{"sweep", "run", "--dir", dir, "--index", "0"}, func() bool { return train.HasCheckpoint(rd) }, func() { partial(t, dir) }
+			return []string{"sweep", "run", "--dir", dir, "--index", "0"}, func() bool { return runstore.Dir(rd).HasCheckpoint() }, func() { partial(t, dir) }
 		}, "pcl sweep: interrupted: run 0 ("},
 		{"sweep run --jobs", func(t *testing.T) ([]string, func() bool, func()) {
 			dir := sweepDir(t)
 			rd := runDir(t, dir)
-			return []string{"sweep", "run", "--dir", dir, "--jobs", "1"}, func() bool { return train.HasCheckpoint(rd) }, func() { partial(t, dir) }
+			return []string{"sweep", "run", "--dir", dir, "--jobs", "1"}, func() bool { return runstore.Dir(rd).HasCheckpoint() }, func() { partial(t, dir) }
 		}, "pcl sweep: interrupted: the runs under way saved their checkpoints"},
 	}
 	for _, tc := range cases {

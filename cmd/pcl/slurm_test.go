@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
@@ -168,7 +169,7 @@ func TestSlurmSweep(t *testing.T) {
 		t.Errorf("scontrol show job %s: want Restarts=1: %v\n%s", task, err, out)
 	}
 	for _, r := range m.Runs {
-		rows, err := train.ReadMetrics(filepath.Join(experiment.RunDir(dir, r), train.MetricsFile))
+		rows, err := runstore.ReadMetrics(filepath.Join(experiment.RunDir(dir, r), runstore.MetricsFile))
 		if err != nil {
 			t.Fatal(err)
 		}

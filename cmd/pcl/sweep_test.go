@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 var tinySweep = []string{"--envs", "Copy-v0", "--bases", "2", "--algos", "sparse,soft", "--sparse-alphas", "0.05", "--soft-alphas", "0.02",
@@ -45,7 +45,7 @@ func TestSweepKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
-	for !train.HasCheckpoint(rd) {
+	for !runstore.Dir(rd).HasCheckpoint() {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			t.Fatal("no checkpoint within 2 minutes")
@@ -67,7 +67,7 @@ func TestSweepKillResume(t *testing.T) {
 	if err != nil || !strings.Contains(out, "done (found partial)") {
 		t.Fatalf("resume after the kill: %s", out)
 	}
-	rows, err := train.ReadMetrics(filepath.Join(rd, train.MetricsFile))
+	rows, err := runstore.ReadMetrics(filepath.Join(rd, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -204,15 +205,15 @@ func resumedIters(out string, given map[string]bool, iters int) (int, error) {
 	if len(extra) > 0 {
 		slices.Sort(extra)
 		return 0, usageError{fmt.Errorf("--resume continues the run with its config.json: only --iters may be given with it, not %s (edit %s to change the config)",
-			strings.Join(extra, ", "), filepath.Join(out, train.ConfigFile))}
+			strings.Join(extra, ", "), filepath.Join(out, runstore.ConfigFile))}
 	}
-	if !train.HasCheckpoint(out) {
-		return 0, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", out, train.CheckpointFile)
+	if !runstore.Dir(out).HasCheckpoint() {
+		return 0, fmt.Errorf("resume: %s holds no checkpoint (%s): nothing to resume; start the run without --resume", out, runstore.CheckpointFile)
 	}
 	if given["iters"] {
 		return iters, nil
 	}
-	saved, err := config.ReadFile(filepath.Join(out, train.ConfigFile))
+	saved, err := runstore.Dir(out).Config()
 	if err != nil {
 		return 0, fmt.Errorf("resume: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 func TestTrainEvalBadInput(t *testing.T) {
@@ -117,7 +117,7 @@ func TestCompareResumesAndNeverDeletes(t *testing.T) {
 		if st.stderr != "" && !strings.Contains(e.String(), st.stderr) {
 			t.Errorf("%s: stderr %q lacks %q", st.name, e.String(), st.stderr)
 		}
-		rows, err := train.ReadMetrics(filepath.Join(run, train.MetricsFile))
+		rows, err := runstore.ReadMetrics(filepath.Join(run, runstore.MetricsFile))
 		if err != nil || len(rows) != st.rows {
 			t.Errorf("%s: sparse run has %d metrics rows (%v), want %d", st.name, len(rows), err, st.rows)
 		}
@@ -259,7 +259,7 @@ func TestTrainInterruptedExits130(t *testing.T) {
 	if !strings.Contains(o.String(), "(interrupted; resume with --resume)") || !strings.Contains(e.String(), "pcl train: interrupted at iteration 0 of 2") {
 		t.Errorf("stdout %q, stderr %q: want the summary with the resume hint and the interruption", o.String(), e.String())
 	}
-	if !train.HasCheckpoint(run) {
+	if !runstore.Dir(run).HasCheckpoint() {
 		t.Fatal("no checkpoint after the interrupted run")
 	}
 	o.Reset()
@@ -278,7 +278,7 @@ func TestTrainDamagedCheckpointMessage(t *testing.T) {
 		if code := runMain(context.Background(), trainArgs(run, "--iters", "2"), &o, &e); code != 0 {
 			t.Fatalf("exit %d: %s", code, e.String())
 		}
-		path := filepath.Join(run, train.CheckpointFile)
+		path := filepath.Join(run, runstore.CheckpointFile)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -112,11 +113,11 @@ func TestHalfCheetahResumeEqualsUninterruptedRun(t *testing.T) {
 	if _, err := runIn(t, parts, cfg, m, true); err != nil {
 		t.Fatal(err)
 	}
-	a, err := train.ReadMetrics(filepath.Join(whole, train.MetricsFile))
+	a, err := runstore.ReadMetrics(filepath.Join(whole, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := train.ReadMetrics(filepath.Join(parts, train.MetricsFile))
+	b, err := runstore.ReadMetrics(filepath.Join(parts, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +130,11 @@ func TestHalfCheetahResumeEqualsUninterruptedRun(t *testing.T) {
 			t.Errorf("row %d differs:\n uninterrupted %+v\n resumed       %+v", i, a[i], b[i])
 		}
 	}
-	fa, err := checkpoint.Load(filepath.Join(whole, train.CheckpointFile))
+	fa, err := checkpoint.Load(filepath.Join(whole, runstore.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := checkpoint.Load(filepath.Join(parts, train.CheckpointFile))
+	fb, err := checkpoint.Load(filepath.Join(parts, runstore.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +149,12 @@ func TestHalfCheetahResumeEqualsUninterruptedRun(t *testing.T) {
 }
 
 // sameRow compares metrics rows, NaN equal to NaN.
-func sameRow(a, b train.Row) bool {
+func sameRow(a, b runstore.Row) bool {
 	var ab, bb bytes.Buffer
-	if err := train.WriteMetrics(&ab, []train.Row{a}); err != nil {
+	if err := runstore.WriteMetrics(&ab, []runstore.Row{a}); err != nil {
 		return false
 	}
-	if err := train.WriteMetrics(&bb, []train.Row{b}); err != nil {
+	if err := runstore.WriteMetrics(&bb, []runstore.Row{b}); err != nil {
 		return false
 	}
 	return ab.String() == bb.String()
@@ -240,7 +241,7 @@ func TestServerDeathStopsTheRunAndItResumes(t *testing.T) {
 		done <- err
 	}()
 	deadline := time.Now().Add(60 * time.Second)
-	for !train.HasCheckpoint(dir) {
+	for !runstore.Dir(dir).HasCheckpoint() {
 		if time.Now().After(deadline) {
 			t.Fatal("no checkpoint within 60 s")
 		}
@@ -313,11 +314,11 @@ func TestCartPoleGoPortAndGymnasiumLearnAlike(t *testing.T) {
 	if _, err := runIn(t, pyDir, cfg, &Maker{Registry: registry.Default(), ForceRemote: true}, false); err != nil {
 		t.Fatal(err)
 	}
-	a, err := train.ReadMetrics(filepath.Join(goDir, train.MetricsFile))
+	a, err := runstore.ReadMetrics(filepath.Join(goDir, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := train.ReadMetrics(filepath.Join(pyDir, train.MetricsFile))
+	b, err := runstore.ReadMetrics(filepath.Join(pyDir, runstore.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package train
+package runstore
 
 import (
 	"bytes"
@@ -190,17 +190,21 @@ func WriteMetrics(w io.Writer, rows []Row) error {
 	return cw.Error()
 }
 
-// metricsWriter appends rows to metrics.csv, flushing every row so a crash loses nothing.
-type metricsWriter struct {
-	fh *os.File
-	cw *csv.Writer
-	tb *tboard // TensorBoard copy of every row (nil: none)
-	// lock is the run directory's lock (nil: none), released by Close.
-	lock *os.File
+// Writer appends a run's rows to its metrics.csv, flushing every row so that a crash loses
+// nothing, and to its TensorBoard events once StartTensorBoard has opened them. It holds the run
+// directory's lock until Close.
+type Writer struct {
+	dir  Dir
+	fh   *os.File
+	cw   *csv.Writer
+	tb   *tboard // TensorBoard copy of every row (nil: none)
+	lock *Lock
 }
 
-// openMetrics creates path with the header and returns an appender.
-func openMetrics(path string) (*metricsWriter, error) {
+// CreateMetrics creates the run's metrics.csv with the header and returns its appender, which
+// holds lock from then on (on an error the caller still holds it).
+func (d Dir) CreateMetrics(lock *Lock) (*Writer, error) {
+	path := d.File(MetricsFile)
 	fh, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -209,37 +213,32 @@ func openMetrics(path string) (*metricsWriter, error) {
 		fh.Close()
 		return nil, fmt.Errorf("metrics: %s: %w", path, err)
 	}
-	return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, nil
+	return &Writer{dir: d, fh: fh, cw: csv.NewWriter(fh), lock: lock}, nil
 }
 
-// resumeMetrics opens an existing metrics file for appending the rows of iteration before and on.
-// The rows of earlier iterations are kept in place (and returned); rows of iteration >= before,
-// written after the checkpoint that the run resumes from, are cut off, as is a torn last line (a
-// crash in mid-write). dropped counts the rows cut off.
-func resumeMetrics(path string, before int) (mw *metricsWriter, kept []Row, dropped int, err error) {
-	sc, err := scanMetrics(path, before)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	if mw, err = sc.open(); err != nil {
-		return nil, nil, 0, err
-	}
-	return mw, sc.kept, sc.dropped, nil
-}
-
-// metricsScan is a metrics file checked for resuming before an iteration, not yet changed.
-type metricsScan struct {
+// MetricsScan is a metrics file checked for resuming before an iteration, not yet changed.
+type MetricsScan struct {
+	dir        Dir
 	path       string
-	kept       []Row // the rows of the iterations before
+	Kept       []Row // the rows of the iterations before
 	cut, total int64 // where the kept rows end, and the file's size
-	dropped    int   // rows after the kept ones (and a torn last line)
+	Dropped    int   // rows after the kept ones (and a torn last line)
 	legacy     bool  // the file has an earlier layout: open rewrites it in the current one
 }
 
-// scanMetrics checks that path holds a row for every iteration before before (and finds the rows
-// after them) without changing the file, so that a resume can refuse to start having changed nothing.
-func scanMetrics(path string, before int) (metricsScan, error) {
-	sc := metricsScan{path: path}
+// ScanMetrics checks that the run's metrics.csv holds a row for every iteration before before
+// (and finds the rows after them, written after the checkpoint that the run resumes from, and a
+// torn last line) without changing the file, so that a resume can refuse to start having changed
+// nothing. Open then cuts those rows off.
+func (d Dir) ScanMetrics(before int) (MetricsScan, error) {
+	sc, err := scanMetrics(d.File(MetricsFile), before)
+	sc.dir = d
+	return sc, err
+}
+
+// scanMetrics is ScanMetrics of the metrics file at path.
+func scanMetrics(path string, before int) (MetricsScan, error) {
+	sc := MetricsScan{path: path}
 	if before < 0 {
 		return sc, fmt.Errorf("metrics: %s: the checkpoint claims %d iterations: damaged metadata, nothing changed", path, before)
 	}
@@ -249,7 +248,7 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 	}
 	sc.total = int64(len(data))
 	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
-		data, sc.dropped = data[:i+1], 1 // a torn last line
+		data, sc.Dropped = data[:i+1], 1 // a torn last line
 	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
@@ -281,36 +280,46 @@ func scanMetrics(path string, before int) (metricsScan, error) {
 				if _, err := cr.Read(); err != nil {
 					break
 				}
-				sc.dropped++
+				sc.Dropped++
 			}
-			sc.dropped++
+			sc.Dropped++
 			sc.cut = start
 			break
 		}
-		if r.Iteration != len(sc.kept) {
-			return sc, fmt.Errorf("metrics: %s line %d: iteration %d, want %d: the rows are out of order, nothing changed", path, line, r.Iteration, len(sc.kept))
+		if r.Iteration != len(sc.Kept) {
+			return sc, fmt.Errorf("metrics: %s line %d: iteration %d, want %d: the rows are out of order, nothing changed", path, line, r.Iteration, len(sc.Kept))
 		}
-		sc.kept = append(sc.kept, r)
+		sc.Kept = append(sc.Kept, r)
 		sc.cut = cr.InputOffset()
 	}
-	if len(sc.kept) < before {
-		return sc, fmt.Errorf("metrics: %s holds %d rows but the checkpoint claims %d iterations: one of the two is damaged, nothing changed", path, len(sc.kept), before)
+	if len(sc.Kept) < before {
+		return sc, fmt.Errorf("metrics: %s holds %d rows but the checkpoint claims %d iterations: one of the two is damaged, nothing changed", path, len(sc.Kept), before)
 	}
 	return sc, nil
 }
 
-// open cuts the rows after the kept ones off the file and returns an appender after them. A file of
-// an earlier layout is first replaced, atomically, by the kept rows in the current layout.
-func (sc metricsScan) open() (*metricsWriter, error) {
+// Open cuts the rows after the kept ones off the file and returns an appender after them, which
+// holds lock from then on (on an error the caller still holds it). A file of an earlier layout is
+// first replaced, atomically, by the kept rows in the current layout.
+func (sc MetricsScan) Open(lock *Lock) (*Writer, error) {
+	fh, err := sc.open()
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{dir: sc.dir, fh: fh, cw: csv.NewWriter(fh), lock: lock}, nil
+}
+
+// open is Open's file, positioned after the kept rows.
+func (sc MetricsScan) open() (*os.File, error) {
 	if sc.legacy {
-		if err := atomicfile.Write(sc.path, 0o644, func(w io.Writer) error { return WriteMetrics(w, sc.kept) }); err != nil {
+		if err := atomicfile.Write(sc.path, 0o644, func(w io.Writer) error { return WriteMetrics(w, sc.Kept) }); err != nil {
 			return nil, fmt.Errorf("metrics: %s: rewrite in the current layout: %w", sc.path, err)
 		}
 		fh, err := os.OpenFile(sc.path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
-		return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, nil
+		return fh, nil
 	}
 	fh, err := os.OpenFile(sc.path, os.O_WRONLY, 0)
 	if err != nil {
@@ -326,10 +335,22 @@ func (sc metricsScan) open() (*metricsWriter, error) {
 		fh.Close()
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	return &metricsWriter{fh: fh, cw: csv.NewWriter(fh)}, nil
+	return fh, nil
 }
 
-func (m *metricsWriter) write(r Row) error {
+// StartTensorBoard opens a new event file in the run directory for a process starting (or
+// resuming) at iteration from, after config.json and run.json are written: it records them.
+func (m *Writer) StartTensorBoard(from int) error {
+	tb, err := openTBoard(string(m.dir), from)
+	if err != nil {
+		return err
+	}
+	m.tb = tb
+	return nil
+}
+
+// Write appends r.
+func (m *Writer) Write(r Row) error {
 	rec := r.record()
 	if err := m.cw.Write(rec); err != nil {
 		return fmt.Errorf("metrics: %w", err)
@@ -341,12 +362,9 @@ func (m *metricsWriter) write(r Row) error {
 	return m.tb.row(header, rec)
 }
 
-func (m *metricsWriter) Close() error {
-	err := errors.Join(m.fh.Close(), m.tb.Close())
-	if m.lock != nil {
-		err = errors.Join(err, m.lock.Close())
-	}
-	return err
+// Close closes the files and releases the lock.
+func (m *Writer) Close() error {
+	return errors.Join(m.fh.Close(), m.tb.Close(), m.lock.Close())
 }
 
 // FirstReach returns the first row whose greedy reward is >= threshold, or false.

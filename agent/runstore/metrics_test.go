@@ -1,4 +1,4 @@
-package train
+package runstore
 
 import (
 	"math"
@@ -45,7 +45,7 @@ func TestResumeMetricsAppends(t *testing.T) {
 			t.Errorf("%s: kept %d dropped %d, want %d %d", tc.name, len(kept), dropped, tc.kept, tc.dropped)
 		}
 		next := Row{Iteration: tc.kept, EnvSteps: 99, MeanReward: 1, GreedyReward: math.NaN(), ReplayLoss: math.NaN()}
-		if err := mw.write(next); err != nil {
+		if err := mw.Write(next); err != nil {
 			t.Fatal(err)
 		}
 		if err := mw.Close(); err != nil {
@@ -102,7 +102,7 @@ func TestResumeRewritesLegacyMetrics(t *testing.T) {
 		t.Errorf("kept %d dropped %d, want 2 1", len(kept), dropped)
 	}
 	next := Row{Iteration: 2, EnvSteps: 99, GreedyReward: math.NaN(), Diagnostics: Diagnostics{ValueMean: -3, ReturnDiscounted: -40, ClipScale: 0.5}}
-	if err := mw.write(next); err != nil {
+	if err := mw.Write(next); err != nil {
 		t.Fatal(err)
 	}
 	if err := mw.Close(); err != nil {
@@ -145,4 +145,18 @@ func TestMetricsColumnsByName(t *testing.T) {
 			t.Errorf("header %q: %v", bad, err)
 		}
 	}
+}
+
+// resumeMetrics opens the metrics file at path for appending the rows of iteration before and on,
+// as a resumed run does: the kept rows, and how many were cut off.
+func resumeMetrics(path string, before int) (*Writer, []Row, int, error) {
+	sc, err := scanMetrics(path, before)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	mw, err := sc.Open(nil)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return mw, sc.Kept, sc.Dropped, nil
 }

@@ -1,23 +1,17 @@
-package train
+package runstore
 
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/internal/procmem"
 )
 
-// MemoryLogFile is the side file where a long-episode run logs, at every checkpoint, the resident
-// memory of its own process and of its child processes (the local env servers): the soak check
-// that both stay flat once the replay has filled.
-const MemoryLogFile = "memory.csv"
-
 const memoryLogHeader = "iteration,env_steps,go_rss_mib,go_peak_mib,children,children_rss_mib,children_peak_mib\n"
 
-// logMemory appends one row to dir's memory.csv (creating it with its header). Where /proc cannot
-// be read (not Linux) it does nothing.
-func logMemory(dir string, iteration int, envSteps int64) error {
+// LogMemory appends one row to the run's memory.csv (creating it with its header): this process's
+// resident memory and its children's. Where /proc cannot be read (not Linux) it does nothing.
+func (d Dir) LogMemory(iteration int, envSteps int64) error {
 	self, err := procmem.Read("/proc", os.Getpid())
 	if err != nil {
 		return nil // no /proc: nothing to log
@@ -30,7 +24,7 @@ func logMemory(dir string, iteration int, envSteps int64) error {
 	for _, k := range kids {
 		rss, peak = rss+k.RSS, peak+k.Peak
 	}
-	path := filepath.Join(dir, MemoryLogFile)
+	path := d.File(MemoryLogFile)
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("memory log: %w", err)
