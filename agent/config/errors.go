@@ -32,7 +32,7 @@ func (e *FieldError) Text(name func(field string) string) string {
 }
 
 // FieldNamer is an error that names config fields: Error by their JSON names, Text by the names
-// it is given (a program's flags). *FieldError is one; train.MemoryError another.
+// it is given (a program's flags). *FieldError is one; memory.LimitError another.
 type FieldNamer interface {
 	error
 	Text(name func(field string) string) string

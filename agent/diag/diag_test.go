@@ -290,7 +290,7 @@ func TestProbeContinuesRun(t *testing.T) {
 	if after, err := os.ReadFile(filepath.Join(src, runstore.MetricsFile)); err != nil || string(after) != string(before) {
 		t.Errorf("the source run's metrics changed (%v)", err)
 	}
-	if meta, err := train.ReadMeta(dir); err != nil || meta.Iteration != 9 {
+	if meta, err := runstore.Dir(dir).Meta(); err != nil || meta.Iteration != 9 {
 		t.Errorf("the probed copy is at iteration %d (%v), want 9", meta.Iteration, err)
 	}
 	if _, err := Probe(context.Background(), more, Options{Registry: registry.Default(), From: src, Dir: dir}); err == nil || !strings.Contains(err.Error(), "exists") {

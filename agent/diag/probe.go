@@ -101,7 +101,7 @@ func Probe(ctx context.Context, cfg config.Config, opts Options) ([]Record, erro
 		if cfg, err = continueRun(opts.From, opts.Dir); err != nil {
 			return nil, err
 		}
-		meta, err := train.ReadMeta(opts.Dir)
+		meta, err := runstore.Dir(opts.Dir).Meta()
 		if err != nil {
 			return nil, fmt.Errorf("diag: %w", err)
 		}

@@ -60,7 +60,7 @@ func Inspect(dir string, r Run) (Status, error) {
 	if !runstore.Dir(rd).HasCheckpoint() {
 		return withoutCheckpoint(rd, want)
 	}
-	meta, err := train.ReadMeta(rd)
+	meta, err := runstore.Dir(rd).Meta()
 	if err != nil {
 		return Status{}, fmt.Errorf("sweep: run %d (%s): %w", r.Index, r.ID, err)
 	}

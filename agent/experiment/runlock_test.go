@@ -46,7 +46,7 @@ func TestRunInUseByAnother(t *testing.T) {
 	first := make(chan error, 1)
 	go func() {
 		opts := quiet()
-		opts.Progress = pause
+		opts.Progress.W = pause
 		_, err := RunIndex(context.Background(), dir, 0, opts)
 		first <- err
 	}()

@@ -315,7 +315,7 @@ func TestRunInterruptResumeReport(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := quiet()
-	opts.Progress = &cancelAfter{n: 3, cancel: cancel}
+	opts.Progress.W = &cancelAfter{n: 3, cancel: cancel}
 	_, err := RunIndex(ctx, dir, 0, opts)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v, want context.Canceled", err)

@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,24 +38,24 @@ func (c *Checkpoints) Last() int { return c.last }
 // Dir is the run directory the checkpoints are written into.
 func (c *Checkpoints) Dir() Dir { return c.dir }
 
-// Write saves the checkpoint of iteration it (nothing when it is already on disk): the replay
+// Write saves the checkpoint of meta.Iteration (nothing when it is already on disk): the replay
 // (saveReplay; nil without replay) into its own file first, then the newest checkpoint, when good,
-// copied to the fallback, then the new checkpoint, with params and the metadata that meta encodes
-// (naming the replay file, "" without one), and last the removal of replay files that neither
-// checkpoint names. Each file is written atomically, so a crash at any point leaves a newest
-// checkpoint whose replay file is whole.
-func (c *Checkpoints) Write(it int, params []*nn.Param, saveReplay func(path string) error, meta func(replayFile string) ([]byte, error)) error {
+// copied to the fallback, then the new checkpoint, params with meta naming the replay file, and
+// last the removal of replay files that neither checkpoint names. Each file is written
+// atomically, so a crash at any point leaves a newest checkpoint whose replay file is whole.
+func (c *Checkpoints) Write(meta Meta, params []*nn.Param, saveReplay func(path string) error) error {
+	it := meta.Iteration
 	if c.last == it {
 		return nil
 	}
-	replay := ""
+	meta.ReplayFile = ""
 	if saveReplay != nil {
-		replay = ReplayFileName(it)
-		if err := saveReplay(c.dir.File(replay)); err != nil {
+		meta.ReplayFile = ReplayFileName(it)
+		if err := saveReplay(c.dir.File(meta.ReplayFile)); err != nil {
 			return fmt.Errorf("checkpoint of iteration %d: %w", it, err)
 		}
 	}
-	b, err := meta(replay)
+	b, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("checkpoint of iteration %d: encode metadata: %w", it, err)
 	}
@@ -72,7 +73,7 @@ func (c *Checkpoints) Write(it int, params []*nn.Param, saveReplay func(path str
 	if err := checkpoint.Save(path, params, b); err != nil {
 		return fmt.Errorf("checkpoint of iteration %d: %w", it, err)
 	}
-	c.last, c.good, c.replay = it, true, replay
+	c.last, c.good, c.replay = it, true, meta.ReplayFile
 	return removeStaleReplays(c.dir, c.replay, c.prevReplay)
 }
 
@@ -93,38 +94,48 @@ func removeStaleReplays(d Dir, keep ...string) error {
 	return nil
 }
 
-// Restored is what a restore reports of the checkpoint it put into the run.
-type Restored struct {
-	Iteration  int
-	ReplayFile string // the replay file the checkpoint names ("" for none)
-}
-
-// RestoreFunc puts the checkpoint file at path into a run's learner, env and replay, all or
-// nothing as far as the run goes on: when it fails on the newest checkpoint, the fallback's
-// restore overwrites every piece.
-type RestoreFunc func(path string) (Restored, error)
+// RestoreFunc puts a checkpoint (its file at path and decoded metadata) into a run's learner, env
+// and replay, all or nothing as far as the run goes on: when it fails on the newest checkpoint,
+// the fallback's restore overwrites every piece.
+type RestoreFunc func(path string, f *checkpoint.File, meta Meta) error
 
 // ResumeCheckpoints restores the newest checkpoint, or, when it or its replay file is damaged, the
-// fallback, with a warning naming the damaged file. It returns the run's checkpoint state. When
-// neither can be restored the error says why for both; nothing on disk is changed either way.
-func (d Dir) ResumeCheckpoints(log *slog.Logger, restore RestoreFunc) (*Checkpoints, error) {
+// fallback, with a warning naming the damaged file. It returns the restored checkpoint's metadata
+// and the run's checkpoint state. When neither can be restored the error says why for both;
+// nothing on disk is changed either way.
+func (d Dir) ResumeCheckpoints(log *slog.Logger, restore RestoreFunc) (Meta, *Checkpoints, error) {
 	newest := d.File(CheckpointFile)
-	r, err := restore(newest)
+	meta, err := restoreFile(newest, restore)
 	if err == nil {
-		return &Checkpoints{dir: d, last: r.Iteration, good: true, replay: r.ReplayFile}, nil
+		return meta, &Checkpoints{dir: d, last: meta.Iteration, good: true, replay: meta.ReplayFile}, nil
 	}
 	fallback := d.File(FallbackFile)
 	if _, serr := os.Stat(fallback); errors.Is(serr, fs.ErrNotExist) {
-		return nil, fmt.Errorf("resume: %w; there is no fallback checkpoint (%s) to resume from instead, nothing was changed", err, FallbackFile)
+		return Meta{}, nil, fmt.Errorf("resume: %w; there is no fallback checkpoint (%s) to resume from instead, nothing was changed", err, FallbackFile)
 	}
-	fr, ferr := restore(fallback)
+	fmeta, ferr := restoreFile(fallback, restore)
 	if ferr != nil {
-		return nil, fmt.Errorf("resume: both checkpoints are damaged, nothing was changed: %w; and the fallback: %w", err, ferr)
+		return Meta{}, nil, fmt.Errorf("resume: both checkpoints are damaged, nothing was changed: %w; and the fallback: %w", err, ferr)
 	}
-	log.Warn(fmt.Sprintf("resuming from the fallback checkpoint %s at iteration %d, because the newest is damaged: %v", fallback, fr.Iteration, err),
-		"damaged", damagedFile(err, newest), "fallback", fallback, "iteration", fr.Iteration)
+	log.Warn(fmt.Sprintf("resuming from the fallback checkpoint %s at iteration %d, because the newest is damaged: %v", fallback, fmeta.Iteration, err),
+		"damaged", damagedFile(err, newest), "fallback", fallback, "iteration", fmeta.Iteration)
 	// checkpoint.bin is damaged: the next checkpoint replaces it and the fallback stays.
-	return &Checkpoints{dir: d, last: fr.Iteration, prevReplay: fr.ReplayFile}, nil
+	return fmeta, &Checkpoints{dir: d, last: fmeta.Iteration, prevReplay: fmeta.ReplayFile}, nil
+}
+
+// restoreFile reads the checkpoint at path, checks its metadata and restores it.
+func restoreFile(path string, restore RestoreFunc) (Meta, error) {
+	f, meta, err := ReadCheckpoint(path)
+	if err != nil {
+		return Meta{}, err
+	}
+	if meta.Iteration < 0 {
+		return Meta{}, fmt.Errorf("checkpoint %s claims %d iterations: damaged metadata", path, meta.Iteration)
+	}
+	if err := restore(path, f, meta); err != nil {
+		return Meta{}, err
+	}
+	return meta, nil
 }
 
 // FileError is an error about one file of a run dir other than the checkpoint (a replay file),

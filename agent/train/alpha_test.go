@@ -73,7 +73,7 @@ func TestAlphaAutoInTheLoop(t *testing.T) {
 	if _, err := Run(context.Background(), half, Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine()}); err != nil {
 		t.Fatal(err)
 	}
-	meta, err := ReadMeta(dir)
+	meta, err := runstore.Dir(dir).Meta()
 	if err != nil || meta.AutoAlpha == nil {
 		t.Fatalf("checkpoint meta lacks the automatic weight's state: %v, %+v", err, meta)
 	}

@@ -65,7 +65,7 @@ func TestSyncEvalCurriculum(t *testing.T) {
 				t.Fatal(err)
 			}
 			before, _ := json.Marshal(tv.CurriculumState())
-			if err := syncEvalCurriculum(evalEnv, trainEnv); err != nil {
+			if err := algorithmic.SyncCurriculum(evalEnv, trainEnv); err != nil {
 				t.Fatal(err)
 			}
 			after, _ := json.Marshal(tv.CurriculumState())

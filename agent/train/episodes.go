@@ -9,12 +9,16 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/rollout"
+	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 )
 
 // episodes is the regime of the algorithmic tasks: each iteration samples a batch of whole fresh
@@ -25,7 +29,7 @@ type episodes struct {
 	cfg     config.Config
 	dir     string
 	log     *slog.Logger
-	est     MemoryEstimate
+	est     memory.Estimate
 	eng     *tensor.Engine
 	spec    pcl.Spec
 	env     envs.VecEnv
@@ -59,8 +63,8 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.spec, err = rollout.CheckEnv(r.env); err != nil {
 		return nil, err
 	}
-	r.est = EstimateEpisodesMemory(cfg, r.spec)
-	if err := checkMemory(opts, memorySubject(cfg, r.spec.NumActions()), r.est); err != nil {
+	r.est = memory.EstimateEpisodes(cfg, r.spec)
+	if err := memory.Check(opts.MaxMemory, memory.SubjectOf(cfg, r.spec.NumActions()), r.est); err != nil {
 		return nil, err
 	}
 	if r.EpisodeLearner, err = pcl.NewLearner(cfg, r.spec, opts.Engine); err != nil {
@@ -103,8 +107,8 @@ func (r *episodes) close() {
 
 // start also marks the curriculum a checkpoint before the first iteration saves, and starts the
 // observer on the learner and replay buffer the run starts with.
-func (r *episodes) start(ctx context.Context, resume bool) (Meta, *runstore.Checkpoints, error) {
-	meta, cp := Meta{Config: r.cfg}, runstore.Dir(r.dir).NewCheckpoints()
+func (r *episodes) start(ctx context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, error) {
+	meta, cp := runstore.Meta{Config: r.cfg}, runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
 		var err error
 		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log); err != nil {
@@ -114,7 +118,7 @@ func (r *episodes) start(ctx context.Context, resume bool) (Meta, *runstore.Chec
 	r.sv.mark()
 	watched := Watched{Config: r.cfg, Spec: r.spec, Learner: r.EpisodeLearner, Replay: r.buf}
 	if err := r.obs.Start(ctx, watched); err != nil {
-		return Meta{}, nil, fmt.Errorf("observer: %w", err)
+		return runstore.Meta{}, nil, fmt.Errorf("observer: %w", err)
 	}
 	return meta, cp, nil
 }
@@ -125,11 +129,11 @@ func (r *episodes) traits() traits { return traits{evalAfter: true} }
 func (r *episodes) describe(from int) []any {
 	return []any{"env", r.cfg.Env, "base", r.cfg.Base, "actions", r.spec.NumActions(), "algo", r.cfg.Algo, "form", r.cfg.Form,
 		"alpha", r.cfg.Alpha, "batch", r.cfg.BatchSize, "iters", r.cfg.Iters, "from", from, "blas", r.eng.Backend(),
-		"memory_estimate", FormatBytes(r.est.Total()), "dir", r.dir}
+		"memory_estimate", memory.FormatBytes(r.est.Total()), "dir", r.dir}
 }
 
-func (r *episodes) startPoint(meta Meta, rows []runstore.Row) progressPoint {
-	p := progressPoint{Done: meta.Iteration, Reward: math.NaN(), Curriculum: curriculumOf(r.env)}
+func (r *episodes) startPoint(meta runstore.Meta, rows []runstore.Row) progress.Point {
+	p := progress.Point{Done: meta.Iteration, Reward: math.NaN(), Curriculum: algorithmic.CurriculumOf(r.env)}
 	if len(rows) > 0 {
 		p.Reward = rows[len(rows)-1].MeanReward
 	}
@@ -150,7 +154,7 @@ func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, 
 	took := time.Since(start)
 	r.res = res
 	row.MeanReward, row.Support, row.MaxProb = res.MeanReward, res.Stats.MeanSupport(), res.Stats.MeanMaxProb()
-	row.Curriculum = curriculumOf(r.env)
+	row.Curriculum = algorithmic.CurriculumOf(r.env)
 	if err := r.obs.Sampled(Sample{Iteration: it, Result: res, Env: r.env, Took: took}); err != nil {
 		return 0, fmt.Errorf("observer: %w", err)
 	}
@@ -223,7 +227,7 @@ func (r *episodes) step(s Step) (pcl.StepInfo, error) {
 }
 
 func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
-	if err := syncEvalCurriculum(r.evalEnv, r.env); err != nil {
+	if err := algorithmic.SyncCurriculum(r.evalEnv, r.env); err != nil {
 		return 0, err
 	}
 	ev, err := r.evaler.Sample(ctx, iterRNG(r.cfg.Seed, it, 4), true, it, iterSeed(r.cfg.Seed, it, 5))
@@ -233,20 +237,20 @@ func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
 	return ev.MeanReward, nil
 }
 
-func (r *episodes) save(cp *runstore.Checkpoints, meta Meta) error {
+func (r *episodes) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	r.sv.cp = cp
 	return r.sv.save(meta)
 }
 
 func (r *episodes) plots(rows []runstore.Row) error {
-	return Plots(r.dir, r.cfg, r.spec.NumActions(), rows)
+	return runplot.Draw(r.dir, r.cfg, r.spec.NumActions(), rows, runplot.Iterations)
 }
 
-func (r *episodes) checkpointed(meta Meta, row runstore.Row, greedy float64) []any {
+func (r *episodes) checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any {
 	return []any{"iteration", meta.Iteration, "reward", row.MeanReward, "greedy", greedy,
 		"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds / float64(meta.Iteration)}
 }
 
-func (r *episodes) finish(sum *Summary, meta Meta, dir string) []any {
+func (r *episodes) finish(sum *Summary, meta runstore.Meta, dir string) []any {
 	return []any{"dir", dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy}
 }

@@ -18,7 +18,7 @@ import (
 // evaluator is a run's checkpoint loaded for greedy evaluation on n env copies.
 type evaluator struct {
 	cfg     config.Config
-	meta    Meta
+	meta    runstore.Meta
 	env     envs.VecEnv
 	sampler *rollout.Sampler
 }
@@ -73,15 +73,15 @@ func (ev *evaluator) sample(ctx context.Context, seed int64) (rollout.Result, er
 
 // Evaluate loads a run directory's checkpoint and returns the mean greedy reward over n episodes
 // on a fresh env (its curriculum, if any, at the start), as a new process would see it.
-func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (float64, Meta, error) {
+func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (float64, runstore.Meta, error) {
 	ev, err := loadEvaluator(dir, reg, eng, n)
 	if err != nil {
-		return 0, Meta{}, err
+		return 0, runstore.Meta{}, err
 	}
 	defer ev.env.Close()
 	res, err := ev.sample(ctx, seed)
 	if err != nil {
-		return 0, Meta{}, err
+		return 0, runstore.Meta{}, err
 	}
 	return res.MeanReward, ev.meta, nil
 }
@@ -103,23 +103,9 @@ func (r LengthResult) Fraction() float64 {
 	return r.MeanReward / r.MeanTarget
 }
 
-// TrainedLevel is the curriculum level (min_length) the checkpoint's training had reached: the
-// shared curriculum's, or the lowest copy's with a per-copy curriculum. ok is false for envs
-// without a curriculum.
-func (m Meta) TrainedLevel() (level int, ok bool) {
-	if m.TrainCurriculum == nil || len(m.TrainCurriculum.Curricula) == 0 {
-		return 0, false
-	}
-	level = m.TrainCurriculum.Curricula[0].MinLength
-	for _, c := range m.TrainCurriculum.Curricula[1:] {
-		level = min(level, c.MinLength)
-	}
-	return level, true
-}
-
 // levelEnv is a VecEnv whose curriculum can be set, with the target length of each copy's episode.
 type levelEnv interface {
-	curriculumEnv
+	algorithmic.CurriculumEnv
 	TargetLength(i int) int
 }
 
@@ -164,25 +150,25 @@ func (ev *evaluator) atLevel(ctx context.Context, cur levelEnv, m int, seed int6
 var ErrNoCurriculum = errors.New("the run's env has no curriculum")
 
 // EvaluateTrained loads a run directory's checkpoint and plays n greedy episodes at the curriculum
-// level its training had reached (Meta.TrainedLevel), the figure that says how good the trained
+// level its training had reached (runstore.Meta.TrainedLevel), the figure that says how good the trained
 // policy is. Its result equals EvaluateLengths' row of that level.
-func EvaluateTrained(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (LengthResult, Meta, error) {
+func EvaluateTrained(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (LengthResult, runstore.Meta, error) {
 	ev, err := loadEvaluator(dir, reg, eng, n)
 	if err != nil {
-		return LengthResult{}, Meta{}, err
+		return LengthResult{}, runstore.Meta{}, err
 	}
 	defer ev.env.Close()
 	level, ok := ev.meta.TrainedLevel()
 	if !ok {
-		return LengthResult{}, Meta{}, fmt.Errorf("eval: %s: %w", dir, ErrNoCurriculum)
+		return LengthResult{}, runstore.Meta{}, fmt.Errorf("eval: %s: %w", dir, ErrNoCurriculum)
 	}
 	cur, err := ev.levels()
 	if err != nil {
-		return LengthResult{}, Meta{}, err
+		return LengthResult{}, runstore.Meta{}, err
 	}
 	r, err := ev.atLevel(ctx, cur, level, seed)
 	if err != nil {
-		return LengthResult{}, Meta{}, err
+		return LengthResult{}, runstore.Meta{}, err
 	}
 	return r, ev.meta, nil
 }
@@ -190,21 +176,21 @@ func EvaluateTrained(ctx context.Context, dir string, reg *envs.Registry, eng *t
 // EvaluateLengths loads a run directory's checkpoint and plays n greedy episodes at each curriculum
 // min_length from the task's start up to algorithmic.MaxMinLength, which shows how far the policy
 // generalises beyond the level training reached. The env must have a curriculum.
-func EvaluateLengths(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) ([]LengthResult, Meta, error) {
+func EvaluateLengths(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) ([]LengthResult, runstore.Meta, error) {
 	ev, err := loadEvaluator(dir, reg, eng, n)
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, runstore.Meta{}, err
 	}
 	defer ev.env.Close()
 	cur, err := ev.levels()
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, runstore.Meta{}, err
 	}
 	var out []LengthResult
 	for m := cur.CurriculumState().Curricula[0].MinLength; m <= algorithmic.MaxMinLength; m++ {
 		r, err := ev.atLevel(ctx, cur, m, seed)
 		if err != nil {
-			return nil, Meta{}, err
+			return nil, runstore.Meta{}, err
 		}
 		out = append(out, r)
 	}

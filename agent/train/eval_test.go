@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -76,14 +77,14 @@ func TestTrainedLevel(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		meta  Meta
+		meta  runstore.Meta
 		level int
 		ok    bool
 	}{
-		{"no curriculum", Meta{}, 0, false},
-		{"empty", Meta{TrainCurriculum: cur()}, 0, false},
-		{"shared", Meta{TrainCurriculum: cur(17)}, 17, true},
-		{"per copy: the lowest", Meta{TrainCurriculum: cur(9, 4, 30)}, 4, true},
+		{"no curriculum", runstore.Meta{}, 0, false},
+		{"empty", runstore.Meta{TrainCurriculum: cur()}, 0, false},
+		{"shared", runstore.Meta{TrainCurriculum: cur(17)}, 17, true},
+		{"per copy: the lowest", runstore.Meta{TrainCurriculum: cur(9, 4, 30)}, 4, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			level, ok := tc.meta.TrainedLevel()

@@ -71,7 +71,7 @@ func TestResumeFromFallback(t *testing.T) {
 	if got, want := replayFiles(t, partDir), []string{runstore.ReplayFileName(2), runstore.ReplayFileName(4)}; !slices.Equal(got, want) {
 		t.Fatalf("replay files %v, want %v (the newest checkpoint's and the fallback's)", got, want)
 	}
-	if _, meta, err := readCheckpoint(filepath.Join(partDir, runstore.FallbackFile)); err != nil || meta.Iteration != 2 || meta.ReplayFile != runstore.ReplayFileName(2) {
+	if _, meta, err := runstore.ReadCheckpoint(filepath.Join(partDir, runstore.FallbackFile)); err != nil || meta.Iteration != 2 || meta.ReplayFile != runstore.ReplayFileName(2) {
 		t.Fatalf("fallback: iteration %d, replay %q, %v; want iteration 2 with %s", meta.Iteration, meta.ReplayFile, err, runstore.ReplayFileName(2))
 	}
 
@@ -136,7 +136,7 @@ func TestResumeFromFallback(t *testing.T) {
 				t.Errorf("replay files %v, want %v", got, want)
 			}
 			for file, it := range map[string]int{runstore.CheckpointFile: 6, runstore.FallbackFile: 4} {
-				if _, meta, err := readCheckpoint(filepath.Join(dir, file)); err != nil || meta.Iteration != it {
+				if _, meta, err := runstore.ReadCheckpoint(filepath.Join(dir, file)); err != nil || meta.Iteration != it {
 					t.Errorf("%s: iteration %d (%v), want %d", file, meta.Iteration, err, it)
 				}
 			}

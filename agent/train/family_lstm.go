@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 )
@@ -83,7 +84,7 @@ func (lstmFamily) Evaluate(ctx context.Context, dir string, opts EvalOptions, w 
 
 // printTrained prints eval's headline: what the run is, its greedy reward at the curriculum level
 // it was trained to, and the verdict against the task's solved threshold.
-func printTrained(w io.Writer, dir string, meta Meta, r LengthResult) {
+func printTrained(w io.Writer, dir string, meta runstore.Meta, r LengthResult) {
 	c := meta.Config
 	size := fmt.Sprintf("base %d", c.Base)
 	if t, err := algorithmic.TaskByID(c.Env); err == nil {

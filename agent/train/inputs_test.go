@@ -92,7 +92,7 @@ func TestFailedResumeChangesNothing(t *testing.T) {
 		want   string
 	}{
 		{"truncated replay", func(t *testing.T, dir string) {
-			meta, err := ReadMeta(dir)
+			meta, err := runstore.Dir(dir).Meta()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
@@ -20,13 +21,13 @@ type regime interface {
 
 	// start returns the state of a new run, or with resume that of the run directory's
 	// checkpoint, restored into the regime (exactly, or with a warning saying what is not).
-	start(ctx context.Context, resume bool) (Meta, *runstore.Checkpoints, error)
+	start(ctx context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, error)
 	// traits are the loop's fixed choices for the regime.
 	traits() traits
 	// describe is the "training" log line's fields for a run starting at iteration from.
 	describe(from int) []any
 	// startPoint is the progress report's state before the first iteration of this process.
-	startPoint(meta Meta, rows []runstore.Row) progressPoint
+	startPoint(meta runstore.Meta, rows []runstore.Row) progress.Point
 
 	// sample gathers iteration it's experience and fills the row's sampled columns (reward,
 	// support, max-prob, curriculum); it returns the env steps taken.
@@ -39,13 +40,13 @@ type regime interface {
 	evaluate(ctx context.Context, it int) (float64, error)
 
 	// save writes the checkpoint of meta.Iteration into cp (nothing when it is on disk).
-	save(cp *runstore.Checkpoints, meta Meta) error
+	save(cp *runstore.Checkpoints, meta runstore.Meta) error
 	plots(rows []runstore.Row) error
 	// checkpointed is called after a scheduled checkpoint; it returns the log line's fields.
-	checkpointed(meta Meta, row runstore.Row, greedy float64) []any
+	checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any
 	// finish completes the summary of a run saved in dir and returns the "run saved" log line's
 	// fields.
-	finish(sum *Summary, meta Meta, dir string) []any
+	finish(sum *Summary, meta runstore.Meta, dir string) []any
 	// close releases the envs.
 	close()
 }
@@ -77,16 +78,16 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 		}
 	}()
 	l.mw, l.rows = mw, rows
-	l.pr = newProgress(opts, l.meta.Iteration, cfg.Iters, l.tr.envSteps)
-	defer l.pr.breakLine() // a run stopped by an error leaves no unterminated live line
-	l.log = l.pr.logger(l.log)
+	l.pr = progress.New(opts.Progress, l.meta.Iteration, cfg.Iters, l.tr.envSteps)
+	defer l.pr.BreakLine() // a run stopped by an error leaves no unterminated live line
+	l.log = l.pr.Logger(l.log)
 	if l.alphas, err = newAlphaControl(cfg, l.log, opts.fieldName); err != nil {
 		return Summary{}, err
 	}
 	if err := l.alphas.restore(l.meta.AutoAlpha, reg); err != nil {
 		return Summary{}, err
 	}
-	l.log.Info("training", logNums(reg.describe(l.meta.Iteration)...)...)
+	l.log.Info("training", progress.LogNums(reg.describe(l.meta.Iteration)...)...)
 	l.begin()
 	firstIter := l.meta.Iteration
 	for it := l.meta.Iteration; it < cfg.Iters; it++ {
@@ -107,17 +108,17 @@ type loop struct {
 	reg    regime
 	tr     traits
 	log    *slog.Logger
-	meta   Meta
+	meta   runstore.Meta
 	cp     *runstore.Checkpoints
 	mw     *runstore.Writer
 	rows   []runstore.Row
-	pr     *progress
+	pr     *progress.Reporter
 	alphas *alphaControl
 
 	sum      Summary
 	start    time.Time
 	baseWall float64
-	point    progressPoint
+	point    progress.Point
 }
 
 // begin starts the clock, the summary and the progress report.
@@ -131,7 +132,7 @@ func (l *loop) begin() {
 	}
 	l.point = l.reg.startPoint(l.meta, l.rows)
 	l.point.Greedy = l.sum.LastGreedy
-	l.pr.begin(l.point)
+	l.pr.Begin(l.point)
 }
 
 func (l *loop) stopped(it int, what string, err error) error {
@@ -179,7 +180,7 @@ func (l *loop) iterate(ctx context.Context, it int) (stop bool, err error) {
 		return false, err
 	}
 	if cfg.StopAtThreshold && row.GreedyReward >= cfg.RewardThreshold {
-		l.log.Info("reward threshold reached", logNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
+		l.log.Info("reward threshold reached", progress.LogNums("iteration", it, "greedy", row.GreedyReward, "threshold", cfg.RewardThreshold)...)
 		return true, nil
 	}
 	return false, nil
@@ -208,16 +209,16 @@ func (l *loop) record(it int, row runstore.Row) error {
 		return l.stopped(it, "metrics", err)
 	}
 	l.alphas.observe(row)
-	l.point = progressPoint{Done: meta.Iteration, Reward: row.MeanReward, Greedy: l.sum.LastGreedy, Curriculum: row.Curriculum, EnvSteps: meta.EnvSteps}
-	l.pr.update(l.point)
+	l.point = progress.Point{Done: meta.Iteration, Reward: row.MeanReward, Greedy: l.sum.LastGreedy, Curriculum: row.Curriculum, EnvSteps: meta.EnvSteps}
+	l.pr.Update(l.point)
 	if l.cfg.CheckpointEvery > 0 && meta.Iteration%l.cfg.CheckpointEvery == 0 {
 		if err := l.reg.save(l.cp, *meta); err != nil {
 			return err
 		}
 		l.writePlots()
 		fields := l.reg.checkpointed(*meta, row, l.sum.LastGreedy)
-		if l.pr == nil || l.pr.format != ProgressLive {
-			l.log.Info("checkpoint", logNums(fields...)...)
+		if !l.pr.IsLive() {
+			l.log.Info("checkpoint", progress.LogNums(fields...)...)
 		}
 	}
 	return nil
@@ -243,9 +244,9 @@ func (l *loop) end(dir string, firstIter int) (Summary, error) {
 	if n := l.meta.Iteration - firstIter; n > 0 {
 		sum.SecondsPerIt = time.Since(l.start).Seconds() / float64(n)
 	}
-	if perr := l.pr.end(l.point, sum.Interrupted); perr != nil {
+	if perr := l.pr.End(l.point, sum.Interrupted); perr != nil {
 		return *sum, fmt.Errorf("progress output: %w", perr)
 	}
-	l.log.Info("run saved", logNums(fields...)...)
+	l.log.Info("run saved", progress.LogNums(fields...)...)
 	return *sum, nil
 }

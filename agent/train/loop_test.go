@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
@@ -17,21 +18,21 @@ type fakeRegime struct {
 	alpha float64
 }
 
-func (f *fakeRegime) Alpha() float64                                 { return f.alpha }
-func (f *fakeRegime) SetAlpha(a float64) error                       { f.alpha = a; return nil }
-func (f *fakeRegime) describe(int) []any                             { return nil }
-func (f *fakeRegime) traits() traits                                 { return traits{evalAfter: f.after} }
-func (f *fakeRegime) close()                                         {}
-func (f *fakeRegime) plots([]runstore.Row) error                     { return nil }
-func (f *fakeRegime) checkpointed(Meta, runstore.Row, float64) []any { return nil }
-func (f *fakeRegime) finish(*Summary, Meta, string) []any            { return nil }
+func (f *fakeRegime) Alpha() float64                                          { return f.alpha }
+func (f *fakeRegime) SetAlpha(a float64) error                                { f.alpha = a; return nil }
+func (f *fakeRegime) describe(int) []any                                      { return nil }
+func (f *fakeRegime) traits() traits                                          { return traits{evalAfter: f.after} }
+func (f *fakeRegime) close()                                                  {}
+func (f *fakeRegime) plots([]runstore.Row) error                              { return nil }
+func (f *fakeRegime) checkpointed(runstore.Meta, runstore.Row, float64) []any { return nil }
+func (f *fakeRegime) finish(*Summary, runstore.Meta, string) []any            { return nil }
 
-func (f *fakeRegime) start(context.Context, bool) (Meta, *runstore.Checkpoints, error) {
-	return Meta{}, runstore.Dir("").NewCheckpoints(), nil
+func (f *fakeRegime) start(context.Context, bool) (runstore.Meta, *runstore.Checkpoints, error) {
+	return runstore.Meta{}, runstore.Dir("").NewCheckpoints(), nil
 }
 
-func (f *fakeRegime) startPoint(meta Meta, _ []runstore.Row) progressPoint {
-	return progressPoint{Done: meta.Iteration}
+func (f *fakeRegime) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point {
+	return progress.Point{Done: meta.Iteration}
 }
 
 func (f *fakeRegime) sample(_ context.Context, _ int, row *runstore.Row) (int, error) {
@@ -50,7 +51,7 @@ func (f *fakeRegime) evaluate(context.Context, int) (float64, error) {
 	return 7, nil
 }
 
-func (f *fakeRegime) save(cp *runstore.Checkpoints, meta Meta) error {
+func (f *fakeRegime) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	f.calls = append(f.calls, "save")
 	return nil
 }

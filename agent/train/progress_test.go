@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -29,118 +29,16 @@ func (c *fakeClock) now() time.Time {
 // longFloat matches a number printed with more digits than a progress line should have.
 var longFloat = regexp.MustCompile(`\d\.\d{4,}`)
 
-// drive reports 100 iterations of 0.41 s each with unrounded rewards, the first greedy evaluation
-// at iteration 30, and returns the output.
-func drive(t *testing.T, format ProgressFormat) string {
-	t.Helper()
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	var out bytes.Buffer
-	p := newProgress(Options{Progress: &out, ProgressFormat: format, ProgressEvery: 10 * time.Second, Clock: clock.now}, 0, 100, false)
-	pt := progressPoint{Reward: math.NaN(), Greedy: math.NaN(), Curriculum: 2}
-	p.begin(pt)
-	clock.step = 410 * time.Millisecond
-	for i := 1; i <= 100; i++ {
-		pt = progressPoint{Done: i, Reward: 0.055208710300000005 * float64(i), Greedy: math.NaN(), Curriculum: 2 + i/40}
-		if i >= 30 {
-			pt.Greedy = 31.0123456789
-		}
-		p.update(pt)
-	}
-	clock.step = 0
-	if err := p.end(pt, false); err != nil {
-		t.Fatal(err)
-	}
-	return out.String()
-}
-
-// Piped, progress is a plain line at the start, then one per interval of (fake) time, whatever
-// the number of iterations in it, and one at the end, with rounded numbers and an ETA.
-func TestProgressTextLinesAtTheInterval(t *testing.T) {
-	lines := strings.Split(strings.TrimSuffix(drive(t, ProgressText), "\n"), "\n")
-	want := []string{
-		"iter 0/100  curriculum 2  started",
-		"iter 25/100  2.44 it/s  reward 1.38  curriculum 2  eta 31s",
-		"iter 50/100  2.44 it/s  reward 2.76  greedy 31.01  curriculum 3  eta 21s",
-		"iter 75/100  2.44 it/s  reward 4.14  greedy 31.01  curriculum 3  eta 10s",
-		"iter 100/100  2.44 it/s  reward 5.52  greedy 31.01  curriculum 4",
-		"iter 100/100  2.44 it/s  reward 5.52  greedy 31.01  curriculum 4  done in 41s",
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
-	}
-	for _, l := range lines {
-		if longFloat.MatchString(l) || strings.Contains(l, "\r") {
-			t.Errorf("line %q has an unrounded number or a carriage return", l)
-		}
-	}
-}
-
-// In JSON every line is an object with numeric fields, absent ones left out.
-func TestProgressJSONLinesParse(t *testing.T) {
-	out := drive(t, ProgressJSON)
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("%d lines, want 6 (start, 4 at the interval, end):\n%s", len(lines), out)
-	}
-	var events []string
-	for i, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("line %d %q: %v", i, l, err)
-		}
-		events = append(events, m["event"].(string))
-		if m["msg"] != "progress" || m["iters"] != 100.0 {
-			t.Errorf("line %d: %v", i, m)
-		}
-		if longFloat.MatchString(l) {
-			t.Errorf("line %q has an unrounded number", l)
-		}
-		if i == 2 {
-			for k, want := range map[string]float64{"iteration": 50, "it_per_s": 2.44, "s_per_it": 0.41, "reward": 2.76, "greedy": 31.01, "curriculum": 3, "eta_s": 21, "elapsed_s": 20.5} {
-				if m[k] != want {
-					t.Errorf("line %d: %s = %v, want %v", i, k, m[k], want)
-				}
-			}
-		}
-		if _, ok := m["greedy"]; i == 1 && ok {
-			t.Errorf("line %d has a greedy value before any evaluation: %s", i, l)
-		}
-	}
-	if strings.Join(events, ",") != "start,progress,progress,progress,progress,end" {
-		t.Errorf("events %v", events)
-	}
-}
-
-// On a terminal the line is rewritten in place and ended once; a log line breaks it first.
-func TestProgressLiveLine(t *testing.T) {
-	out := drive(t, ProgressLive)
-	if n := strings.Count(out, "\r"); n != 101 {
-		t.Errorf("%d redraws, want 101 (one per iteration and the last)", n)
-	}
-	if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\riter 100/100  2.44 it/s  reward 5.52  greedy 31.01  curriculum 4\x1b[K\n") {
-		t.Errorf("output does not end with the final line, ended once: %q", out[max(0, len(out)-200):])
-	}
-	var buf bytes.Buffer
-	p := newProgress(Options{Progress: &buf}, 0, 10, false)
-	p.update(progressPoint{Done: 1, Reward: 1, Greedy: math.NaN()})
-	log := p.logger(quietLogger())
-	log.Info("hello")
-	log.Info("again")
-	if got := buf.String(); strings.Count(got, "\n") != 1 || !strings.HasSuffix(got, "\n") {
-		t.Errorf("a log line must end the live line once: %q", got)
-	}
-}
-
 // A real run piped: a start line, lines as the (fake) clock passes the interval, an end line, all
 // rounded; in JSON every line parses.
 func TestRunReportsProgress(t *testing.T) {
 	cfg := smallCopyConfig(config.AlgoSparse, 0.05)
 	cfg.BatchSize, cfg.Iters, cfg.EvalEvery, cfg.EvalEpisodes, cfg.StopAtThreshold = 8, 12, 3, 4, false
-	for _, format := range []ProgressFormat{ProgressText, ProgressJSON} {
+	for _, format := range []progress.Format{progress.Text, progress.JSON} {
 		clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), step: time.Second}
 		var out bytes.Buffer
 		_, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: registry.Default(), Engine: tensor.GonumEngine(), Logger: quietLogger(),
-			Progress: &out, ProgressFormat: format, ProgressEvery: 5 * time.Second, Clock: clock.now})
+			Progress: progress.Options{W: &out, Format: format, Every: 5 * time.Second, Clock: clock.now}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +51,7 @@ func TestRunReportsProgress(t *testing.T) {
 			if longFloat.MatchString(l) {
 				t.Errorf("format %d: line %q has an unrounded number", format, l)
 			}
-			if format == ProgressJSON {
+			if format == progress.JSON {
 				var m map[string]any
 				if err := json.Unmarshal([]byte(l), &m); err != nil {
 					t.Errorf("line %q: %v", l, err)
@@ -163,21 +61,6 @@ func TestRunReportsProgress(t *testing.T) {
 			if !strings.HasPrefix(l, "iter ") || (i == 0 && !strings.HasSuffix(l, "started")) || (i == len(lines)-1 && !strings.Contains(l, "iter 12/12") && !strings.Contains(l, "done in")) {
 				t.Errorf("line %d %q", i, l)
 			}
-		}
-	}
-}
-
-// Log values are rounded, and NaN ("none yet") is left out, which a JSON log could not hold.
-func TestLogNums(t *testing.T) {
-	got := logNums("a", 0.055208710300000005, "b", math.NaN(), "c", "text", "d", 12345.678, "e", 7)
-	want := []any{"a", 0.0552, "c", "text", "d", 12300.0, "e", 7}
-	if len(got) != len(want) {
-		t.Fatalf("%v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("%v, want %v", got, want)
-			break
 		}
 	}
 }

@@ -10,10 +10,12 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/agent/progress"
+	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -116,21 +118,21 @@ func (r *stepsRun) params() []*nn.Param {
 
 // load restores the parameters, optimiser, normaliser (and, with withReplay, the replay) from
 // dir's newest checkpoint (for evaluation; a resume uses restore, which can fall back).
-func (r *stepsRun) load(dir string, withReplay bool) (Meta, error) {
+func (r *stepsRun) load(dir string, withReplay bool) (runstore.Meta, error) {
 	path := filepath.Join(dir, runstore.CheckpointFile)
-	f, meta, err := readCheckpoint(path)
+	f, meta, err := runstore.ReadCheckpoint(path)
 	if err != nil {
-		return Meta{}, err
+		return runstore.Meta{}, err
 	}
 	if err := r.restore(path, f, meta, withReplay); err != nil {
-		return Meta{}, err
+		return runstore.Meta{}, err
 	}
 	return meta, nil
 }
 
 // restore puts the checkpoint at path (read as f and meta) into the run: parameters, optimiser,
 // normaliser and, with withReplay, the replay and the statistics window.
-func (r *stepsRun) restore(path string, f *checkpoint.File, meta Meta, withReplay bool) error {
+func (r *stepsRun) restore(path string, f *checkpoint.File, meta runstore.Meta, withReplay bool) error {
 	if meta.Steps == nil {
 		return fmt.Errorf("checkpoint %s has no long-episode state: it was not written by an mlp run", path)
 	}
@@ -143,7 +145,7 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta Meta, withRepla
 	if !withReplay {
 		return nil
 	}
-	rp, err := replayPath(path, meta)
+	rp, err := runstore.ReplayPath(path, meta)
 	if err != nil {
 		return err
 	}
@@ -186,9 +188,9 @@ type steps struct {
 	*stepsRun
 	dir string
 	log *slog.Logger
-	est MemoryEstimate
-	st  *StepsState       // the time split and last return, saved in the checkpoint
-	col control.Collected // the iteration's steps
+	est memory.Estimate
+	st  *runstore.StepsState // the time split and last return, saved in the checkpoint
+	col control.Collected    // the iteration's steps
 }
 
 // newSteps makes the envs and the learner of cfg, refusing a run estimated to need too much
@@ -200,8 +202,8 @@ func newSteps(ctx context.Context, cfg config.Config, opts Options) (*steps, err
 	}
 	r := &steps{dir: opts.Dir, log: opts.logger()}
 	check := func(dim, numActions int) error {
-		r.est = EstimateStepsMemory(cfg, dim, numActions)
-		return checkMemory(opts, memorySubject(cfg, numActions), r.est)
+		r.est = memory.EstimateSteps(cfg, dim, numActions)
+		return memory.Check(opts.MaxMemory, memory.SubjectOf(cfg, numActions), r.est)
 	}
 	var err error
 	if r.stepsRun, err = newStepsRunChecked(ctx, cfg, opts.envMaker(), opts.Engine, m, check); err != nil {
@@ -216,14 +218,14 @@ func (r *steps) SetAlpha(alpha float64) error { return r.learner.SetAlpha(alpha)
 func (r *steps) close() { r.Close() }
 
 // start: a long-episode checkpoint takes everything from the run as it stands when it is saved.
-func (r *steps) start(_ context.Context, resume bool) (Meta, *runstore.Checkpoints, error) {
-	meta := Meta{Config: r.cfg, Steps: &StepsState{LastMeanReturn: jsonFloat(math.NaN())}}
+func (r *steps) start(_ context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, error) {
+	meta := runstore.Meta{Config: r.cfg, Steps: &runstore.StepsState{LastMeanReturn: runstore.JSONFloat(math.NaN())}}
 	cp := runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
-		restore := func(path string, f *checkpoint.File, meta Meta) error { return r.restore(path, f, meta, true) }
+		restore := func(path string, f *checkpoint.File, meta runstore.Meta) error { return r.restore(path, f, meta, true) }
 		var err error
-		if meta, cp, err = resumeCheckpoints(runstore.Dir(r.dir), r.log, restore); err != nil {
-			return Meta{}, nil, err
+		if meta, cp, err = runstore.Dir(r.dir).ResumeCheckpoints(r.log, restore); err != nil {
+			return runstore.Meta{}, nil, err
 		}
 		meta.Config = r.cfg
 		if meta.Steps.MidEpisode > 0 {
@@ -239,11 +241,11 @@ func (r *steps) describe(from int) []any {
 	return []any{"env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
 		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter,
 		"train_steps", cfg.GradientSteps(), "rows_per_env_step", cfg.RowsPerEnvStep(), "target_lag", cfg.TargetLag, "iters", cfg.Iters,
-		"from", from, "memory_estimate", FormatBytes(r.est.Total()), "dir", r.dir}
+		"from", from, "memory_estimate", memory.FormatBytes(r.est.Total()), "dir", r.dir}
 }
 
-func (r *steps) startPoint(meta Meta, _ []runstore.Row) progressPoint {
-	return progressPoint{Done: meta.Iteration, Reward: float64(r.st.LastMeanReturn), EnvSteps: meta.EnvSteps}
+func (r *steps) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point {
+	return progress.Point{Done: meta.Iteration, Reward: float64(r.st.LastMeanReturn), EnvSteps: meta.EnvSteps}
 }
 
 func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
@@ -256,7 +258,7 @@ func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, err
 	r.col = col
 	row.MaxProb, row.Support = r.sampler.Window()
 	if len(col.Returns) > 0 {
-		r.st.LastMeanReturn = jsonFloat(mean(col.Returns))
+		r.st.LastMeanReturn = runstore.JSONFloat(mean(col.Returns))
 		r.st.Episodes += int64(len(col.Returns))
 	}
 	row.MeanReward = float64(r.st.LastMeanReturn)
@@ -341,22 +343,22 @@ func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
 	return g, nil
 }
 
-func (r *steps) save(cp *runstore.Checkpoints, meta Meta) error {
+func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	if cp.Last() == meta.Iteration {
 		return nil
 	}
 	meta.Steps.Window = r.sampler.WindowState()
 	meta.Steps.MidEpisode = r.sampler.MidEpisode()
 	saveReplay := func(path string) error { return r.replay.SaveFile(path) }
-	return writeCheckpoint(cp, meta, r.params(), saveReplay)
+	return cp.Write(meta, r.params(), saveReplay)
 }
 
 func (r *steps) plots(rows []runstore.Row) error {
-	return StepPlots(r.dir, r.cfg, r.learner.Model.NumActions(), rows)
+	return runplot.Draw(r.dir, r.cfg, r.learner.Model.NumActions(), rows, runplot.EnvSteps)
 }
 
 // checkpointed also logs the process's memory (memory.csv), to find slow growth over long runs.
-func (r *steps) checkpointed(meta Meta, row runstore.Row, greedy float64) []any {
+func (r *steps) checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any {
 	if err := runstore.Dir(r.dir).LogMemory(meta.Iteration, meta.EnvSteps); err != nil {
 		r.log.Warn("memory not logged", "err", err)
 	}
@@ -365,7 +367,7 @@ func (r *steps) checkpointed(meta Meta, row runstore.Row, greedy float64) []any 
 		"s/it", meta.WallSeconds / float64(meta.Iteration)}
 }
 
-func (r *steps) finish(sum *Summary, meta Meta, dir string) []any {
+func (r *steps) finish(sum *Summary, meta runstore.Meta, dir string) []any {
 	st := r.st
 	sum.EnvSteps, sum.Steps = meta.EnvSteps, st
 	return []any{"dir", dir, "iterations", meta.Iteration, "env_steps", meta.EnvSteps, "interrupted", sum.Interrupted,
@@ -393,64 +395,4 @@ func (s Summary) TimeSplit() (line string, ok bool) {
 func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) runstore.Diagnostics {
 	return runstore.Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: info.ClipScale,
 		GradNormPolicy: info.GradNormPolicy, GradNormValue: info.GradNormValue}
-}
-
-// StepPlots writes the long-episode run's plots against env steps: reward.png (mean return of
-// completed episodes and greedy evaluation), maxprob.png, sparsity.png and value.png (V against
-// the discounted return, once episodes have ended), titled with the run: env, action grid and |A|,
-// algorithm and weight, seed.
-func StepPlots(dir string, cfg config.Config, actions int, rows []runstore.Row) error {
-	var xs, ret, gx, greedy, sup, mp []float64
-	for _, r := range rows {
-		x := float64(r.EnvSteps)
-		if !math.IsNaN(r.MeanReward) {
-			xs = append(xs, x)
-			ret = append(ret, r.MeanReward)
-		}
-		if !math.IsNaN(r.GreedyReward) {
-			gx = append(gx, x)
-			greedy = append(greedy, r.GreedyReward)
-		}
-	}
-	var sx []float64
-	for _, r := range rows {
-		sx = append(sx, float64(r.EnvSteps))
-		sup = append(sup, r.Support)
-		mp = append(mp, r.MaxProb)
-	}
-	if len(sx) == 0 {
-		return nil
-	}
-	title := fmt.Sprintf("%s %s, %s, seed %d", cfg.Env, plot.SizeLabel(actions, 0, cfg.Grid), plot.AlgoLabel(cfg.Algo, cfg.Alpha, cfg.TsallisQ), cfg.Seed)
-	var series []plot.Series
-	if len(xs) > 0 {
-		series = append(series, plot.Series{Name: "episode return", X: xs, Y: ret})
-	}
-	if len(gx) > 0 {
-		series = append(series, plot.Series{Name: "greedy", X: gx, Y: greedy})
-	}
-	if len(series) > 0 {
-		if err := plot.Lines(filepath.Join(dir, RewardPlot), title, "env steps", "undiscounted return", series, nil); err != nil {
-			return err
-		}
-	}
-	if err := plot.Lines(filepath.Join(dir, MaxProbPlot), title, "env steps", "mean max_a π(a|s), last 1000 steps",
-		[]plot.Series{{Name: "max prob", X: sx, Y: mp}}, nil); err != nil {
-		return err
-	}
-	if err := plot.Lines(filepath.Join(dir, SparsityPlot), title, "env steps", "mean |{a : π(a|s) > 0}|, last 1000 steps",
-		[]plot.Series{{Name: "support size", X: sx, Y: sup}}, nil); err != nil {
-		return err
-	}
-	var vx, v, g []float64
-	for _, r := range rows {
-		if !math.IsNaN(r.ValueMean) && !math.IsNaN(r.ReturnDiscounted) {
-			vx, v, g = append(vx, float64(r.EnvSteps)), append(v, r.ValueMean), append(g, r.ReturnDiscounted)
-		}
-	}
-	if len(vx) == 0 {
-		return nil
-	}
-	return plot.Lines(filepath.Join(dir, ValuePlot), title, "env steps", "mean over the trained batch's states of ended episodes",
-		[]plot.Series{{Name: "V", X: vx, Y: v}, {Name: "discounted return", X: vx, Y: g}}, nil)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -59,8 +60,8 @@ func TestStepsRunDiagnostics(t *testing.T) {
 	if known == 0 {
 		t.Error("no row has a discounted return, though CartPole episodes end within a few iterations")
 	}
-	if st, err := os.Stat(filepath.Join(dir, ValuePlot)); err != nil || st.Size() == 0 {
-		t.Errorf("%s: %v", ValuePlot, err)
+	if st, err := os.Stat(filepath.Join(dir, runplot.ValuePlot)); err != nil || st.Size() == 0 {
+		t.Errorf("%s: %v", runplot.ValuePlot, err)
 	}
 
 	// runstore.Row 0's greedy return is the initialised networks' greedy return.

@@ -22,19 +22,19 @@ func readRunConfig(dir string) (config.Config, error) {
 // EvaluateSteps plays one greedy episode on each of n copies of a long-episode run's env with the
 // checkpoint's policy (copy i from seed seed+i) and returns the undiscounted returns. watch, when
 // not nil, sees the policy logits of every state acted in (control.EvaluateWatched).
-func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, n int, seed int64, watch func(z []float32)) ([]float64, Meta, error) {
+func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, n int, seed int64, watch func(z []float32)) ([]float64, runstore.Meta, error) {
 	cfg, err := readRunConfig(dir)
 	if err != nil {
-		return nil, Meta{}, err
+		return nil, runstore.Meta{}, err
 	}
 	r, err := newStepsRun(ctx, cfg, maker, eng, n)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("eval: %w", err)
+		return nil, runstore.Meta{}, fmt.Errorf("eval: %w", err)
 	}
 	defer r.Close()
 	meta, err := r.load(dir, false)
 	if err != nil {
-		return nil, Meta{}, fmt.Errorf("eval: %w", err)
+		return nil, runstore.Meta{}, fmt.Errorf("eval: %w", err)
 	}
 	returns, err := control.EvaluateWatched(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap, watch)
 	if err != nil {

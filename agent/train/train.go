@@ -18,33 +18,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
-)
-
-// Plot files a run draws into its directory.
-const (
-	RewardPlot   = "reward.png"
-	SparsityPlot = "sparsity.png"
-	MaxProbPlot  = "maxprob.png"
-	// ValuePlot is a long-episode run's V against the discounted return it should reach.
-	ValuePlot = "value.png"
 )
 
 // Options are the parts of a run that are not hyperparameters.
@@ -57,18 +47,14 @@ type Options struct {
 	Envs     EnvMaker       // makes the run's envs; nil: RegistryEnvs{Registry}
 	Engine   *tensor.Engine // nil: resolved from SPARSEPCL_BLAS
 
-	// Progress receives the progress report (nil: none), in ProgressFormat: by default a live line
-	// rewritten in place, or plain or JSON lines every ProgressEvery (0: DefaultProgressEvery).
-	Progress       io.Writer
-	ProgressFormat ProgressFormat
-	ProgressEvery  time.Duration
-	// Clock is the progress report's clock (nil: time.Now), for tests.
-	Clock func() time.Time
+	// Progress says where the progress report goes (Progress.W nil: nowhere) and how: by default
+	// a live line rewritten in place, or plain or JSON lines at an interval of time.
+	Progress progress.Options
 
 	// MaxMemory is the most memory the run may be estimated to need: a run above it is refused
-	// before anything is allocated or written (ErrMemory). The zero value is DefaultMemoryLimit();
-	// NoMemoryLimit() turns the check off.
-	MaxMemory MemoryLimit
+	// before anything is allocated or written (memory.ErrTooLarge). The zero value is memory.DefaultLimit();
+	// memory.NoLimit() turns the check off.
+	MaxMemory memory.Limit
 
 	Logger *slog.Logger // nil: slog.Default()
 	// FieldName names a config field (by its JSON name) in what the run logs, such as the levers
@@ -92,7 +78,7 @@ type Summary struct {
 	Rows         []runstore.Row
 	// EnvSteps is the run's total; Steps the time split of a long-episode run (nil otherwise).
 	EnvSteps int64
-	Steps    *StepsState
+	Steps    *runstore.StepsState
 }
 
 // ErrNonFinite marks a run stopped because the loss, a gradient or a parameter became NaN or Inf
@@ -163,7 +149,7 @@ func iterRNG(seed int64, iter int, purpose uint64) *rand.Rand {
 // and the replay buffer are restored, and metrics.csv is appended to. When the newest checkpoint or
 // its replay file is damaged, the run resumes from the fallback (the checkpoint before) with a
 // warning, its metrics.csv cut back to match. A configuration estimated to need more memory than
-// opts.MaxMemory is refused (ErrMemory) before anything is allocated or written. A run that cannot
+// opts.MaxMemory is refused (memory.ErrTooLarge) before anything is allocated or written. A run that cannot
 // start changes no file. Cancelling ctx saves a checkpoint and returns a Summary with Interrupted
 // set and a nil error. A non-finite loss, gradient or parameter stops the run with an error
 // wrapping ErrNonFinite that names the iteration; nothing is saved then, so the last checkpoint
@@ -349,9 +335,9 @@ func stoppedError(cp *runstore.Checkpoints, it int, what string, err error) erro
 // resumeEpisodes loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
 // the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
 // curriculum is ignored: evaluation copies the training one.
-func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (Meta, *runstore.Checkpoints, error) {
+func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
 	var notes []string
-	restore := func(path string, f *checkpoint.File, meta Meta) error {
+	restore := func(path string, f *checkpoint.File, meta runstore.Meta) error {
 		notes = notes[:0]
 		params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
 		if err := f.Apply(params); err != nil {
@@ -365,18 +351,18 @@ func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env en
 			}
 		}
 		// Last: a failure above must leave the env as it was, for the fallback's restore.
-		ok, err := restoreCurriculum(env, meta.TrainCurriculum, "training")
+		ok, err := algorithmic.RestoreVecCurriculum(env, meta.TrainCurriculum, "training")
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: %w", path, err)
 		}
-		if !ok && curriculumState(env) != nil {
+		if !ok && algorithmic.SnapshotCurriculum(env) != nil {
 			notes = append(notes, "training curriculum restarts (the checkpoint has none)")
 		}
 		return nil
 	}
-	meta, cp, err := resumeCheckpoints(runstore.Dir(dir), log, restore)
+	meta, cp, err := runstore.Dir(dir).ResumeCheckpoints(log, restore)
 	if err != nil {
-		return Meta{}, nil, err
+		return runstore.Meta{}, nil, err
 	}
 	ckptCfg := meta.Config
 	ckptCfg.Iters = cfg.Iters
@@ -402,36 +388,4 @@ func loadReplay(buf *replay.Buffer, path string) error {
 		return &runstore.FileError{Path: path, Err: fmt.Errorf("replay file %s: %w", path, err)}
 	}
 	return nil
-}
-
-// Plots writes reward.png, sparsity.png and maxprob.png for rows into dir, titled with the run:
-// env, |A| and base, algorithm and weight, seed.
-func Plots(dir string, cfg config.Config, actions int, rows []runstore.Row) error {
-	var it, mean, git, greedy, sup, mp []float64
-	for _, r := range rows {
-		x := float64(r.Iteration)
-		it = append(it, x)
-		mean = append(mean, r.MeanReward)
-		sup = append(sup, r.Support)
-		mp = append(mp, r.MaxProb)
-		if !math.IsNaN(r.GreedyReward) {
-			git = append(git, x)
-			greedy = append(greedy, r.GreedyReward)
-		}
-	}
-	if len(it) == 0 {
-		return nil
-	}
-	title := fmt.Sprintf("%s %s, %s, seed %d", cfg.Env, plot.SizeLabel(actions, cfg.Base, 0), plot.AlgoLabel(cfg.Algo, cfg.Alpha, cfg.TsallisQ), cfg.Seed)
-	err := plot.Lines(filepath.Join(dir, RewardPlot), title, "iteration", "mean episode reward",
-		[]plot.Series{{Name: "sampled", X: it, Y: mean}, {Name: "greedy", X: git, Y: greedy}}, nil)
-	if err != nil {
-		return err
-	}
-	if err := plot.Lines(filepath.Join(dir, MaxProbPlot), title, "iteration", "mean max_a π(a|s) over visited states",
-		[]plot.Series{{Name: "max prob", X: it, Y: mp}}, nil); err != nil {
-		return err
-	}
-	return plot.Lines(filepath.Join(dir, SparsityPlot), title, "iteration", "mean |{a : π(a|s) > 0}| (support size)",
-		[]plot.Series{{Name: "support size", X: it, Y: sup}}, nil)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -51,7 +52,7 @@ func TestCopyBase2ReachesThreshold(t *testing.T) {
 		if !ok {
 			t.Errorf("%s did not reach greedy reward %v in %d iterations (last greedy %v)", tc.algo, cfg.RewardThreshold, cfg.Iters, sum.LastGreedy)
 		}
-		for _, f := range []string{runstore.ConfigFile, runstore.MetricsFile, runstore.CheckpointFile, RewardPlot, SparsityPlot, MaxProbPlot} {
+		for _, f := range []string{runstore.ConfigFile, runstore.MetricsFile, runstore.CheckpointFile, runplot.RewardPlot, runplot.SparsityPlot, runplot.MaxProbPlot} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("run dir lacks %s: %v", f, err)
 			}
@@ -110,7 +111,7 @@ func TestResumeContinuesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := copyDir(t, halfDir)
-	meta, err := ReadMeta(dir)
+	meta, err := runstore.Dir(dir).Meta()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +156,11 @@ func TestResumeContinuesExactly(t *testing.T) {
 	// Each piece of restored state matters: resuming without it diverges after the split.
 	drops := []struct {
 		name string
-		drop func(m *Meta)
+		drop func(m *runstore.Meta)
 	}{
-		{"replay buffer", func(m *Meta) { m.ReplayFile = "" }},
-		{"training curriculum", func(m *Meta) { m.TrainCurriculum = nil }},
-		{"pending shortfalls", func(m *Meta) { m.TrainCurriculum.Pending = make([]*float64, len(m.TrainCurriculum.Pending)) }},
+		{"replay buffer", func(m *runstore.Meta) { m.ReplayFile = "" }},
+		{"training curriculum", func(m *runstore.Meta) { m.TrainCurriculum = nil }},
+		{"pending shortfalls", func(m *runstore.Meta) { m.TrainCurriculum.Pending = make([]*float64, len(m.TrainCurriculum.Pending)) }},
 	}
 	for _, d := range drops {
 		dir := copyDir(t, halfDir)
@@ -211,7 +212,7 @@ func copyDir(t *testing.T, src string) string {
 // finalCurricula is the JSON of the curricula saved in dir's checkpoint.
 func finalCurricula(t *testing.T, dir string) string {
 	t.Helper()
-	m, err := ReadMeta(dir)
+	m, err := runstore.Dir(dir).Meta()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,14 +224,14 @@ func finalCurricula(t *testing.T, dir string) string {
 }
 
 // rewriteMeta edits the metadata of dir's checkpoint in place (parameters unchanged).
-func rewriteMeta(t *testing.T, dir string, edit func(m *Meta)) {
+func rewriteMeta(t *testing.T, dir string, edit func(m *runstore.Meta)) {
 	t.Helper()
 	path := filepath.Join(dir, runstore.CheckpointFile)
 	f, err := checkpoint.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m Meta
+	var m runstore.Meta
 	if err := json.Unmarshal(f.Meta, &m); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
@@ -22,16 +23,16 @@ func Verdict(rows []runstore.Row, iterations int, threshold float64) string {
 		if at < 0 {
 			return fmt.Sprintf("no threshold: no greedy evaluation ran in %d iterations", iterations)
 		}
-		return fmt.Sprintf("no threshold: best greedy %s at iteration %d in %d iterations", fixed2(best), at, iterations)
+		return fmt.Sprintf("no threshold: best greedy %s at iteration %d in %d iterations", progress.Fixed2(best), at, iterations)
 	}
 	if r, ok := runstore.FirstReach(rows, threshold); ok {
-		return fmt.Sprintf("solved at iteration %d (greedy %s ≥ threshold %s)", r.Iteration, fixed2(r.GreedyReward), th)
+		return fmt.Sprintf("solved at iteration %d (greedy %s ≥ threshold %s)", r.Iteration, progress.Fixed2(r.GreedyReward), th)
 	}
 	best, at := bestGreedy(rows)
 	if at < 0 {
 		return fmt.Sprintf("not solved in %d iterations: no greedy evaluation ran (threshold %s)", iterations, th)
 	}
-	return fmt.Sprintf("not solved in %d iterations: best greedy %s at iteration %d (threshold %s)", iterations, fixed2(best), at, th)
+	return fmt.Sprintf("not solved in %d iterations: best greedy %s at iteration %d (threshold %s)", iterations, progress.Fixed2(best), at, th)
 }
 
 // bestGreedy is the best greedy reward in rows and its iteration (-1 when none was evaluated).

@@ -30,7 +30,7 @@ type tapeEnv interface {
 // Player holds a run's trained model and one env it plays on.
 type Player struct {
 	Config config.Config
-	Meta   train.Meta
+	Meta   runstore.Meta
 	env    tapeEnv
 	model  *pcl.Model
 	radix  envs.MixedRadix

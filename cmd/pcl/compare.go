@@ -73,7 +73,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *jobs == 1 {
 		opts = &experiment.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr)}
 		if isTerminal(stderr) {
-			opts.Progress = stderr
+			opts.Progress.W = stderr
 		}
 	}
 	if err := experiment.RunAll(ctx, *out, *jobs, opts, stdout); err != nil {

@@ -201,7 +201,7 @@ func writeLeverTable(path string, names []string, tabs []diag.Table) error {
 
 // printReplayWrites prints what the replay of the run in dir holds of symbol's rewarded writes.
 func printReplayWrites(stdout io.Writer, dir string, symbol int) error {
-	buf, meta, err := train.LoadReplay(dir)
+	buf, meta, err := runstore.Dir(dir).Replay()
 	if err != nil {
 		return err
 	}

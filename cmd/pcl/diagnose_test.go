@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/diag"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 func TestDiagnoseProbeAndOverlay(t *testing.T) {
@@ -84,7 +84,7 @@ func TestDiagnoseFromRun(t *testing.T) {
 		t.Errorf("diagnose --from with --alpha: %q, want a refusal naming it", o)
 	}
 	// The replay's rewarded writes of a symbol: the count agrees with the buffer read directly.
-	buf, _, err := train.LoadReplay(src)
+	buf, _, err := runstore.Dir(src).Replay()
 	if err != nil {
 		t.Fatal(err)
 	}

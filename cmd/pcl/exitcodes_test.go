@@ -13,7 +13,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
-	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 // The exit codes `pcl help` documents, through runMain: what a script or a shell sees.
@@ -106,7 +105,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 			if code != exitInterrupted || !strings.Contains(e.String(), "pcl compare: interrupted: the runs saved their checkpoints") {
 				t.Fatalf("exit %d, stderr %q; want %d and the interruption", code, e.String(), exitInterrupted)
 			}
-			meta, err := train.ReadMeta(sparse)
+			meta, err := runstore.Dir(sparse).Meta()
 			if err != nil {
 				t.Fatalf("no checkpoint after the interruption: %v", err)
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/memory"
 )
 
 // TestFlagText checks that the library's field errors are shown with the flags of their fields,
@@ -26,9 +26,9 @@ func TestFlagText(t *testing.T) {
 			"control: --grid = 0: needs a Box"},
 		{"related", &config.FieldError{Field: "replay_batch_size", Value: -1, Reason: "must be >= 0 (0 means %s)", Related: []string{"batch_size"}},
 			"--replay-batch = -1: must be >= 0 (0 means --batch)"},
-		{"memory", fmt.Errorf("start: %w", &train.MemoryError{Subject: train.MemorySubject{Env: "Copy-v0", Field: "base", Size: 9, Actions: 36},
-			Estimate: train.MemoryEstimate{Parts: []train.MemoryPart{{What: "the batch", Detail: "4 × 9", Bytes: 2048, Lower: []string{"batch_size", "max_steps", "base"}}}},
-			Limit:    train.MemoryLimit{Bytes: 1024, From: "--max-memory 1KiB"}}),
+		{"memory", fmt.Errorf("start: %w", &memory.LimitError{Subject: memory.Subject{Env: "Copy-v0", Field: "base", Size: 9, Actions: 36},
+			Estimate: memory.Estimate{Parts: []memory.Part{{What: "the batch", Detail: "4 × 9", Bytes: 2048, Lower: []string{"batch_size", "max_steps", "base"}}}},
+			Limit:    memory.Limit{Bytes: 1024, From: "--max-memory 1KiB"}}),
 			"start: Copy-v0 at --base 9 (36 actions) needs about 2.0 KiB, mostly the batch (4 × 9: 2.0 KiB), above the limit of 1.0 KiB (--max-memory 1KiB); " +
 				"lower --batch, --max-steps or --base, or raise --max-memory (or turn it off)"},
 		{"no flag", &config.FieldError{Field: "no_threshold", Value: true, Reason: "excludes %s", Related: []string{"reward_threshold"}},
@@ -48,12 +48,12 @@ func TestFlagText(t *testing.T) {
 // field without a flag as it is.
 func TestFlagName(t *testing.T) {
 	for field, want := range map[string]string{
-		"alpha":              "--alpha",
-		"alpha_auto":         "--alpha-auto",
-		"learning_rate":      "--lr",
-		"batch_size":         "--batch",
-		train.MaxMemoryField: "--max-memory",
-		"no_such_field":      "no_such_field",
+		"alpha":         "--alpha",
+		"alpha_auto":    "--alpha-auto",
+		"learning_rate": "--lr",
+		"batch_size":    "--batch",
+		memory.MaxField: "--max-memory",
+		"no_such_field": "no_such_field",
 	} {
 		if got := flagName(field); got != want {
 			t.Errorf("flagName(%q) = %q, want %q", field, got, want)

@@ -15,7 +15,7 @@ import (
 	"syscall"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/agent/memory"
 )
 
 // command is one subcommand: run gets the arguments after the subcommand's name.
@@ -125,7 +125,7 @@ func (e usageError) Unwrap() error { return e.err }
 // flagText is err's message with the config fields it names (config.FieldNamer errors) named by
 // their flags, for errors in a config the command line built: "--tsallis-q = 1: ... use --algo
 // soft" for the library's "config: tsallis_q = 1: ... use algo soft". A field without a flag keeps
-// its JSON name; train.MemoryError's limit is --max-memory.
+// its JSON name; memory.LimitError's limit is --max-memory.
 func flagText(err error) string { return config.Renamed(err, flagName) }
 
 // flagName is the flag of a config field (by its JSON name), or the name itself when it has none.
@@ -133,7 +133,7 @@ func flagName(field string) string {
 	if f, ok := config.FieldFlags()[field]; ok {
 		return "--" + f
 	}
-	if field == train.MaxMemoryField {
+	if field == memory.MaxField {
 		return "--max-memory"
 	}
 	return field

@@ -21,7 +21,6 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
-	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 // slurmPackages are Debian's packages the Slurm test installs when a command it needs is missing.
@@ -90,7 +89,7 @@ func TestSlurmSweep(t *testing.T) {
 	task := job + "_1"
 	rd := experiment.RunDir(dir, victim)
 	if err := poll(ctx, 50*time.Millisecond, func() (bool, error) {
-		meta, err := train.ReadMeta(rd)
+		meta, err := runstore.Dir(rd).Meta()
 		return err == nil && meta.Iteration >= 3, nil
 	}); err != nil {
 		t.Fatalf("task %s never checkpointed 3 iterations: %v\n%s", task, err, cl.diagnose(ctx, job))
@@ -104,7 +103,7 @@ func TestSlurmSweep(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("task %s not cancelled: %v\n%s", task, err, cl.diagnose(ctx, job))
 	}
-	meta, err := train.ReadMeta(rd)
+	meta, err := runstore.Dir(rd).Meta()
 	if err != nil {
 		t.Fatalf("after scancel: %v", err)
 	}

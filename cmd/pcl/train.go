@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
@@ -90,14 +92,14 @@ func (o trainOutput) options(opts *train.Options, stderr io.Writer) {
 	if o.progressEvery <= 0 {
 		return
 	}
-	opts.Progress, opts.ProgressEvery = stderr, o.progressEvery
+	opts.Progress.W, opts.Progress.Every = stderr, o.progressEvery
 	switch {
 	case o.logFormat == "json":
-		opts.ProgressFormat = train.ProgressJSON
+		opts.Progress.Format = progress.JSON
 	case isTerminal(stderr):
-		opts.ProgressFormat = train.ProgressLive
+		opts.Progress.Format = progress.Live
 	default:
-		opts.ProgressFormat = train.ProgressText
+		opts.Progress.Format = progress.Text
 	}
 }
 
@@ -160,7 +162,7 @@ func registerTrainFlags(fs *flag.FlagSet) *trainFlags {
 	f.out = fs.String("out", "", "run `directory` (default runs/<env>-base<B>-<algo>-seed<S>)")
 	f.resume = fs.Bool("resume", false, "continue the run in --out from its checkpoint (or, when that is damaged, the one before), with its config.json; "+
 		"--iters is then the run's new total number of iterations, above those done (without --iters: the saved total)")
-	f.progressEvery = fs.Duration("progress-every", train.DefaultProgressEvery,
+	f.progressEvery = fs.Duration("progress-every", progress.DefaultEvery,
 		"interval of the progress lines when stderr is not a terminal, or with --log-format json (0: no progress report; on a terminal the line is live)")
 	f.logFormat = fs.String("log-format", "text", `"text" or "json": json prints the log and progress lines as JSON objects, one per line`)
 	f.maxMemory = fs.String("max-memory", "", "refuse a configuration estimated to need more memory than this `size`, e.g. 32GiB (0 or off: no check; default: 80% of this machine's memory)")
@@ -170,8 +172,8 @@ func registerTrainFlags(fs *flag.FlagSet) *trainFlags {
 }
 
 // check validates the output flags and returns the memory limit --max-memory sets.
-func (f *trainFlags) check() (train.MemoryLimit, error) {
-	var limit train.MemoryLimit // the zero value: train's default, 80% of the machine's memory
+func (f *trainFlags) check() (memory.Limit, error) {
+	var limit memory.Limit // the zero value: train's default, 80% of the machine's memory
 	if *f.logFormat != "text" && *f.logFormat != "json" {
 		return limit, usageError{fmt.Errorf("--log-format %q: want text or json", *f.logFormat)}
 	}
@@ -180,7 +182,7 @@ func (f *trainFlags) check() (train.MemoryLimit, error) {
 	}
 	if *f.maxMemory != "" {
 		var err error
-		if limit, err = train.ParseMemoryLimit(*f.maxMemory); err != nil {
+		if limit, err = memory.ParseLimit(*f.maxMemory); err != nil {
 			return limit, usageError{fmt.Errorf("--max-memory: %w", err)}
 		}
 		if !limit.Off() {
@@ -224,7 +226,7 @@ func resumedIters(out string, given map[string]bool, iters int) (int, error) {
 func trainError(err error, itersGiven, resume bool) error {
 	var done *train.DoneError
 	switch {
-	case errors.Is(err, envmaker.ErrUnknownEnv), errors.Is(err, train.ErrMemory):
+	case errors.Is(err, envmaker.ErrUnknownEnv), errors.Is(err, memory.ErrTooLarge):
 		return usageError{err}
 	case errors.Is(err, train.ErrRunExists):
 		return fmt.Errorf("%w (use --resume, or another --out)", err)

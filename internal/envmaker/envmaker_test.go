@@ -258,7 +258,7 @@ func TestServerDeathStopsTheRunAndItResumes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "last good checkpoint") {
 		t.Fatalf("error %v, want one that names the last good checkpoint", err)
 	}
-	meta, err := train.ReadMeta(dir)
+	meta, err := runstore.Dir(dir).Meta()
 	if err != nil {
 		t.Fatalf("checkpoint after the server died: %v", err)
 	}

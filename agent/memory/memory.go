@@ -1,4 +1,6 @@
-package train
+// Package memory estimates the memory a training run will hold and refuses, before anything is
+// allocated, a run whose estimate is above the limit.
+package memory
 
 // A run's memory is dominated by a few arrays whose sizes follow from the config and the env's
 // spaces: the parameters with their gradients and Adam state, the training batch (a row per step of
@@ -30,25 +32,25 @@ const (
 	memoryShare = 0.8
 )
 
-// ErrMemory marks a run refused because its estimated memory is above the limit (see MemoryError).
-var ErrMemory = errors.New("the run needs more memory than the limit")
+// ErrTooLarge marks a run refused because its estimated memory is above the limit (see Error).
+var ErrTooLarge = errors.New("the run needs more memory than the limit")
 
-// MemoryPart is one term of a memory estimate.
-type MemoryPart struct {
+// Part is one term of a memory estimate.
+type Part struct {
 	What   string // e.g. "the training batch's per-action arrays"
 	Detail string // how it is counted, e.g. "400 episodes × 201 steps × 400000 actions × 4 float32 arrays"
 	Bytes  int64
 	Lower  []string // the config fields that shrink it, by JSON name, e.g. base, batch_size, max_steps
 }
 
-// MemoryEstimate is what a run is expected to hold at its peak, by part. It counts the large arrays
+// Estimate is what a run is expected to hold at its peak, by part. It counts the large arrays
 // only (not the Go runtime's slack), so the process's resident size is somewhat above it.
-type MemoryEstimate struct {
-	Parts []MemoryPart
+type Estimate struct {
+	Parts []Part
 }
 
 // Total is the sum of the parts.
-func (e MemoryEstimate) Total() int64 {
+func (e Estimate) Total() int64 {
 	var t float64
 	for _, p := range e.Parts {
 		t += float64(p.Bytes)
@@ -57,8 +59,8 @@ func (e MemoryEstimate) Total() int64 {
 }
 
 // Largest is the part that dominates.
-func (e MemoryEstimate) Largest() MemoryPart {
-	var best MemoryPart
+func (e Estimate) Largest() Part {
+	var best Part
 	for _, p := range e.Parts {
 		if p.Bytes > best.Bytes {
 			best = p
@@ -82,9 +84,9 @@ const f32 = 4 // bytes per float32
 // values and moments (3 float32) in a buffer that grows by doubling, so up to twice that.
 const checkpointFactor = (4 + 2*3) * f32
 
-// EstimateEpisodesMemory estimates the memory of a whole-episode (LSTM) run of cfg on a task of
+// EstimateEpisodes estimates the memory of a whole-episode (LSTM) run of cfg on a task of
 // spec. Episodes are counted at their longest, cfg.MaxSteps steps.
-func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
+func EstimateEpisodes(cfg config.Config, spec pcl.Spec) Estimate {
 	e := episodesEstimate{cfg: cfg, H: float64(cfg.Hidden), E: float64(cfg.Hidden), K: float64(spec.NumActions()), F: float64(spec.Features())}
 	for _, v := range spec.InputVocabs() {
 		e.V += float64(v)
@@ -95,20 +97,20 @@ func EstimateEpisodesMemory(cfg config.Config, spec pcl.Spec) MemoryEstimate {
 	if _, err := algorithmic.TaskByID(cfg.Env); err != nil {
 		e.sizeFields, e.batchFields = []string{"hidden"}, []string{"batch_size", "max_steps"}
 	}
-	parts := []MemoryPart{paramsPart(params, e.sizeFields)}
+	parts := []Part{paramsPart(params, e.sizeFields)}
 	parts = append(parts, e.batch()...)
 	parts = append(parts, e.sampling())
 	if cfg.Replay {
 		T1 := float64(cfg.MaxSteps + 1)
 		C := float64(cfg.ReplayCapacity)
-		parts = append(parts, MemoryPart{
+		parts = append(parts, Part{
 			What:   "the replay buffer at capacity",
 			Detail: fmt.Sprintf("%s episodes × %s steps, and its file being encoded", count(C), count(T1)),
 			Bytes:  clampBytes(C * (T1*(episodeStepBytes+replayFileStepBytes) + episodeOverhead)),
 			Lower:  []string{"replay_capacity", "max_steps"},
 		})
 	}
-	return MemoryEstimate{Parts: parts}
+	return Estimate{Parts: parts}
 }
 
 // episodesEstimate is the LSTM run's sizes the memory estimate reads: hidden units H, embedding
@@ -155,7 +157,7 @@ func (e *episodesEstimate) projected() bool {
 
 // batch is the training batch's parts: its per-action arrays, the LSTM's activations and the
 // projected embedding tables.
-func (e *episodesEstimate) batch() []MemoryPart {
+func (e *episodesEstimate) batch() []Part {
 	H, E, K, V := e.H, e.E, e.K, e.V
 	B, T1 := e.rows()
 	rows := B * T1
@@ -166,7 +168,7 @@ func (e *episodesEstimate) batch() []MemoryPart {
 	if projected {
 		kArrays = 6
 	}
-	parts := []MemoryPart{{
+	parts := []Part{{
 		What:   "the training batch's per-action arrays",
 		Detail: fmt.Sprintf("%s episodes × %s steps × %s actions × %g float32 arrays", count(B), count(T1), count(K), kArrays),
 		Bytes:  clampBytes(rows * K * kArrays * f32),
@@ -179,7 +181,7 @@ func (e *episodesEstimate) batch() []MemoryPart {
 	if !projected {
 		perRow += 2 * E
 	}
-	parts = append(parts, MemoryPart{
+	parts = append(parts, Part{
 		What:   "the training batch's LSTM activations",
 		Detail: fmt.Sprintf("%s rows × %s values", count(rows), count(perRow)),
 		Bytes:  clampBytes(rows * perRow * f32),
@@ -196,7 +198,7 @@ func (e *episodesEstimate) batch() []MemoryPart {
 		tables += table
 	}
 	if tables > 0 {
-		parts = append(parts, MemoryPart{
+		parts = append(parts, Part{
 			What:   "the projected embedding tables",
 			Detail: fmt.Sprintf("%s vocabulary rows × %s values", count(V+1), count(E+4*H)),
 			Bytes:  clampBytes(tables * f32),
@@ -207,7 +209,7 @@ func (e *episodesEstimate) batch() []MemoryPart {
 }
 
 // sampling is the heads of every copy (fresh batch and evaluation), the LSTM state, the episodes.
-func (e *episodesEstimate) sampling() MemoryPart {
+func (e *episodesEstimate) sampling() Part {
 	cfg := e.cfg
 	cols := e.K + e.otherCols
 	n := float64(cfg.BatchSize)
@@ -215,7 +217,7 @@ func (e *episodesEstimate) sampling() MemoryPart {
 		n += float64(cfg.EvalEpisodes)
 	}
 	_, T1 := e.rows()
-	return MemoryPart{
+	return Part{
 		What:   "sampling",
 		Detail: fmt.Sprintf("%s copies × %s head values, and the fresh episodes", count(n), count(cols)),
 		Bytes:  clampBytes(n*(cols+6*e.H)*f32 + float64(cfg.BatchSize)*T1*episodeStepBytes),
@@ -233,9 +235,9 @@ const (
 	episodeOverhead = 160
 )
 
-// EstimateStepsMemory estimates the memory of a long-episode (mlp) run of cfg on an env with
+// EstimateSteps estimates the memory of a long-episode (mlp) run of cfg on an env with
 // observation vectors of obsDim values and numActions actions.
-func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstimate {
+func EstimateSteps(cfg config.Config, obsDim, numActions int) Estimate {
 	D, H, K := float64(obsDim), float64(cfg.MLPHidden), float64(numActions)
 	heads := headLayout(cfg, numActions)
 	params := (D+1)*H + (H+1)*H // policy trunk
@@ -254,7 +256,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 	if cfg.Grid > 0 {
 		sizeFields = []string{"grid", "mlp_hidden"}
 	}
-	parts := []MemoryPart{paramsPart(params, sizeFields)}
+	parts := []Part{paramsPart(params, sizeFields)}
 	// The training batch: sub-episodes (or the fresh pieces of every copy) of up to StepsPerIter
 	// steps and their last state.
 	B := float64(cfg.SubEpisodes)
@@ -274,7 +276,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 	if heads.TakesSparseGrad() {
 		kArrays = 3
 	}
-	parts = append(parts, MemoryPart{
+	parts = append(parts, Part{
 		What:   "the training batch's per-action arrays",
 		Detail: fmt.Sprintf("%s sub-episodes × %s steps × %s actions × %g float32 arrays", count(B), count(T1), count(K), kArrays),
 		Bytes:  clampBytes(rows * K * kArrays * f32),
@@ -283,7 +285,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 	// Per row besides: the input and its gradient, the two networks' layers, their activations
 	// and gradients, the other heads.
 	perRow := 2*D + 12*H + otherCols*kArrays
-	parts = append(parts, MemoryPart{
+	parts = append(parts, Part{
 		What:   "the training batch's hidden layers",
 		Detail: fmt.Sprintf("%s rows × %s values", count(rows), count(perRow)),
 		Bytes:  clampBytes(rows * perRow * f32),
@@ -291,7 +293,7 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 	})
 	// Sampling: every copy's action scores and policy; the collected pieces.
 	n := float64(cfg.NumEnvs + cfg.EvalEpisodes)
-	parts = append(parts, MemoryPart{
+	parts = append(parts, Part{
 		What:   "sampling",
 		Detail: fmt.Sprintf("%s copies × %s actions, and the collected steps", count(n), count(K)),
 		Bytes:  clampBytes(n*(K*3+D+4*H)*f32 + float64(cfg.NumEnvs)*T1*(D*f32+12)),
@@ -300,41 +302,41 @@ func EstimateStepsMemory(cfg config.Config, obsDim, numActions int) MemoryEstima
 	// The step replay at capacity: per step the observation (float32), action, reward and return
 	// to go, and the encoded file (gob writes a float32 in up to 9 bytes, a float64 in up to 9).
 	S := float64(cfg.ReplaySteps)
-	parts = append(parts, MemoryPart{
+	parts = append(parts, Part{
 		What:   "the replay buffer at capacity",
 		Detail: fmt.Sprintf("%s steps × %s observation values, and its file being encoded", count(S), count(D)),
 		Bytes:  clampBytes(S * (D*f32 + 20 + D*9 + 23)),
 		Lower:  []string{"replay_steps"},
 	})
-	return MemoryEstimate{Parts: parts}
+	return Estimate{Parts: parts}
 }
 
 // count prints a whole number of things without exponent or fraction.
 func count(x float64) string { return strconv.FormatFloat(math.Round(x), 'f', -1, 64) }
 
-// MemoryLimit is the most memory a run may be estimated to need.
-type MemoryLimit struct {
-	Bytes int64  // < 0: no limit; 0 (the zero value): DefaultMemoryLimit()
+// Limit is the most memory a run may be estimated to need.
+type Limit struct {
+	Bytes int64  // < 0: no limit; 0 (the zero value): DefaultLimit()
 	From  string // where the number comes from, for messages: "80% of this machine's 23.5 GiB"
 }
 
 // Off reports whether the limit is disabled.
-func (l MemoryLimit) Off() bool { return l.Bytes < 0 }
+func (l Limit) Off() bool { return l.Bytes < 0 }
 
-// NoMemoryLimit disables the check.
-func NoMemoryLimit() MemoryLimit { return MemoryLimit{Bytes: -1, From: "off"} }
+// NoLimit disables the check.
+func NoLimit() Limit { return Limit{Bytes: -1, From: "off"} }
 
-// DefaultMemoryLimit is 80% of the machine's physical memory (MemTotal of /proc/meminfo), or of
+// DefaultLimit is 80% of the machine's physical memory (MemTotal of /proc/meminfo), or of
 // 16 GiB when that cannot be read.
-func DefaultMemoryLimit() MemoryLimit { return memoryLimitFrom("/proc/meminfo") }
+func DefaultLimit() Limit { return limitFrom("/proc/meminfo") }
 
-func memoryLimitFrom(meminfo string) MemoryLimit {
+func limitFrom(meminfo string) Limit {
 	total, err := memTotal(meminfo)
 	if err != nil {
-		return MemoryLimit{Bytes: int64(fallbackMemory) * 8 / 10,
+		return Limit{Bytes: int64(fallbackMemory) * 8 / 10,
 			From: fmt.Sprintf("80%% of an assumed %s: this machine's memory is unknown (%v)", FormatBytes(fallbackMemory), err)}
 	}
-	return MemoryLimit{Bytes: int64(memoryShare * float64(total)), From: fmt.Sprintf("80%% of this machine's %s", FormatBytes(total))}
+	return Limit{Bytes: int64(memoryShare * float64(total)), From: fmt.Sprintf("80%% of this machine's %s", FormatBytes(total))}
 }
 
 // memTotal reads MemTotal (in bytes) from a /proc/meminfo file.
@@ -366,13 +368,13 @@ func memTotal(path string) (int64, error) {
 	return 0, fmt.Errorf("%s has no MemTotal line", path)
 }
 
-// ParseMemoryLimit parses a memory limit (Options.MaxMemory): a size with a binary unit (B, KiB, MiB, GiB, TiB;
+// ParseLimit parses a memory limit (Options.MaxMemory): a size with a binary unit (B, KiB, MiB, GiB, TiB;
 // K, M, G and T mean the same; KB, MB, GB and TB are powers of 1000), e.g. "32GiB" or "1.5G", or
 // 0 or "off" for no limit.
-func ParseMemoryLimit(s string) (MemoryLimit, error) {
+func ParseLimit(s string) (Limit, error) {
 	v := strings.TrimSpace(s)
 	if v == "0" || strings.EqualFold(v, "off") {
-		return NoMemoryLimit(), nil
+		return NoLimit(), nil
 	}
 	i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	num, unit := v, ""
@@ -384,10 +386,10 @@ func ParseMemoryLimit(s string) (MemoryLimit, error) {
 		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[strings.ToLower(unit)]
 	x, err := strconv.ParseFloat(num, 64)
 	if err != nil || mult == 0 || !(x > 0) || x*mult >= math.MaxInt64 {
-		return MemoryLimit{}, fmt.Errorf("memory size %q: want a size such as 32GiB, 1.5G or 500MiB, or 0 or off for no limit", s)
+		return Limit{}, fmt.Errorf("memory size %q: want a size such as 32GiB, 1.5G or 500MiB, or 0 or off for no limit", s)
 	}
 	b := int64(x * mult)
-	return MemoryLimit{Bytes: b, From: "given as " + v}, nil
+	return Limit{Bytes: b, From: "given as " + v}, nil
 }
 
 // FormatBytes prints a size in binary units with 2 or 3 significant digits: "61 GiB", "1.5 GiB",
@@ -409,39 +411,39 @@ func FormatBytes(b int64) string {
 	}
 }
 
-// MemoryError is the refusal of a run whose estimate is above the limit. It wraps ErrMemory. It
+// LimitError is the refusal of a run whose estimate is above the limit. It wraps ErrTooLarge. It
 // names config fields by their JSON names; Text names them as a caller does (its flags).
-type MemoryError struct {
-	Subject  MemorySubject
-	Estimate MemoryEstimate
-	Limit    MemoryLimit
+type LimitError struct {
+	Subject  Subject
+	Estimate Estimate
+	Limit    Limit
 }
 
-// MemorySubject is the configuration a memory message is about: its env and the field that sets
+// Subject is the configuration a memory message is about: its env and the field that sets
 // its number of actions (grid or base, by JSON name; "" for neither) with its value.
-type MemorySubject struct {
+type Subject struct {
 	Env     string
 	Field   string
 	Size    int
 	Actions int
 }
 
-func (e *MemoryError) Error() string {
+func (e *LimitError) Error() string {
 	return e.Text(func(field string) string {
-		if field == MaxMemoryField {
-			return "the memory limit (Options.MaxMemory)"
+		if field == MaxField {
+			return "the memory limit (train.Options.MaxMemory)"
 		}
 		return field
 	})
 }
 
-// MaxMemoryField is the name Text asks for the memory limit, Options.MaxMemory (not a config
+// MaxField is the name Text asks for the memory limit, train.Options.MaxMemory (not a config
 // field: it bounds the run without changing it).
-const MaxMemoryField = "max_memory"
+const MaxField = "max_memory"
 
 // Text is the message with every field named by name, and the memory limit by
-// name(MaxMemoryField).
-func (e *MemoryError) Text(name func(field string) string) string {
+// name(MaxField).
+func (e *LimitError) Text(name func(field string) string) string {
 	big := e.Estimate.Largest()
 	subject := fmt.Sprintf("%s (%d actions)", e.Subject.Env, e.Subject.Actions)
 	if e.Subject.Field != "" {
@@ -456,37 +458,36 @@ func (e *MemoryError) Text(name func(field string) string) string {
 	}
 	return fmt.Sprintf("%s needs about %s, mostly %s (%s: %s), above the limit of %s (%s); lower %s, or raise %s (or turn it off)",
 		subject, FormatBytes(e.Estimate.Total()), big.What, big.Detail, FormatBytes(big.Bytes),
-		FormatBytes(e.Limit.Bytes), e.Limit.From, strings.Join(lower, ", "), name(MaxMemoryField))
+		FormatBytes(e.Limit.Bytes), e.Limit.From, strings.Join(lower, ", "), name(MaxField))
 }
 
-// Unwrap makes errors.Is(err, ErrMemory) hold.
-func (e *MemoryError) Unwrap() error { return ErrMemory }
+// Unwrap makes errors.Is(err, ErrTooLarge) hold.
+func (e *LimitError) Unwrap() error { return ErrTooLarge }
 
-// checkMemory refuses est when it is above the run's limit (opts.MaxMemory, by default
-// DefaultMemoryLimit). subject names the configuration in the message.
-func checkMemory(opts Options, subject MemorySubject, est MemoryEstimate) error {
-	limit := opts.MaxMemory
+// Check refuses est when it is above limit (the zero Limit: DefaultLimit). subject names the
+// configuration in the message.
+func Check(limit Limit, subject Subject, est Estimate) error {
 	if limit.Off() {
 		return nil
 	}
 	if limit.Bytes == 0 {
-		limit = DefaultMemoryLimit()
+		limit = DefaultLimit()
 	}
 	if est.Total() <= limit.Bytes {
 		return nil
 	}
-	return &MemoryError{Subject: subject, Estimate: est, Limit: limit}
+	return &LimitError{Subject: subject, Estimate: est, Limit: limit}
 }
 
-// memorySubject is cfg's size for a memory message: the field that sets |A|.
-func memorySubject(cfg config.Config, numActions int) MemorySubject {
+// SubjectOf is cfg's size for a memory message: the field that sets |A|.
+func SubjectOf(cfg config.Config, numActions int) Subject {
 	switch {
 	case cfg.Grid > 0:
-		return MemorySubject{Env: cfg.Env, Field: "grid", Size: cfg.Grid, Actions: numActions}
+		return Subject{Env: cfg.Env, Field: "grid", Size: cfg.Grid, Actions: numActions}
 	case isAlgorithmic(cfg.Env):
-		return MemorySubject{Env: cfg.Env, Field: "base", Size: cfg.Base, Actions: numActions}
+		return Subject{Env: cfg.Env, Field: "base", Size: cfg.Base, Actions: numActions}
 	}
-	return MemorySubject{Env: cfg.Env, Actions: numActions}
+	return Subject{Env: cfg.Env, Actions: numActions}
 }
 
 // headLayout is the head layout of cfg for numActions actions. The estimates are made of valid
@@ -508,8 +509,8 @@ func isAlgorithmic(env string) bool {
 // paramsPart is the memory of a network's params values: each with its gradient, Adam's two
 // moments and its copy in the checkpoint being written; sizeFields are the config fields that
 // lower it.
-func paramsPart(params float64, sizeFields []string) MemoryPart {
-	return MemoryPart{
+func paramsPart(params float64, sizeFields []string) Part {
+	return Part{
 		What:   "the parameters",
 		Detail: fmt.Sprintf("%s values, each with its gradient, Adam's two moments and its copy in the checkpoint being written", count(params)),
 		Bytes:  clampBytes(params * checkpointFactor),

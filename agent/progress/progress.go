@@ -1,4 +1,6 @@
-package train
+// Package progress reports a training run's progress on a writer (a live line rewritten in place,
+// or plain or JSON lines at a steady interval of time) and rounds the numbers of its log lines.
+package progress
 
 import (
 	"context"
@@ -12,24 +14,32 @@ import (
 	"time"
 )
 
-// ProgressFormat is how a run reports its progress on Options.Progress.
-type ProgressFormat int
+// Format is how a run reports its progress.
+type Format int
 
 const (
-	// ProgressLive rewrites one line in place (\r) as iterations complete: for a terminal.
-	ProgressLive ProgressFormat = iota
-	// ProgressText prints a plain line at the start, every Options.ProgressEvery, and at the end:
-	// for a pipe or a log file, which a line per iteration would flood.
-	ProgressText
-	// ProgressJSON prints the lines of ProgressText as JSON objects, one per line.
-	ProgressJSON
+	// Live rewrites one line in place (\r) as iterations complete: for a terminal.
+	Live Format = iota
+	// Text prints a plain line at the start, every Options.Every, and at the end: for a pipe or a
+	// log file, which a line per iteration would flood.
+	Text
+	// JSON prints the lines of Text as JSON objects, one per line.
+	JSON
 )
 
-// DefaultProgressEvery is the interval of ProgressText and ProgressJSON lines.
-const DefaultProgressEvery = 10 * time.Second
+// DefaultEvery is the interval of Text and JSON lines.
+const DefaultEvery = 10 * time.Second
 
-// progressPoint is a run's state after an iteration, as the progress line shows it.
-type progressPoint struct {
+// Options say where and how a run reports its progress.
+type Options struct {
+	W      io.Writer // nil: no report
+	Format Format
+	Every  time.Duration    // the interval of Text and JSON lines (0: DefaultEvery)
+	Clock  func() time.Time // nil: time.Now (the tests drive a fake clock)
+}
+
+// Point is a run's state after an iteration, as the progress line shows it.
+type Point struct {
 	Done       int     // iterations completed
 	Reward     float64 // the last iteration's mean sampled reward (NaN: none yet)
 	Greedy     float64 // the last greedy evaluation's mean reward (NaN: none yet)
@@ -37,12 +47,11 @@ type progressPoint struct {
 	EnvSteps   int64   // env steps so far (shown for long-episode runs)
 }
 
-// progress reports one run's progress on a writer: a live line, or plain or JSON lines at a steady
-// interval of time. Times come from now (injectable: the tests drive a fake clock). All methods
-// are no-ops on a nil *progress (no Options.Progress).
-type progress struct {
+// Reporter reports one run's progress on a writer: a live line, or plain or JSON lines at a steady
+// interval of time. All methods are no-ops on a nil *Reporter (no writer).
+type Reporter struct {
 	w      io.Writer
-	format ProgressFormat
+	format Format
 	every  time.Duration
 	now    func() time.Time
 	steps  bool // long-episode run: env steps shown, "return" for reward
@@ -54,42 +63,43 @@ type progress struct {
 	err    error     // the first write error
 }
 
-// newProgress returns the reporter of opts for a run of total iterations starting at first, or nil
-// without opts.Progress.
-func newProgress(opts Options, first, total int, steps bool) *progress {
-	if opts.Progress == nil {
+// New returns the reporter of opts for a run of total iterations starting at first (steps: a
+// long-episode run, whose env steps are shown and whose reward is a return), or nil without a
+// writer.
+func New(opts Options, first, total int, steps bool) *Reporter {
+	if opts.W == nil {
 		return nil
 	}
 	now := opts.Clock
 	if now == nil {
 		now = time.Now
 	}
-	every := opts.ProgressEvery
+	every := opts.Every
 	if every <= 0 {
-		every = DefaultProgressEvery
+		every = DefaultEvery
 	}
-	p := &progress{w: opts.Progress, format: opts.ProgressFormat, every: every, now: now, steps: steps, total: total, first: first}
+	p := &Reporter{w: opts.W, format: opts.Format, every: every, now: now, steps: steps, total: total, first: first}
 	p.start = now()
 	p.next = p.start.Add(every)
 	return p
 }
 
-// begin reports the start (text and JSON only: the live line appears with the first iteration).
-func (p *progress) begin(pt progressPoint) {
-	if p == nil || p.format == ProgressLive {
+// Begin reports the start (text and JSON only: the live line appears with the first iteration).
+func (p *Reporter) Begin(pt Point) {
+	if p == nil || p.format == Live {
 		return
 	}
 	p.emit("start", pt, p.start, false)
 }
 
-// update reports an iteration: the live line is redrawn, a text or JSON line is printed when the
+// Update reports an iteration: the live line is redrawn, a text or JSON line is printed when the
 // interval has passed.
-func (p *progress) update(pt progressPoint) {
+func (p *Reporter) Update(pt Point) {
 	if p == nil {
 		return
 	}
 	t := p.now()
-	if p.format == ProgressLive {
+	if p.format == Live {
 		p.write("\r" + p.text(pt, t, "") + "\x1b[K")
 		p.open = true
 		return
@@ -103,14 +113,14 @@ func (p *progress) update(pt progressPoint) {
 	p.emit("progress", pt, t, false)
 }
 
-// end reports the end of the run (interrupted: stopped by a cancel) and returns the first error
+// End reports the end of the run (interrupted: stopped by a cancel) and returns the first error
 // writing or flushing the output.
-func (p *progress) end(pt progressPoint, interrupted bool) error {
+func (p *Reporter) End(pt Point, interrupted bool) error {
 	if p == nil {
 		return nil
 	}
 	t := p.now()
-	if p.format == ProgressLive {
+	if p.format == Live {
 		p.write("\r" + p.text(pt, t, "") + "\x1b[K\n")
 		p.open = false
 	} else {
@@ -122,22 +132,22 @@ func (p *progress) end(pt progressPoint, interrupted bool) error {
 	return p.err
 }
 
-// breakLine ends the live line, so that a log line that follows starts on a line of its own.
-func (p *progress) breakLine() {
+// BreakLine ends the live line, so that a log line that follows starts on a line of its own.
+func (p *Reporter) BreakLine() {
 	if p != nil && p.open {
 		p.write("\n")
 		p.open = false
 	}
 }
 
-func (p *progress) write(s string) {
+func (p *Reporter) write(s string) {
 	if _, err := io.WriteString(p.w, s); err != nil && p.err == nil {
 		p.err = err
 	}
 }
 
 // rate returns the seconds per iteration of this process so far (NaN before the first).
-func (p *progress) rate(pt progressPoint, t time.Time) float64 {
+func (p *Reporter) rate(pt Point, t time.Time) float64 {
 	n := pt.Done - p.first
 	if n <= 0 {
 		return math.NaN()
@@ -146,7 +156,7 @@ func (p *progress) rate(pt progressPoint, t time.Time) float64 {
 }
 
 // eta is the time the remaining iterations take at the rate so far (negative: unknown).
-func (p *progress) eta(pt progressPoint, t time.Time) time.Duration {
+func (p *Reporter) eta(pt Point, t time.Time) time.Duration {
 	spi := p.rate(pt, t)
 	if math.IsNaN(spi) {
 		return -1
@@ -156,7 +166,7 @@ func (p *progress) eta(pt progressPoint, t time.Time) time.Duration {
 
 // text is the plain progress line, e.g.
 // "iter 120/300  2.41 it/s  reward 3.52  greedy 4.10  curriculum 6  eta 1m14s"; tail replaces the eta.
-func (p *progress) text(pt progressPoint, t time.Time, tail string) string {
+func (p *Reporter) text(pt Point, t time.Time, tail string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "iter %d/%d", pt.Done, p.total)
 	if spi := p.rate(pt, t); !math.IsNaN(spi) {
@@ -172,10 +182,10 @@ func (p *progress) text(pt progressPoint, t time.Time, tail string) string {
 		fmt.Fprintf(&b, "  steps %d", pt.EnvSteps)
 	}
 	if !math.IsNaN(pt.Reward) {
-		fmt.Fprintf(&b, "  %s %s", name, fixed2(pt.Reward))
+		fmt.Fprintf(&b, "  %s %s", name, Fixed2(pt.Reward))
 	}
 	if !math.IsNaN(pt.Greedy) {
-		fmt.Fprintf(&b, "  greedy %s", fixed2(pt.Greedy))
+		fmt.Fprintf(&b, "  greedy %s", Fixed2(pt.Greedy))
 	}
 	if pt.Curriculum > 0 {
 		fmt.Fprintf(&b, "  curriculum %d", pt.Curriculum)
@@ -191,9 +201,9 @@ func (p *progress) text(pt progressPoint, t time.Time, tail string) string {
 	return b.String()
 }
 
-// progressJSON is a JSON progress line: the fields of the text line, numbers rounded, absent ones
+// jsonLine is a JSON progress line: the fields of the text line, numbers rounded, absent ones
 // left out; "msg" is "progress" as the log lines' is their message.
-type progressJSON struct {
+type jsonLine struct {
 	Time        string   `json:"time"`
 	Level       string   `json:"level"`
 	Msg         string   `json:"msg"`
@@ -212,9 +222,9 @@ type progressJSON struct {
 }
 
 // emit prints a text or JSON line of event.
-func (p *progress) emit(event string, pt progressPoint, t time.Time, interrupted bool) {
+func (p *Reporter) emit(event string, pt Point, t time.Time, interrupted bool) {
 	elapsed := t.Sub(p.start)
-	if p.format != ProgressJSON {
+	if p.format != JSON {
 		tail := ""
 		switch {
 		case event == "start" && p.first > 0:
@@ -229,7 +239,7 @@ func (p *progress) emit(event string, pt progressPoint, t time.Time, interrupted
 		p.write(p.text(pt, t, tail) + "\n")
 		return
 	}
-	j := progressJSON{Time: t.Format(time.RFC3339Nano), Level: "INFO", Msg: "progress", Event: event, Iteration: pt.Done, Iters: p.total,
+	j := jsonLine{Time: t.Format(time.RFC3339Nano), Level: "INFO", Msg: "progress", Event: event, Iteration: pt.Done, Iters: p.total,
 		Curriculum: pt.Curriculum, ElapsedSec: roundTo(elapsed.Seconds(), 1), Interrupted: interrupted}
 	if spi := p.rate(pt, t); !math.IsNaN(spi) {
 		a, b := round(spi), round(1/spi)
@@ -287,12 +297,12 @@ func round(x float64) float64 {
 // sig3 prints x with 3 significant digits and no exponent for ordinary rates: "2.41", "12.3", "0.041".
 func sig3(x float64) string { return strconv.FormatFloat(round(x), 'f', -1, 64) }
 
-// fixed2 prints a reward with 2 decimals.
-func fixed2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+// Fixed2 prints a reward with 2 decimals.
+func Fixed2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
 
-// logNums returns slog key-value pairs with every float64 value rounded to 3 significant digits
+// LogNums returns slog key-value pairs with every float64 value rounded to 3 significant digits
 // and NaN or infinite ones left out (a JSON log cannot hold them; "none yet" is their meaning).
-func logNums(kv ...any) []any {
+func LogNums(kv ...any) []any {
 	out := make([]any, 0, len(kv))
 	for i := 0; i+1 < len(kv); i += 2 {
 		if x, ok := kv[i+1].(float64); ok {
@@ -310,11 +320,11 @@ func logNums(kv ...any) []any {
 // progress line sharing a terminal do not run into each other.
 type lineBreaker struct {
 	slog.Handler
-	p *progress
+	p *Reporter
 }
 
 func (h lineBreaker) Handle(ctx context.Context, r slog.Record) error {
-	h.p.breakLine()
+	h.p.BreakLine()
 	return h.Handler.Handle(ctx, r)
 }
 
@@ -326,10 +336,13 @@ func (h lineBreaker) WithGroup(name string) slog.Handler {
 	return lineBreaker{h.Handler.WithGroup(name), h.p}
 }
 
-// logger returns log, wrapped to break a live progress line before each record.
-func (p *progress) logger(log *slog.Logger) *slog.Logger {
-	if p == nil || p.format != ProgressLive {
+// Logger returns log, wrapped to break a live progress line before each record.
+func (p *Reporter) Logger(log *slog.Logger) *slog.Logger {
+	if p == nil || p.format != Live {
 		return log
 	}
 	return slog.New(lineBreaker{log.Handler(), p})
 }
+
+// IsLive reports whether p redraws a live line (false for nil: no report).
+func (p *Reporter) IsLive() bool { return p != nil && p.format == Live }
