@@ -1,6 +1,9 @@
 package config
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // EnvConfig is the environment a run trains on.
 type EnvConfig struct {
@@ -163,4 +166,19 @@ type RunConfig struct {
 	// MaxLoss stops the run when a training step's loss exceeds it (0: no ceiling): a divergence
 	// that stays finite is stopped like a NaN, with the last good checkpoint intact.
 	MaxLoss float64 `json:"max_loss"`
+}
+
+// WeightAuto is what WeightControl says of the automatic weight.
+const WeightAuto = "auto"
+
+// WeightControl describes how the weight moves: "" when it is fixed, WeightAuto, or the schedule
+// ("from 0.1, ×0.708/100 it").
+func (c AlgorithmConfig) WeightControl() string {
+	switch {
+	case c.AlphaAuto:
+		return WeightAuto
+	case c.AlphaStart > 0:
+		return fmt.Sprintf("from %g, ×%g/100 it", c.AlphaStart, c.AlphaDecay)
+	}
+	return ""
 }

@@ -86,7 +86,7 @@ func (cell Cell) String() string {
 const (
 	ControlFixed = "fixed"
 	ControlDecay = "decay"
-	ControlAuto  = "auto"
+	ControlAuto  = config.WeightAuto
 )
 
 // applyControl sets c's weight control to the cell's.
@@ -106,18 +106,6 @@ func (cell Cell) applyControl(c *config.Config) error {
 		return fmt.Errorf("unknown weight control %q (%s, %s, %s)", cell.Control, ControlFixed, ControlDecay, ControlAuto)
 	}
 	return nil
-}
-
-// WeightControl describes how c's weight moves: "" when it is fixed, "auto", or the schedule
-// ("from 0.1, ×0.708/100 it").
-func WeightControl(c config.Config) string {
-	switch {
-	case c.AlphaAuto:
-		return ControlAuto
-	case c.AlphaStart > 0:
-		return fmt.Sprintf("from %g, ×%g/100 it", c.AlphaStart, c.AlphaDecay)
-	}
-	return ""
 }
 
 // CellError is the invalid config of a cell's runs. The cell's fields (env, base, algo, alpha,

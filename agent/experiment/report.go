@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
@@ -131,7 +132,7 @@ func readRun(dir string, r Run) RunResult {
 			}
 		}
 		res.Final = s / float64(k)
-		res.FinalGreedy, _ = MeanStd(greedy) // NaN without evaluations
+		res.FinalGreedy, _ = analysis.MeanStd(greedy) // NaN without evaluations
 		if t, ok, err := success.ForEnv(c.Env, c.Base); ok && err == nil {
 			res.Fraction = t.Fraction(res.Final, max(res.Level, t.Task.StartMinLength()))
 		}
@@ -149,7 +150,7 @@ func Groups(results []RunResult) []*Group {
 		if c.Algo == config.AlgoTsallis {
 			q = c.TsallisQ
 		}
-		ctl := WeightControl(c)
+		ctl := c.WeightControl()
 		key := fmt.Sprintf("%s|%d|%s|%g|%g|%s|%d", c.Env, c.Base, c.Algo, c.Alpha, q, ctl, c.Iters)
 		g := byKey[key]
 		if g == nil {
@@ -187,10 +188,10 @@ func Groups(results []RunResult) []*Group {
 				walls = append(walls, r.Reach.WallSeconds)
 			}
 		}
-		g.FinalMean, g.FinalStd = MeanStd(finals)
-		g.GreedyMean, g.GreedyStd = MeanStd(greedy)
-		g.FracMean, _ = MeanStd(fracs)
-		g.MedianIt, g.MedianWall = Median(its), Median(walls)
+		g.FinalMean, g.FinalStd = analysis.MeanStd(finals)
+		g.GreedyMean, g.GreedyStd = analysis.MeanStd(greedy)
+		g.FracMean, _ = analysis.MeanStd(fracs)
+		g.MedianIt, g.MedianWall = analysis.Median(its), analysis.Median(walls)
 	}
 	return out
 }
@@ -441,13 +442,13 @@ func figurePanels(groups []*Group) []*figurePanel {
 // counterparts, the groups' algorithms and seed counts. A band whose seed count differs from
 // another's names its own.
 func (p *figurePanel) bands() (bands, greedy []plot.Band, algos []string, seeds []int) {
-	colours := palette{}
+	colours := analysis.Palette{}
 	for _, g := range p.groups {
 		band, n := bandOf(g, sampledReward)
 		if n == 0 {
 			continue
 		}
-		band.Colour = colours.next(g.Algo)
+		band.Colour = colours.Next(g.Algo)
 		band.Name = plot.AlgoLabel(g.Algo, g.Alpha, g.Q)
 		if g.Control != "" {
 			band.Name += ", " + g.Control
@@ -499,16 +500,16 @@ func greedyReward(x runstore.Row) float64 { return x.GreedyReward }
 // runs, and their count. A run still under way is left out: its curve would end early and pull
 // the band's tail toward a single seed.
 func bandOf(g *Group, value func(runstore.Row) float64) (plot.Band, int) {
-	var seeds [][]point
+	var seeds [][]analysis.Point
 	for _, r := range g.Runs {
 		if r.Status.State != Finished || len(r.Rows) == 0 || r.Err != nil {
 			continue
 		}
-		pts := make([]point, len(r.Rows))
+		pts := make([]analysis.Point, len(r.Rows))
 		for i, x := range r.Rows {
-			pts[i] = point{it: x.Iteration, x: float64(x.Iteration), v: value(x)}
+			pts[i] = analysis.Point{It: x.Iteration, X: float64(x.Iteration), V: value(x)}
 		}
 		seeds = append(seeds, pts)
 	}
-	return band(seeds, 1), len(seeds)
+	return analysis.SeedBand(seeds, 1), len(seeds)
 }

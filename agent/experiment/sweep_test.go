@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -155,7 +156,7 @@ func TestPlanWeightControls(t *testing.T) {
 	var got []string
 	for _, r := range m.Runs {
 		c := r.Config
-		got = append(got, fmt.Sprintf("%s start %g decay %g auto %v control %q", r.ID, c.AlphaStart, c.AlphaDecay, c.AlphaAuto, WeightControl(c)))
+		got = append(got, fmt.Sprintf("%s start %g decay %g auto %v control %q", r.ID, c.AlphaStart, c.AlphaDecay, c.AlphaAuto, c.WeightControl()))
 	}
 	want := []string{
 		`Copy-A20-sparse-a0.05-s1 start 0 decay 0 auto false control ""`,
@@ -582,7 +583,7 @@ func TestReportGreedyAndLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantMean, wantStd := MeanStd(greedy)
+	wantMean, wantStd := analysis.MeanStd(greedy)
 	g := groups[0]
 	if math.IsNaN(g.GreedyMean) || math.Abs(g.GreedyMean-wantMean) > 1e-12 || math.Abs(g.GreedyStd-wantStd) > 1e-12 || g.LevelMin != lo || g.LevelMax != hi {
 		t.Errorf("greedy %v ± %v, length %d-%d; want %v ± %v, length %d-%d", g.GreedyMean, g.GreedyStd, g.LevelMin, g.LevelMax, wantMean, wantStd, lo, hi)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
+	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
@@ -32,7 +32,7 @@ func TestEvalAndReportPrintProvenance(t *testing.T) {
 	}
 	// The report lists the command that made the run (os.Args: here the test binary's), with the
 	// program named pcl.
-	if got := experiment.ProvenanceSection([]string{run}); !strings.Contains(got, "  - command: `pcl ") {
+	if got := analysis.ProvenanceSection([]string{run}); !strings.Contains(got, "  - command: `pcl ") {
 		t.Errorf("report section lacks the run's command:\n%s", got)
 	}
 	if err := os.Remove(filepath.Join(run, "run.json")); err != nil {
@@ -41,7 +41,7 @@ func TestEvalAndReportPrintProvenance(t *testing.T) {
 	if got := provenance.Line(run); !strings.Contains(got, "none recorded") {
 		t.Errorf("run without run.json: %q", got)
 	}
-	if got := experiment.ProvenanceSection([]string{run}); !strings.Contains(got, "## Provenance") || !strings.Contains(got, "`"+run+"`: none recorded") {
+	if got := analysis.ProvenanceSection([]string{run}); !strings.Contains(got, "## Provenance") || !strings.Contains(got, "`"+run+"`: none recorded") {
 		t.Errorf("report section %q", got)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
+	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
@@ -33,33 +33,33 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := filepath.Match(*baseline, ""); err != nil {
 		return usageError{fmt.Errorf("--baseline %q: %w", *baseline, err)}
 	}
-	runs, err := experiment.LoadRecords(fs.Args())
+	runs, err := analysis.LoadRecords(fs.Args())
 	if err != nil {
 		return err
 	}
 	if *steps > 0 {
-		runs = experiment.Until(runs, *steps)
+		runs = analysis.Until(runs, *steps)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	files, err := experiment.CurveFigures(*out, runs)
+	files, err := analysis.CurveFigures(*out, runs)
 	if err != nil {
 		return err
 	}
-	collapses, err := experiment.CollapseSection(runs)
+	collapses, err := analysis.CollapseSection(runs)
 	if err != nil {
 		return err
 	}
-	md := experiment.CurveTable(runs) + collapses
+	md := analysis.CurveTable(runs) + collapses
 	if *baseline != "" {
-		isBase := func(r experiment.Record) bool {
+		isBase := func(r analysis.Record) bool {
 			ok, _ := filepath.Match(*baseline, filepath.Base(r.Dir)) // the pattern was checked above
 			return ok
 		}
-		md += experiment.PairedSection(runs, isBase)
+		md += analysis.PairedSection(runs, isBase)
 	}
-	md += experiment.ProvenanceSection(fs.Args())
+	md += analysis.ProvenanceSection(fs.Args())
 	if err := atomicfile.WriteFile(filepath.Join(*out, "report.md"), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

@@ -5,7 +5,7 @@
 // and wall time. Whatever subset of the runs has finished can be reported; unfinished runs report
 // where they stand. Run directories are read by their config.json, whatever their names.
 
-package experiment
+package analysis
 
 import (
 	"cmp"
@@ -268,10 +268,10 @@ const weightKey = "weight"
 
 // controlName names how c's weight moves: "fixed weight", "automatic weight" or its schedule.
 func controlName(c config.Config) string {
-	switch ctl := WeightControl(c); ctl {
+	switch ctl := c.WeightControl(); ctl {
 	case "":
 		return "fixed weight"
-	case ControlAuto:
+	case config.WeightAuto:
 		return "automatic weight"
 	default:
 		return ctl
@@ -381,9 +381,9 @@ func CurveFigures(out string, runs []Record) ([]string, error) {
 			return cmp.Or(-cmp.Compare(a.algo, b.algo), cmp.Compare(a.alpha, b.alpha), cmp.Compare(a.settings, b.settings))
 		})
 		colour := map[variant]color.NRGBA{}
-		colours := palette{}
+		colours := Palette{}
 		for _, v := range variants {
-			colour[v] = colours.next(v.algo)
+			colour[v] = colours.Next(v.algo)
 		}
 		// Legends name what differs between bands; the title says what they share.
 		var algos []string
@@ -485,7 +485,7 @@ func lighter(c color.NRGBA) color.NRGBA {
 	return color.NRGBA{R: l(c.R), G: l(c.G), B: l(c.B), A: c.A}
 }
 
-// bucketWidth is the number of iterations a curveFigure averages into one point: about 250 points over
+// bucketWidth is the number of iterations a curveFigure averages into one Point: about 250 points over
 // the longest run, so that per-iteration noise does not fill the curveFigure.
 func bucketWidth(runs []Record) int {
 	n := 0
@@ -497,14 +497,14 @@ func bucketWidth(runs []Record) int {
 
 // curveBand is the band of value over runs in buckets of width iterations, placed at env steps.
 func curveBand(runs []Record, value func(config.Config, runstore.Row) float64, width int) plot.Band {
-	seeds := make([][]point, len(runs))
+	seeds := make([][]Point, len(runs))
 	for i, r := range runs {
-		seeds[i] = make([]point, len(r.Rows))
+		seeds[i] = make([]Point, len(r.Rows))
 		for j, row := range r.Rows {
-			seeds[i][j] = point{it: row.Iteration, x: float64(row.EnvSteps), v: value(r.Cfg, row)}
+			seeds[i][j] = Point{It: row.Iteration, X: float64(row.EnvSteps), V: value(r.Cfg, row)}
 		}
 	}
-	return band(seeds, width)
+	return SeedBand(seeds, width)
 }
 
 // CurveTable is a markdown table of every run's final figures, then one line per env, grid and variant

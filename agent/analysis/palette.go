@@ -1,4 +1,4 @@
-package experiment
+package analysis
 
 import (
 	"image/color"
@@ -25,11 +25,11 @@ func shades(algo string) []color.NRGBA {
 	return []color.NRGBA{rgb(0x2c, 0xa0, 0x2c), rgb(0xbc, 0xbd, 0x22), rgb(0x00, 0x6d, 0x2c), rgb(0x98, 0xdf, 0x8a), rgb(0x74, 0xc4, 0x76)}
 }
 
-// palette hands out colours per algorithm within one figure: the i-th band of an algorithm gets
+// Palette hands out colours per algorithm within one figure: the i-th band of an algorithm gets
 // its i-th shade (cycling when there are more bands than shades).
-type palette map[string]int
+type Palette map[string]int
 
-func (p palette) next(algo string) color.NRGBA {
+func (p Palette) Next(algo string) color.NRGBA {
 	s := shades(algo)
 	c := s[p[algo]%len(s)]
 	p[algo]++

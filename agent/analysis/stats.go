@@ -1,4 +1,4 @@
-package experiment
+package analysis
 
 import (
 	"math"
@@ -35,33 +35,33 @@ func Median(x []float64) float64 {
 	return (y[n/2-1] + y[n/2]) / 2
 }
 
-// point is one metrics row of one seed as a band sees it: its iteration, where it goes on the x
+// Point is one metrics row of one seed as a band sees it: its iteration, where it goes on the x
 // axis, and its value.
-type point struct {
-	it   int
-	x, v float64
+type Point struct {
+	It   int
+	X, V float64
 }
 
-// band summarises seeds (each a run's points) over buckets of width iterations: each seed's mean
+// SeedBand summarises seeds (each a run's points) over buckets of width iterations: each seed's mean
 // of its finite values in a bucket, then the mean, min and max over the seeds that have the
-// bucket, placed at the largest x of the bucket. Width 1 is one point per iteration.
-func band(seeds [][]point, width int) plot.Band {
+// bucket, placed at the largest x of the bucket. Width 1 is one Point per iteration.
+func SeedBand(seeds [][]Point, width int) plot.Band {
 	type acc struct{ sum, lo, hi, n, x float64 }
 	byBucket := map[int]*acc{}
 	for _, pts := range seeds {
 		type own struct{ sum, n, x float64 }
 		mine := map[int]*own{}
 		for _, p := range pts {
-			if math.IsNaN(p.v) || math.IsInf(p.v, 0) {
+			if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
 				continue
 			}
-			k := p.it / width
+			k := p.It / width
 			o := mine[k]
 			if o == nil {
-				o = &own{x: p.x}
+				o = &own{x: p.X}
 				mine[k] = o
 			}
-			o.sum, o.n, o.x = o.sum+p.v, o.n+1, math.Max(o.x, p.x)
+			o.sum, o.n, o.x = o.sum+p.V, o.n+1, math.Max(o.x, p.X)
 		}
 		for k, o := range mine {
 			v := o.sum / o.n
