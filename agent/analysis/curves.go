@@ -17,6 +17,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -522,14 +523,19 @@ func CurveTable(runs []Record) string {
 	}
 	agg := map[key][]Summary{}
 	var keys []key
+	unpinned := false
 	for _, g := range curveGroups(runs) {
 		fields := settings(g.runs)
 		for _, r := range g.runs {
 			s := Summarise(r)
 			c := r.Cfg
 			v := variantOf(c, fields)
-			fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %d | %d | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				c.Env, c.Grid, c.Algo, c.Alpha, orDash(v.settings), c.Seed, len(r.Rows), s.EnvSteps, s.WallSeconds,
+			seed := strconv.FormatInt(c.Seed, 10)
+			if f, err := provenance.Read(r.Dir); err != nil || !f.CleanBuild() {
+				seed, unpinned = seed+" †", true
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | %g | %s | %s | %d | %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				c.Env, c.Grid, c.Algo, c.Alpha, orDash(v.settings), seed, len(r.Rows), s.EnvSteps, s.WallSeconds,
 				numf("%.1f", s.FinalReturn), numf("%.1f", s.Last20Return), numf("%.1f", s.BestWindow), numf("%.1f", s.LastGreedy), numf("%.1f", s.BestGreedy),
 				numf("%.3f", s.FinalMaxProb), numf("%.1f", s.FinalSupport), numf("%.3g", s.FinalAlpha))
 			k := key{c.Env, c.Grid, v}
@@ -538,6 +544,9 @@ func CurveTable(runs []Record) string {
 			}
 			agg[k] = append(agg[k], s)
 		}
+	}
+	if unpinned {
+		b.WriteString("\n† The run's binary carries no build stamp, or was built from a dirty tree (its run.json): no commit pins the code that made it.\n")
 	}
 	b.WriteString("\n| env | grid | algo | alpha | settings | seeds | final return (mean ± std) | return, last 20% (mean ± std) | last greedy (mean ± std) | final max-prob (mean ± std) | final support (mean ± std) | final alpha (mean ± std) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	slices.SortFunc(keys, func(a, b key) int {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // writeRun writes a run directory with n rows whose return is ret(i) (NaN before the first
@@ -93,6 +94,19 @@ func TestReportFiguresAndTable(t *testing.T) {
 	}
 	if _, err := LoadRecords([]string{filepath.Join(root, "missing")}); err == nil {
 		t.Error("a missing run: no error")
+	}
+	// Runs without a run.json naming a clean, stamped binary are marked; one that has it is not.
+	if !strings.Contains(md, "| 1 † |") || !strings.Contains(md, "† The run's binary carries no build stamp") {
+		t.Errorf("the runs without provenance are not marked:\n%s", md)
+	}
+	s0 := provenance.Session{FromIteration: 0, BinaryCommit: "0123456789abcdef", BinaryDirty: new(false)}
+	for _, d := range []string{"a", "b", "c"} {
+		if err := provenance.Append(filepath.Join(root, d), s0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if md := CurveTable(runs); strings.Contains(md, "†") {
+		t.Errorf("runs from a clean, stamped binary are marked:\n%s", md)
 	}
 }
 

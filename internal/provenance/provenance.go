@@ -1,6 +1,6 @@
-// Package provenance records what produced a run: the source (git commit and whether the tree was
-// dirty), the Go toolchain, the BLAS backend, the host and its cores, and the versions of the env
-// server for remote envs. A run directory's run.json holds one Session per process that trained
+// Package provenance records what produced a run: the binary's own commit (its VCS stamp) and the
+// work tree's it ran in, each with whether it was dirty, the Go toolchain, the BLAS backend, the
+// host, its CPU model and cores, and the versions of the env server for remote envs. A run directory's run.json holds one Session per process that trained
 // it: the first, then one per resume, each with the iteration it started from.
 package provenance
 
@@ -33,18 +33,25 @@ type Session struct {
 	Started       time.Time `json:"started"`
 	FromIteration int       `json:"from_iteration"`
 	Command       []string  `json:"command,omitempty"`
-	// Commit is the source's git commit ("" when unknown); Dirty whether the tree had changes
-	// (nil when unknown); CommitSource where they were read: "build" (the binary's VCS stamp) or
-	// "git <dir>" (the checkout the program ran in, for binaries built without the stamp).
+	// Commit is a git commit ("" when unknown) and Dirty whether its tree had changes (nil when
+	// unknown), read where CommitSource says: "git <dir>", the checkout the program ran in (its
+	// work tree), or, in files written before BinaryCommit was, "build", the binary's stamp.
 	Commit       string `json:"commit"`
 	Dirty        *bool  `json:"dirty"`
 	CommitSource string `json:"commit_source,omitempty"`
+	// BinaryCommit and BinaryDirty are the commit the binary was built from and whether that tree
+	// had changes, from the binary's own VCS stamp (empty and nil for a binary built without one:
+	// go build -buildvcs=false, or outside a checkout). A binary built yesterday and run in
+	// today's checkout names yesterday's commit here and today's in Commit.
+	BinaryCommit string `json:"binary_commit,omitempty"`
+	BinaryDirty  *bool  `json:"binary_dirty,omitempty"`
 	GoVersion    string `json:"go_version"`
 	OS           string `json:"os"`
 	Arch         string `json:"arch"`
 	BLAS         string `json:"blas"`
 	Host         string `json:"host"`
-	Cores        int    `json:"cores"`      // runtime.NumCPU
+	CPU          string `json:"cpu,omitempty"` // the CPU model (/proc/cpuinfo), which picks the BLAS kernel
+	Cores        int    `json:"cores"`         // runtime.NumCPU
 	GOMAXPROCS   int    `json:"gomaxprocs"` // the Go threads that run at once
 	// EnvServer holds the versions reported by the env server for remote envs (gymnasium, mujoco,
 	// numpy, python, server, protocol); nil for Go-native envs.
@@ -57,27 +64,50 @@ type File struct {
 }
 
 // Collect describes this process: blas names the BLAS backend in use, from the iteration the
-// process starts at. The git commit comes from the binary's VCS stamp when it has one, else from
-// the git checkout of this project that holds the working directory (when git is there).
+// process starts at. The binary's commit comes from its VCS stamp; the work tree's from the git
+// checkout of this project that holds the working directory (when git is there).
 func Collect(ctx context.Context, blas string, from int) Session {
 	s := Session{Started: time.Now().UTC().Truncate(time.Second), FromIteration: from, Command: os.Args,
 		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, BLAS: blas,
-		Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+		CPU: cpuModel("/proc/cpuinfo"), Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	s.Host, _ = os.Hostname()
 	if info, ok := debug.ReadBuildInfo(); ok {
-		s.Commit, s.Dirty = buildVCS(info.Settings)
-		if s.Commit != "" {
-			s.CommitSource = "build"
-		}
+		s.BinaryCommit, s.BinaryDirty = buildVCS(info.Settings)
 	}
-	if s.Commit == "" {
-		if wd, err := os.Getwd(); err == nil {
-			if dir, commit, dirty, err := gitCheckout(ctx, wd); err == nil {
-				s.Commit, s.Dirty, s.CommitSource = commit, &dirty, "git "+dir
-			}
+	if wd, err := os.Getwd(); err == nil {
+		if dir, commit, dirty, err := gitCheckout(ctx, wd); err == nil {
+			s.Commit, s.Dirty, s.CommitSource = commit, &dirty, "git "+dir
 		}
 	}
 	return s
+}
+
+// cpuModel is the first "model name" of a /proc/cpuinfo file ("" where there is none).
+func cpuModel(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Built is the commit that built the session's binary and whether its tree was dirty: the binary's
+// stamp, or, in files written before it was recorded, the commit read from the stamp then; ok is
+// false when the binary had none (the work tree's commit is then all there is).
+func (s Session) Built() (commit string, dirty *bool, ok bool) {
+	switch {
+	case s.BinaryCommit != "":
+		return s.BinaryCommit, s.BinaryDirty, true
+	case s.CommitSource == "build" && s.Commit != "":
+		return s.Commit, s.Dirty, true
+	}
+	return "", nil, false
 }
 
 // buildVCS reads the commit and modified flag from a binary's build settings.
@@ -164,26 +194,18 @@ func Append(dir string, s Session) error {
 	return nil
 }
 
-// Summary is a one-line account of s: "commit 1a2b3c4d5e6f (dirty), go1.26.8 linux/amd64, BLAS
-// openblas, host h (8 cores); env server gymnasium 1.4.0, mujoco 4.0.0, numpy 2.4.6".
+// Summary is a one-line account of s: "binary 1a2b3c4d5e6f (clean), go1.26.8 linux/amd64, BLAS
+// openblas, host h (8 cores); env server gymnasium 1.4.0, mujoco 4.0.0, numpy 2.4.6". A binary
+// without a VCS stamp is named by the work tree it ran in: "binary unstamped, work tree
+// 1a2b3c4d5e6f (dirty)", which says where it ran, not what it was built from.
 func (s Session) Summary() string {
 	var b strings.Builder
-	switch {
-	case s.Commit == "":
+	if commit, dirty, ok := s.Built(); ok {
+		b.WriteString("binary " + commitText(commit, dirty))
+	} else if s.Commit != "" {
+		b.WriteString("binary unstamped, work tree " + commitText(s.Commit, s.Dirty))
+	} else {
 		b.WriteString("commit unknown")
-	default:
-		c := s.Commit
-		if len(c) > 12 {
-			c = c[:12]
-		}
-		b.WriteString("commit " + c)
-		switch {
-		case s.Dirty == nil:
-		case *s.Dirty:
-			b.WriteString(" (dirty)")
-		default:
-			b.WriteString(" (clean)")
-		}
 	}
 	fmt.Fprintf(&b, ", %s %s/%s, BLAS %s, host %s (%d cores)", s.GoVersion, s.OS, s.Arch, s.BLAS, s.Host, s.Cores)
 	if len(s.EnvServer) > 0 {
@@ -196,6 +218,31 @@ func (s Session) Summary() string {
 		b.WriteString("; env server " + strings.Join(parts, ", "))
 	}
 	return b.String()
+}
+
+// CleanBuild reports whether every session's binary carries a VCS stamp of a clean tree: only
+// then do the commits in the file pin the code that made the run. No sessions: false.
+func (f File) CleanBuild() bool {
+	for _, s := range f.Sessions {
+		if _, dirty, ok := s.Built(); !ok || dirty == nil || *dirty {
+			return false
+		}
+	}
+	return len(f.Sessions) > 0
+}
+
+// commitText is a commit's first 12 digits with its tree's state: "1a2b3c4d5e6f (dirty)".
+func commitText(commit string, dirty *bool) string {
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	switch {
+	case dirty == nil:
+		return commit
+	case *dirty:
+		return commit + " (dirty)"
+	}
+	return commit + " (clean)"
 }
 
 // Line is the one-line provenance of the run in dir, from its run.json; a run without one, or
@@ -222,7 +269,11 @@ func (f File) Describe() string {
 	if n := len(f.Sessions); n > 1 {
 		commits := map[string]bool{}
 		for _, s := range f.Sessions {
-			commits[s.Commit] = true
+			c, _, ok := s.Built()
+			if !ok {
+				c = s.Commit
+			}
+			commits[c] = true
 		}
 		line += fmt.Sprintf(" (last of %d sessions", n)
 		if len(commits) > 1 {

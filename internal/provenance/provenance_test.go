@@ -144,7 +144,7 @@ func TestAppendKeepsOneSessionPerProcess(t *testing.T) {
 	if len(froms) != 3 || froms[0] != 0 || froms[1] != 10 || froms[2] != 15 {
 		t.Errorf("sessions from %v, want [0 10 15]", froms)
 	}
-	if got := f.Describe(); !strings.Contains(got, "commit ccc (clean)") || !strings.Contains(got, "last of 3 sessions, from different commits") {
+	if got := f.Describe(); !strings.Contains(got, "work tree ccc (clean)") || !strings.Contains(got, "last of 3 sessions, from different commits") {
 		t.Errorf("Describe: %q", got)
 	}
 }
@@ -157,10 +157,17 @@ func TestSummary(t *testing.T) {
 		want string
 	}{
 		{"unknown commit", func(*Session) {}, "commit unknown, go1.26.8 linux/amd64, BLAS openblas, host h (8 cores)"},
-		{"dirty remote", func(s *Session) {
-			s.Commit, s.Dirty = "0123456789abcdef0123", boolp(true)
+		{"unstamped binary in a dirty tree, remote envs", func(s *Session) {
+			s.Commit, s.Dirty, s.CommitSource = "0123456789abcdef0123", boolp(true), "git /src"
 			s.EnvServer = map[string]string{"gymnasium": "1.4.0", "numpy": "2.4.6", "python": "3.11"}
-		}, "commit 0123456789ab (dirty), go1.26.8 linux/amd64, BLAS openblas, host h (8 cores); env server gymnasium 1.4.0, numpy 2.4.6"},
+		}, "binary unstamped, work tree 0123456789ab (dirty), go1.26.8 linux/amd64, BLAS openblas, host h (8 cores); env server gymnasium 1.4.0, numpy 2.4.6"},
+		{"stamped binary run in another tree", func(s *Session) {
+			s.Commit, s.Dirty, s.CommitSource = "ffff456789abcdef0123", boolp(true), "git /src"
+			s.BinaryCommit, s.BinaryDirty = "aaaa456789abcdef0123", boolp(false)
+		}, "binary aaaa456789ab (clean), go1.26.8 linux/amd64, BLAS openblas, host h (8 cores)"},
+		{"a file from before binary_commit, stamped", func(s *Session) {
+			s.Commit, s.Dirty, s.CommitSource = "bbbb456789abcdef0123", boolp(false), "build"
+		}, "binary bbbb456789ab (clean), go1.26.8 linux/amd64, BLAS openblas, host h (8 cores)"},
 	} {
 		s := base
 		tc.edit(&s)
@@ -230,5 +237,45 @@ func TestGitCheckoutLeavesTheIndexAlone(t *testing.T) {
 	}
 	if !bytes.Equal(before, after) {
 		t.Error("reading the checkout's state rewrote .git/index")
+	}
+}
+
+// The CPU model is the first "model name" of /proc/cpuinfo, and empty where the file has none.
+func TestCPUModel(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content, want string }{
+		{"x86", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9B14\nprocessor\t: 1\nmodel name\t: AMD EPYC 9B14\n", "AMD EPYC 9B14"},
+		{"none", "processor\t: 0\nBogoMIPS\t: 50.00\n", ""},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := cpuModel(path); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := cpuModel(filepath.Join(dir, "missing")); got != "" {
+		t.Errorf("missing file: %q", got)
+	}
+}
+
+// Only binaries stamped from clean trees, in every session, pin a run's code.
+func TestCleanBuild(t *testing.T) {
+	clean := Session{BinaryCommit: "aaa", BinaryDirty: boolp(false)}
+	for _, tc := range []struct {
+		name     string
+		sessions []Session
+		want     bool
+	}{
+		{"no sessions", nil, false},
+		{"stamped, clean", []Session{clean}, true},
+		{"stamped in a file from before binary_commit", []Session{{Commit: "bbb", Dirty: boolp(false), CommitSource: "build"}}, true},
+		{"a resume from a dirty build", []Session{clean, {BinaryCommit: "ccc", BinaryDirty: boolp(true)}}, false},
+		{"unstamped, in a clean work tree", []Session{{Commit: "ddd", Dirty: boolp(false), CommitSource: "git /src"}}, false},
+	} {
+		if got := (File{Sessions: tc.sessions}).CleanBuild(); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
