@@ -52,7 +52,7 @@ type Session struct {
 	Host         string `json:"host"`
 	CPU          string `json:"cpu,omitempty"` // the CPU model (/proc/cpuinfo), which picks the BLAS kernel
 	Cores        int    `json:"cores"`         // runtime.NumCPU
-	GOMAXPROCS   int    `json:"gomaxprocs"` // the Go threads that run at once
+	GOMAXPROCS   int    `json:"gomaxprocs"`    // the Go threads that run at once
 	// EnvServer holds the versions reported by the env server for remote envs (gymnasium, mujoco,
 	// numpy, python, server, protocol); nil for Go-native envs.
 	EnvServer map[string]string `json:"env_server,omitempty"`
