@@ -155,7 +155,7 @@ func TestInspectUniformPolicy(t *testing.T) {
 
 // Expert episodes write every symbol correctly and end when the target is written.
 func TestExpertEpisodes(t *testing.T) {
-	buf, err := replay.New(100, 0.5, 0.1, "random")
+	buf, err := replay.NewEpisodes(100, 0.5, 0.1, "random")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestExpertEpisodes(t *testing.T) {
 		t.Errorf("%d expert episodes stored, %d perfect; want 30 and 30", buf.Len(), perfect)
 	}
 	// At a curriculum level, as a continued run's experts are: inputs of at least that length.
-	long, err := replay.New(100, 0.5, 0.1, "random")
+	long, err := replay.NewEpisodes(100, 0.5, 0.1, "random")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestExpertEpisodes(t *testing.T) {
 	}
 	// Under the advantage priority they are stored with their surpluses over the run's V, as the
 	// run stores its own episodes.
-	adv, err := replay.New(100, 0.5, 0, "random")
+	adv, err := replay.NewEpisodes(100, 0.5, 0, "random")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestLearnsCopyMappingFromExperts(t *testing.T) {
 // another symbol's) and sums their replay probabilities.
 func TestReplayWrites(t *testing.T) {
 	task := Task{Moves: 2, Base: 5}
-	buf, err := replay.New(10, 1, 0.2, "random")
+	buf, err := replay.NewEpisodes(10, 1, 0.2, "random")
 	if err != nil {
 		t.Fatal(err)
 	}

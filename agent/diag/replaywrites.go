@@ -19,7 +19,7 @@ type Writes struct {
 // ReplayWrites counts the episodes of buf that hold a rewarded write of symbol and the share of
 // the replay's draws they get: whether the rare correct writes an exploring run makes are kept
 // and replayed.
-func ReplayWrites(buf *replay.Buffer, task Task, symbol int) Writes {
+func ReplayWrites(buf *replay.Buffer[int32], task Task, symbol int) Writes {
 	w := Writes{Symbol: symbol}
 	var holds []bool
 	total := 0

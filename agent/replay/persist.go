@@ -12,7 +12,61 @@ import (
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
-// File format (version 1) of MarshalBinary and SaveFile, all integers little-endian:
+// SaveFile writes the buffer to path atomically: a temporary file in the same directory is
+// written, fsynced and renamed over path, so a crash leaves either the old or the new file.
+func (b *Buffer[O]) SaveFile(path string) error {
+	data, err := b.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("replay: save: %w", err)
+	}
+	return nil
+}
+
+// LoadFile replaces the buffer's contents with the file at path (see Decode), checking every
+// trajectory's observations against dim.
+func (b *Buffer[O]) LoadFile(path string, dim int) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("replay: load: %w", err)
+	}
+	if err := b.Decode(data, dim); err != nil {
+		return fmt.Errorf("replay: load %s: %w", path, err)
+	}
+	return nil
+}
+
+// MarshalBinary encodes the buffer's whole state in its observation type's format: whole episodes
+// of tokens in the binary format below, sub-episodes of vectors as gob (vectors.go).
+func (b *Buffer[O]) MarshalBinary() ([]byte, error) {
+	switch bb := any(b).(type) {
+	case *Buffer[int32]:
+		return marshalTokens(bb)
+	case *Buffer[float32]:
+		return marshalVectors(bb)
+	}
+	return nil, fmt.Errorf("replay: no file format for %T", b)
+}
+
+// Decode replaces the buffer's contents with data from MarshalBinary of a buffer of the same
+// capacity, checking every trajectory's observations against dim. On any error the buffer is
+// unchanged.
+func (b *Buffer[O]) Decode(data []byte, dim int) error {
+	switch bb := any(b).(type) {
+	case *Buffer[int32]:
+		if dim != episode.TokenDim {
+			return fmt.Errorf("replay: token episodes have dim %d, not %d", episode.TokenDim, dim)
+		}
+		return decodeTokens(bb, data)
+	case *Buffer[float32]:
+		return decodeVectors(bb, data, dim)
+	}
+	return fmt.Errorf("replay: no file format for %T", b)
+}
+
+// File format (version 1) of a buffer of token episodes, all integers little-endian:
 //
 //	magic     8 bytes "SPCLRPLY"
 //	version   uint32  1
@@ -38,20 +92,20 @@ var ErrFormat = errors.New("replay: bad format")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// MarshalBinary encodes the buffer's whole state: capacity, eviction, FIFO cursor, and every
+// marshalTokens encodes the buffer's whole state: capacity, eviction, FIFO cursor, and every
 // episode with its priority in storage order (which sampling depends on).
-func (b *Buffer) MarshalBinary() ([]byte, error) {
+func marshalTokens(b *Buffer[int32]) ([]byte, error) {
 	le := binary.LittleEndian
 	out := append([]byte(fileMagic), le.AppendUint32(nil, fileVersion)...)
-	out = le.AppendUint32(out, uint32(b.capacity))
+	out = le.AppendUint32(out, uint32(b.keep.Limit))
 	fifo := byte(0)
-	if b.fifo {
+	if b.keep.Evict == EvictFIFO {
 		fifo = 1
 	}
 	out = append(out, fifo)
 	out = le.AppendUint32(out, uint32(b.next))
-	out = le.AppendUint32(out, uint32(len(b.eps)))
-	for i, e := range b.eps {
+	out = le.AppendUint32(out, uint32(len(b.items)))
+	for i, e := range b.items {
 		if err := e.Validate(episode.TokenDim); err != nil {
 			return nil, fmt.Errorf("replay: encode episode %d: %w", i, err)
 		}
@@ -117,9 +171,9 @@ func (d *decoder) u64(what string) uint64 {
 	return 0
 }
 
-// UnmarshalBinary replaces the buffer's contents with data from MarshalBinary. The data must come
-// from a buffer of the same capacity and eviction; on any error the buffer is unchanged.
-func (b *Buffer) UnmarshalBinary(data []byte) error {
+// decodeTokens replaces the buffer's contents with data from marshalTokens of a buffer of the
+// same capacity and eviction; on any error the buffer is unchanged.
+func decodeTokens(b *Buffer[int32], data []byte) error {
 	if len(data) < len(fileMagic)+8 || string(data[:len(fileMagic)]) != fileMagic {
 		return fmt.Errorf("%w: not a replay buffer (missing %q magic)", ErrFormat, fileMagic)
 	}
@@ -135,8 +189,8 @@ func (b *Buffer) UnmarshalBinary(data []byte) error {
 	if d.err != nil {
 		return d.err
 	}
-	if capacity != b.capacity || fifo != b.fifo {
-		return fmt.Errorf("replay: saved buffer has capacity %d (fifo %v), this one %d (fifo %v)", capacity, fifo, b.capacity, b.fifo)
+	if capacity != b.keep.Limit || fifo != (b.keep.Evict == EvictFIFO) || b.keep.Evict == EvictOldest {
+		return fmt.Errorf("replay: saved buffer has capacity %d (fifo %v), this one %d (fifo %v)", capacity, fifo, b.keep.Limit, b.keep.Evict == EvictFIFO)
 	}
 	if count > capacity || next >= capacity {
 		return fmt.Errorf("%w: %d episodes and FIFO cursor %d for capacity %d", ErrFormat, count, next, capacity)
@@ -178,31 +232,10 @@ func (b *Buffer) UnmarshalBinary(data []byte) error {
 	if d.off != len(body) {
 		return fmt.Errorf("%w: %d trailing bytes after the last episode", ErrFormat, len(body)-d.off)
 	}
-	b.eps, b.prio, b.next = eps, prio, next
-	return nil
-}
-
-// SaveFile writes the buffer to path atomically: a temporary file in the same directory is
-// written, fsynced and renamed over path, so a crash leaves either the old or the new file.
-func (b *Buffer) SaveFile(path string) error {
-	data, err := b.MarshalBinary()
-	if err != nil {
-		return err
+	steps := 0
+	for _, e := range eps {
+		steps += e.Len()
 	}
-	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("replay: save: %w", err)
-	}
-	return nil
-}
-
-// LoadFile replaces the buffer's contents with the file at path (see UnmarshalBinary).
-func (b *Buffer) LoadFile(path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("replay: load: %w", err)
-	}
-	if err := b.UnmarshalBinary(data); err != nil {
-		return fmt.Errorf("replay: load %s: %w", path, err)
-	}
+	b.items, b.prio, b.next, b.steps = eps, prio, next, steps
 	return nil
 }

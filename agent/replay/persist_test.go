@@ -13,7 +13,7 @@ import (
 )
 
 // fill adds n episodes of varied lengths to b (overflowing capacity exercises eviction).
-func fill(t *testing.T, b *Buffer, rng *rand.Rand, n int) {
+func fill(t *testing.T, b *Buffer[int32], rng *rand.Rand, n int) {
 	t.Helper()
 	for i := range n {
 		L := 1 + i%5
@@ -34,14 +34,14 @@ func TestSaveLoadContinuesExactly(t *testing.T) {
 		eviction string
 		added    int
 	}{{"random", 0}, {"random", 5}, {"random", 23}, {"fifo", 23}} {
-		orig, _ := New(10, 0.5, 0.1, tc.eviction)
+		orig, _ := NewEpisodes(10, 0.5, 0.1, tc.eviction)
 		fill(t, orig, rand.New(rand.NewPCG(1, 2)), tc.added)
 		path := filepath.Join(t.TempDir(), "replay.bin")
 		if err := orig.SaveFile(path); err != nil {
 			t.Fatal(err)
 		}
-		loaded, _ := New(10, 0.5, 0.1, tc.eviction)
-		if err := loaded.LoadFile(path); err != nil {
+		loaded, _ := NewEpisodes(10, 0.5, 0.1, tc.eviction)
+		if err := loaded.LoadFile(path, episode.TokenDim); err != nil {
 			t.Fatalf("%s/%d: %v", tc.eviction, tc.added, err)
 		}
 		r1, r2 := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
@@ -66,7 +66,7 @@ func TestSaveLoadContinuesExactly(t *testing.T) {
 }
 
 func TestLoadRejectsBadData(t *testing.T) {
-	src, _ := New(10, 0.5, 0.1, "random")
+	src, _ := NewEpisodes(10, 0.5, 0.1, "random")
 	fill(t, src, rand.New(rand.NewPCG(1, 1)), 4)
 	good, err := src.MarshalBinary()
 	if err != nil {
@@ -92,10 +92,10 @@ func TestLoadRejectsBadData(t *testing.T) {
 		{"other eviction", good, 10, "fifo", false},
 	}
 	for _, tc := range tests {
-		b, _ := New(tc.capacity, 0.5, 0.1, tc.eviction)
+		b, _ := NewEpisodes(tc.capacity, 0.5, 0.1, tc.eviction)
 		fill(t, b, rand.New(rand.NewPCG(5, 5)), 2)
 		before, _ := b.MarshalBinary()
-		err := b.UnmarshalBinary(tc.data)
+		err := b.Decode(tc.data, episode.TokenDim)
 		if err == nil {
 			t.Errorf("%s: accepted", tc.name)
 			continue
@@ -107,7 +107,7 @@ func TestLoadRejectsBadData(t *testing.T) {
 			t.Errorf("%s: a failed load changed the buffer", tc.name)
 		}
 	}
-	if err := src.LoadFile(filepath.Join(t.TempDir(), "missing.bin")); err == nil {
+	if err := src.LoadFile(filepath.Join(t.TempDir(), "missing.bin"), episode.TokenDim); err == nil {
 		t.Error("missing file accepted")
 	}
 }
@@ -115,7 +115,7 @@ func TestLoadRejectsBadData(t *testing.T) {
 // SaveFile replaces the file atomically (internal/atomicfile): no temporary file is left,
 // the file is world-readable, and a save into a missing directory names the path.
 func TestSaveFileLeavesOnlyTheFile(t *testing.T) {
-	b, _ := New(10, 0.5, 0.1, "fifo")
+	b, _ := NewEpisodes(10, 0.5, 0.1, "fifo")
 	fill(t, b, rand.New(rand.NewPCG(3, 4)), 4)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "replay.bin")

@@ -14,7 +14,7 @@ func ep(id int) *episode.Episode {
 
 func TestProbabilitiesFollowPaperMixture(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	b, err := New(10, 0.5, 0.1, "random")
+	b, err := NewEpisodes(10, 0.5, 0.1, "random")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestProbabilitiesFollowPaperMixture(t *testing.T) {
 
 func TestSampleFrequenciesMatchProbabilities(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	b, _ := New(5, 0.5, 0.1, "random")
+	b, _ := NewEpisodes(5, 0.5, 0.1, "random")
 	for i := 0; i < 5; i++ {
 		_ = b.Add(rng, ep(i), float64(2*i))
 	}
@@ -75,7 +75,7 @@ func TestSampleFrequenciesMatchProbabilities(t *testing.T) {
 func TestEviction(t *testing.T) {
 	for _, mode := range []string{"random", "fifo"} {
 		rng := rand.New(rand.NewPCG(3, 3))
-		b, _ := New(4, 0.5, 0.1, mode)
+		b, _ := NewEpisodes(4, 0.5, 0.1, mode)
 		for i := 0; i < 10; i++ {
 			_ = b.Add(rng, ep(i), 0)
 		}
@@ -83,7 +83,7 @@ func TestEviction(t *testing.T) {
 			t.Fatalf("%s: len %d after 10 adds at capacity 4", mode, b.Len())
 		}
 		ids := map[int32]bool{}
-		for _, e := range b.eps {
+		for _, e := range b.items {
 			ids[e.Actions[0]] = true
 		}
 		if !ids[9] {
@@ -96,16 +96,16 @@ func TestEviction(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	if _, err := New(0, 0.5, 0.1, "random"); err == nil {
+	if _, err := NewEpisodes(0, 0.5, 0.1, "random"); err == nil {
 		t.Error("capacity 0 accepted")
 	}
-	if _, err := New(5, 0.5, 1.5, "random"); err == nil {
+	if _, err := NewEpisodes(5, 0.5, 1.5, "random"); err == nil {
 		t.Error("uniform 1.5 accepted")
 	}
-	if _, err := New(5, 0.5, 0.1, "lru"); err == nil {
+	if _, err := NewEpisodes(5, 0.5, 0.1, "lru"); err == nil {
 		t.Error("eviction lru accepted")
 	}
-	b, _ := New(5, 0.5, 0.1, "random")
+	b, _ := NewEpisodes(5, 0.5, 0.1, "random")
 	if err := b.Add(rand.New(rand.NewPCG(1, 1)), ep(0), math.NaN()); err == nil {
 		t.Error("NaN priority accepted")
 	}
@@ -114,7 +114,7 @@ func TestBadArguments(t *testing.T) {
 // The buffer keeps whole episodes: one that was cut (neither terminated nor truncated), or is
 // both, is refused, so that the file's one end flag restores both.
 func TestAddRefusesAPartialEpisode(t *testing.T) {
-	b, _ := New(4, 0.5, 0.1, "random")
+	b, _ := NewEpisodes(4, 0.5, 0.1, "random")
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, ends := range [][2]bool{{false, false}, {true, true}} {
 		e := ep(1)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/episode"
 )
 
 // A replay file written by an earlier build (testdata/replay-v1.bin, written when Episode was its
@@ -17,14 +19,14 @@ func TestReplayFileFromEarlierBuildLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := New(10, 0.5, 0.1, "fifo")
+	want, _ := NewEpisodes(10, 0.5, 0.1, "fifo")
 	fill(t, want, rand.New(rand.NewPCG(5, 6)), 13)
-	got, _ := New(10, 0.5, 0.1, "fifo")
-	if err := got.UnmarshalBinary(data); err != nil {
+	got, _ := NewEpisodes(10, 0.5, 0.1, "fifo")
+	if err := got.Decode(data, episode.TokenDim); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.eps, want.eps) || !slices.Equal(got.prio, want.prio) || got.next != want.next {
-		t.Fatalf("loaded %+v, want %+v", got.eps, want.eps)
+	if !reflect.DeepEqual(got.items, want.items) || !slices.Equal(got.prio, want.prio) || got.next != want.next {
+		t.Fatalf("loaded %+v, want %+v", got.items, want.items)
 	}
 	enc, err := want.MarshalBinary()
 	if err != nil {

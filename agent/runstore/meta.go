@@ -8,6 +8,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -130,7 +131,7 @@ func ReadCheckpoint(path string) (*checkpoint.File, Meta, error) {
 
 // Replay returns the replay buffer of the run's checkpoint (an lstm run with replay), built from
 // the run's config.json, so that its sampling distribution is the one the run draws from.
-func (d Dir) Replay() (*replay.Buffer, Meta, error) {
+func (d Dir) Replay() (*replay.Buffer[int32], Meta, error) {
 	cfg, err := d.Config()
 	if err != nil {
 		return nil, Meta{}, err
@@ -147,11 +148,11 @@ func (d Dir) Replay() (*replay.Buffer, Meta, error) {
 	if err != nil {
 		return nil, Meta{}, err
 	}
-	buf, err := replay.New(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction)
+	buf, err := replay.NewEpisodes(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction)
 	if err != nil {
 		return nil, Meta{}, err
 	}
-	if err := buf.LoadFile(rp); err != nil {
+	if err := buf.LoadFile(rp, episode.TokenDim); err != nil {
 		return nil, Meta{}, err
 	}
 	return buf, meta, nil

@@ -14,7 +14,7 @@ type saver struct {
 	cp      *runstore.Checkpoints
 	learner *pcl.EpisodeLearner
 	env     envs.VecEnv
-	buf     *replay.Buffer
+	buf     *replay.Buffer[int32]
 
 	// The training curriculum as it was after the last completed iteration: a sample interrupted
 	// in mid-iteration has already reset the env (recording shortfalls), so save must not read it.

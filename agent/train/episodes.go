@@ -36,7 +36,7 @@ type episodes struct {
 	sampler *rollout.Sampler
 	evalEnv envs.VecEnv // nil without greedy evaluation
 	evaler  *rollout.Sampler
-	buf     *replay.Buffer // nil without replay
+	buf     *replay.Buffer[int32] // nil without replay
 	sv      *saver
 	obs     Observer       // Options.Observer, or NopObserver
 	res     rollout.Result // the iteration's episodes
@@ -88,7 +88,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 		}
 	}
 	if cfg.Replay {
-		if r.buf, err = replay.New(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction); err != nil {
+		if r.buf, err = replay.NewEpisodes(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction); err != nil {
 			return nil, err
 		}
 	}

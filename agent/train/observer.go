@@ -46,7 +46,7 @@ type Watched struct {
 	Learner *pcl.EpisodeLearner
 	// Replay is the run's replay buffer (nil without replay); Start may fill it, as agent/diag
 	// does with expert episodes.
-	Replay *replay.Buffer
+	Replay *replay.Buffer[int32]
 }
 
 // Sample is an iteration's fresh experience, as Observer.Sampled sees it: its episodes, their

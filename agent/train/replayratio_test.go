@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -84,21 +85,23 @@ func TestReplayRatioIsMLPOnly(t *testing.T) {
 // The K batches of an iteration are K independent draws: the first is the single step's batch,
 // no two are the same, and each holds SubEpisodes sub-episodes.
 func TestReplayBatchesAreIndependentDraws(t *testing.T) {
-	replay, err := control.NewReplay(100_000)
+	buf, err := replay.New[float32](replay.Steps(100_000), replay.Recency{Weight: 0.001})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for it := range 200 {
 		s := &control.Segment{Iteration: it, Obs: make([]float32, 2*3), Actions: []int32{int32(rng.IntN(4)), 0}, Rewards: []float64{rng.Float64(), 0}}
-		replay.Add(s)
+		if err := buf.Add(nil, s, float64(it)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := replayRatioConfig()
 	cfg.SubEpisodes, cfg.RecencyWeight = 8, 0.001
 	cfg.TrainSteps = 1
-	single := replayBatches(cfg, replay, 7)
+	single := replayBatches(cfg, buf, 7)
 	cfg.TrainSteps = 5
-	batches := replayBatches(cfg, replay, 7)
+	batches := replayBatches(cfg, buf, 7)
 	if len(single) != 1 || len(batches) != 5 {
 		t.Fatalf("%d and %d batches, want 1 and 5", len(single), len(batches))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
+	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -33,7 +34,7 @@ type stepsRun struct {
 	enc     control.Encoder
 	learner *control.Learner
 	sampler *control.Sampler
-	replay  *control.Replay
+	replay  *replay.Buffer[float32]
 }
 
 // newStepsRun makes the envs of cfg (n training copies, m evaluation copies; m = 0: none) and the
@@ -75,7 +76,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner.Model, cfg.Gamma, cfg.Seed); err != nil {
 		return nil, err
 	}
-	if r.replay, err = control.NewReplay(cfg.ReplaySteps); err != nil {
+	if r.replay, err = replay.New[float32](replay.Steps(cfg.ReplaySteps), replay.Recency{Weight: cfg.RecencyWeight}); err != nil {
 		return nil, err
 	}
 	if m > 0 {
@@ -281,7 +282,9 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 		row.Loss, row.GradNorm = info.Loss, info.GradNorm
 	}
 	for _, s := range r.col.Segments {
-		r.replay.Add(s)
+		if err := r.replay.Add(nil, s, float64(s.Iteration)); err != nil {
+			return "replay", err
+		}
 	}
 	loss, gradNorm, err := r.replaySteps(it, row)
 	if err != nil {
@@ -297,11 +300,11 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 
 // replayBatches draws the iteration's cfg.GradientSteps() replay batches, each afresh from one
 // generator, so that the first batch is the one a single step draws.
-func replayBatches(cfg config.Config, replay *control.Replay, it int) [][]*control.Segment {
+func replayBatches(cfg config.Config, buf *replay.Buffer[float32], it int) [][]*control.Segment {
 	rng := iterRNG(cfg.Seed, it, 3)
 	batches := make([][]*control.Segment, cfg.GradientSteps())
 	for i := range batches {
-		batches[i] = replay.Sample(rng, cfg.SubEpisodes, cfg.RecencyWeight)
+		batches[i] = buf.Sample(rng, cfg.SubEpisodes)
 	}
 	return batches
 }

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
@@ -335,7 +336,7 @@ func stoppedError(cp *runstore.Checkpoints, it int, what string, err error) erro
 // resumeEpisodes loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
 // the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
 // curriculum is ignored: evaluation copies the training one.
-func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer, log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
+func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer[int32], log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
 	var notes []string
 	restore := func(path string, f *checkpoint.File, meta runstore.Meta) error {
 		notes = notes[:0]
@@ -379,12 +380,12 @@ func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env en
 }
 
 // loadReplay replaces buf's contents with the replay file at path. Its error names the file once.
-func loadReplay(buf *replay.Buffer, path string) error {
+func loadReplay(buf *replay.Buffer[int32], path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return &runstore.FileError{Path: path, Err: fmt.Errorf("replay file: %w", err)}
 	}
-	if err := buf.UnmarshalBinary(data); err != nil {
+	if err := buf.Decode(data, episode.TokenDim); err != nil {
 		return &runstore.FileError{Path: path, Err: fmt.Errorf("replay file %s: %w", path, err)}
 	}
 	return nil
