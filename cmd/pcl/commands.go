@@ -5,6 +5,7 @@ func commands() []command {
 	return []command{
 		{"envbench", "measure env stepping: in-process Gymnasium vs the bridge, transport cost, Go-native vs Python", runEnvBench},
 		{"list", "list the environments and their spaces", runList},
+		{"check", "check that an env keeps the contract the learner and the bridge rely on (Gymnasium's)", runCheck},
 		{"play", "play an environment from the terminal, or replay a list of actions", runPlay},
 		{"train", "train sparse / soft / Tsallis PCL on an environment", runTrain},
 		{"eval", "greedy evaluation of a training run's checkpoint", runEval},
