@@ -37,10 +37,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("--steps %d: want >= 1", *steps)}
 	}
 	maker := &envmaker.Maker{Registry: registry.Default(), Servers: servers, ForceRemote: *remote}
-	make := func(ctx context.Context, copies int, mode envs.AutoresetMode) (envs.VecEnv, error) {
+	newEnv := func(ctx context.Context, copies int, mode envs.AutoresetMode) (envs.VecEnv, error) {
 		return maker.MakeVec(ctx, envs.VecRequest{ID: id, Copies: copies, Autoreset: mode})
 	}
-	report := envcheck.Check(ctx, id, make, envcheck.Options{Seed: *seed, Steps: *steps})
+	report := envcheck.Check(ctx, id, newEnv, envcheck.Options{Seed: *seed, Steps: *steps})
 	if first := report.Results[0]; errors.Is(first.Err, envmaker.ErrUnknownEnv) {
 		return usageError{first.Err}
 	}

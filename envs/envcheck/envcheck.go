@@ -85,13 +85,13 @@ func (r Report) String() string {
 	return b.String()
 }
 
-// Check makes envs with make (two copies) and checks every rule on them. An env that cannot be
+// Check makes envs with newEnv (two copies) and checks every rule on them. An env that cannot be
 // made fails the first rule; a rule that depends on a failed one is skipped.
-func Check(ctx context.Context, name string, make Maker, opts Options) Report {
+func Check(ctx context.Context, name string, newEnv Maker, opts Options) Report {
 	if opts.Steps <= 0 {
 		opts.Steps = 500
 	}
-	c := &checker{ctx: ctx, make: make, opts: opts, report: Report{Env: name}}
+	c := &checker{ctx: ctx, newEnv: newEnv, opts: opts, report: Report{Env: name}}
 	c.run()
 	return c.report
 }
@@ -99,7 +99,7 @@ func Check(ctx context.Context, name string, make Maker, opts Options) Report {
 // checker runs the rules of one Check.
 type checker struct {
 	ctx    context.Context
-	make   Maker
+	newEnv Maker
 	opts   Options
 	report Report
 }
@@ -119,7 +119,7 @@ func (c *checker) skipRest(rules []Rule, why string) {
 }
 
 func (c *checker) run() {
-	env, err := c.make(c.ctx, copies, envs.AutoresetDisabled)
+	env, err := c.newEnv(c.ctx, copies, envs.AutoresetDisabled)
 	if err != nil {
 		c.add(RuleSpaces, fmt.Errorf("make the env: %w", err))
 		c.skipRest(Rules[1:], "the env could not be made")
@@ -158,7 +158,7 @@ func (c *checker) run() {
 		c.checkAfterEnd(a)
 		c.add(RuleInvalidAction, c.invalidActions(env))
 	}
-	c.add(RuleClose, closeTwice(c.ctx, c.make))
+	c.add(RuleClose, closeTwice(c.ctx, c.newEnv))
 }
 
 // seeds are the reset seeds of the copies.

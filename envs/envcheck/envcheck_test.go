@@ -108,14 +108,14 @@ func TestBrokenEnvsFailTheirRule(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.rule, func(t *testing.T) {
 			real := registryMaker(tc.id)
-			make := func(ctx context.Context, copies int, mode envs.AutoresetMode) (envs.VecEnv, error) {
+			newEnv := func(ctx context.Context, copies int, mode envs.AutoresetMode) (envs.VecEnv, error) {
 				env, err := real(ctx, copies, mode)
 				if err != nil {
 					return nil, err
 				}
 				return &broken{VecEnv: env, rule: tc.rule}, nil
 			}
-			r := Check(context.Background(), tc.id, make, Options{Seed: 1, Steps: 100})
+			r := Check(context.Background(), tc.id, newEnv, Options{Seed: 1, Steps: 100})
 			if r.OK() {
 				t.Fatalf("a %s-breaking env passes:\n%s", tc.rule, r)
 			}

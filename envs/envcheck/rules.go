@@ -214,7 +214,7 @@ func (c *checker) checkAfterEnd(tr trace) {
 // nextStepAfterEnd steps an env in next-step autoreset mode until a copy's episode ends and checks
 // the step after: reward 0, no end flags, an observation inside the space.
 func (c *checker) nextStepAfterEnd() error {
-	env, err := c.make(c.ctx, copies, envs.AutoresetNextStep)
+	env, err := c.newEnv(c.ctx, copies, envs.AutoresetNextStep)
 	if err != nil {
 		return fmt.Errorf("make the env with next-step autoreset: %w", err)
 	}
@@ -332,8 +332,8 @@ func invalidAction(s envs.Space) (envs.Array, string, bool) {
 }
 
 // closeTwice makes an env and closes it twice.
-func closeTwice(ctx context.Context, make Maker) error {
-	env, err := make(ctx, copies, envs.AutoresetDisabled)
+func closeTwice(ctx context.Context, newEnv Maker) error {
+	env, err := newEnv(ctx, copies, envs.AutoresetDisabled)
 	if err != nil {
 		return fmt.Errorf("make the env: %w", err)
 	}
