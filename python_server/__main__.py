@@ -1,4 +1,4 @@
-"""Command line: python -m python_server --bind ENDPOINT [--allow-imports] [--allow-render] [--idle-timeout S]
+"""Command line: python -m python_server --bind ENDPOINT [--allow-imports] [--env-module MODULE]... [--allow-render] [--idle-timeout S]
 [--max-message-bytes N] [--max-groups-per-client N] [--max-copies-per-client N] [--max-copies N] [--max-inflight N]
 [--exit-with-parent] [--remove-dir]."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import importlib
 import json
 import os
 import signal
@@ -19,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m python_server", description="sparsepcl Gymnasium env server (ZeroMQ ROUTER + msgpack)")
     p.add_argument("--bind", required=True, help="ipc:///path or tcp://127.0.0.1:PORT (tcp port 0 picks a free port)")
     p.add_argument("--allow-imports", action="store_true", help="allow 'module:Class' env ids (imports arbitrary modules)")
+    p.add_argument("--env-module", action="append", default=[], metavar="MODULE",
+                   help="import MODULE before serving: a user package that registers Gymnasium ids (repeatable)")
     p.add_argument("--idle-timeout", type=float, default=300.0, help="close the envs of a client silent this many seconds (0: never)")
     p.add_argument("--max-message-bytes", type=int, default=64 << 20, help="largest request accepted")
     p.add_argument("--allow-render", action="store_true", help="allow render modes that may need a display (e.g. human)")
@@ -33,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("max_groups_per_client", "max_copies_per_client", "max_copies", "max_inflight", "max_message_bytes"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    for module in args.env_module:
+        try:
+            importlib.import_module(module)
+        except Exception as e:  # noqa: BLE001 - whatever the user's module raises, say so and stop
+            print(f"python_server: --env-module {module}: {type(e).__name__}: {e} (is it on the server's PYTHONPATH?)", file=sys.stderr)
+            return 2
     # A crash in native code (an abort in a GL library, a segfault) prints the Python stack to stderr,
     # which a Go client that started the server puts in its error.
     faulthandler.enable()

@@ -359,8 +359,16 @@ class Server:
             if not self.allow_imports:
                 raise RequestError("ImportRefused", f"env id {env_id!r} imports a module; start the server with --allow-imports to permit it")
             mod, _, attr = env_id.partition(":")
-            target = getattr(importlib.import_module(mod), attr, None)
-            if isinstance(target, type) and issubclass(target, gym.Env):
+            try:
+                module = importlib.import_module(mod)
+            except Exception as e:  # noqa: BLE001 - the user's module: any failure is this request's
+                raise RequestError("ImportFailed", f"env id {env_id!r}: module {mod!r} does not import: {type(e).__name__}: {e}") from e
+            target = getattr(module, attr, None)
+            if target is None:
+                raise RequestError("UnknownEnv", f"env id {env_id!r}: module {mod!r} has no {attr!r}")
+            if isinstance(target, type):
+                if not issubclass(target, gym.Env):
+                    raise RequestError("NotAnEnv", f"env id {env_id!r} names {target.__module__}.{target.__qualname__}, which is not a gymnasium.Env")
                 return target(**kwargs)
             return gym.make(env_id, **kwargs)
         if env_id not in gym.registry:

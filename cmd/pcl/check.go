@@ -22,7 +22,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Int64("seed", 0, "seed of the resets and the random actions")
 	steps := fs.Int("steps", 500, "random steps per rollout")
 	var servers stringList
-	fs.Var(&servers, "server", "endpoint of a running env server (tcp://host:port), repeatable (default: start one)")
+	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable (default: start one)")
+	var server serverFlags
+	server.register(fs)
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
 		if err := parseFlags(fs, args); err != nil {
 			return err
@@ -36,7 +38,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *steps < 1 {
 		return usageError{fmt.Errorf("--steps %d: want >= 1", *steps)}
 	}
-	maker := &envmaker.Maker{Registry: registry.Default(), Servers: servers, ForceRemote: *remote}
+	maker := &envmaker.Maker{Registry: registry.Default(), Servers: servers, ForceRemote: *remote, Server: server.options()}
 	newEnv := func(ctx context.Context, copies int, mode envs.AutoresetMode) (envs.VecEnv, error) {
 		return maker.MakeVec(ctx, envs.VecRequest{ID: id, Copies: copies, Autoreset: mode})
 	}

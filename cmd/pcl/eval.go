@@ -20,6 +20,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	record := fs.String("record", "", "long-episode runs: also play one greedy episode (seed --seed) and write it as an animated GIF to this `file`")
 	var servers stringList
 	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable (runs on Gymnasium envs; default: start one)")
+	var server serverFlags
+	server.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,7 +48,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	reg := registry.Default()
-	maker := &envmaker.Maker{Registry: reg, Servers: servers}
+	maker := &envmaker.Maker{Registry: reg, Servers: servers, Server: server.options()}
 	render := func(ctx context.Context, id string, seed int64, actions []any, out string) (int, float64, error) {
 		res, err := maker.Render(ctx, id, seed, actions, out)
 		return res.Frames, res.Return, err

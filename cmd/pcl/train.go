@@ -128,7 +128,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	reg := registry.Default()
-	maker := &envmaker.Maker{Registry: reg, Servers: f.servers, ForceRemote: *f.remote}
+	maker := &envmaker.Maker{Registry: reg, Servers: f.servers, ForceRemote: *f.remote, Server: f.server.options()}
 	if !*f.resume { // a resumed run keeps its config.json
 		lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
 		resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
@@ -155,6 +155,7 @@ type trainFlags struct {
 	resume, remote            *bool
 	progressEvery             *time.Duration
 	servers                   stringList
+	server                    serverFlags
 }
 
 func registerTrainFlags(fs *flag.FlagSet) *trainFlags {
@@ -168,6 +169,7 @@ func registerTrainFlags(fs *flag.FlagSet) *trainFlags {
 	f.maxMemory = fs.String("max-memory", "", "refuse a configuration estimated to need more memory than this `size`, e.g. 32GiB (0 or off: no check; default: 80% of this machine's memory)")
 	fs.Var(&f.servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
 	f.remote = fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists (the Gymnasium original)")
+	f.server.register(fs)
 	return f
 }
 
@@ -199,7 +201,7 @@ func resumedIters(out string, given map[string]bool, iters int) (int, error) {
 	var extra []string
 	for name := range given {
 		switch name {
-		case "out", "resume", "iters", "server", "remote", "progress-every", "log-format", "max-memory":
+		case "out", "resume", "iters", "server", "remote", "progress-every", "log-format", "max-memory", "allow-imports", "env-module":
 		default:
 			extra = append(extra, "--"+name)
 		}

@@ -22,6 +22,7 @@ type Rule struct{ Name, Says string }
 
 // The rules, in the order Check runs them.
 var (
+	RuleMake          = Rule{"make", "the env can be made"}
 	RuleSpaces        = Rule{"spaces", "the observation and action spaces are valid (bounds, sizes, dtypes)"}
 	RuleReset         = Rule{"reset-in-space", "Reset returns one row per copy, of the observation space's size and dtype, each inside the space"}
 	RuleResetSeed     = Rule{"reset-seeded", "Reset with the same seeds returns the same observations"}
@@ -34,7 +35,7 @@ var (
 )
 
 // Rules is every rule, in the order Check runs them.
-var Rules = []Rule{RuleSpaces, RuleReset, RuleResetSeed, RuleStep, RuleFinite, RuleDeterministic, RuleAfterEnd, RuleInvalidAction, RuleClose}
+var Rules = []Rule{RuleMake, RuleSpaces, RuleReset, RuleResetSeed, RuleStep, RuleFinite, RuleDeterministic, RuleAfterEnd, RuleInvalidAction, RuleClose}
 
 // Options set what Check plays.
 type Options struct {
@@ -85,8 +86,8 @@ func (r Report) String() string {
 	return b.String()
 }
 
-// Check makes envs with newEnv (two copies) and checks every rule on them. An env that cannot be
-// made fails the first rule; a rule that depends on a failed one is skipped.
+// Check makes envs with newEnv (two copies) and checks every rule on them. A rule that depends on
+// a failed one (every rule on an env that cannot be made) is skipped.
 func Check(ctx context.Context, name string, newEnv Maker, opts Options) Report {
 	if opts.Steps <= 0 {
 		opts.Steps = 500
@@ -120,22 +121,22 @@ func (c *checker) skipRest(rules []Rule, why string) {
 
 func (c *checker) run() {
 	env, err := c.newEnv(c.ctx, copies, envs.AutoresetDisabled)
+	c.add(RuleMake, err)
 	if err != nil {
-		c.add(RuleSpaces, fmt.Errorf("make the env: %w", err))
 		c.skipRest(Rules[1:], "the env could not be made")
 		return
 	}
 	defer env.Close()
 	if err := checkSpaces(env); err != nil {
 		c.add(RuleSpaces, err)
-		c.skipRest(Rules[1:], "the spaces are invalid")
+		c.skipRest(Rules[2:], "the spaces are invalid")
 		return
 	}
 	c.add(RuleSpaces, nil)
 	first, err := c.reset(env)
 	c.add(RuleReset, err)
 	if err != nil {
-		c.skipRest(Rules[2:], "Reset fails")
+		c.skipRest(Rules[3:], "Reset fails")
 		return
 	}
 	again, err := c.reset(env)

@@ -130,7 +130,7 @@ func TestBrokenEnvsFailTheirRule(t *testing.T) {
 // An env that cannot be made fails the first rule and skips the rest.
 func TestUnmakeableEnv(t *testing.T) {
 	r := Check(context.Background(), "Nope-v0", registryMaker("Nope-v0"), Options{})
-	if r.OK() || r.Results[0].Rule != RuleSpaces || r.Results[0].Err == nil || r.Results[1].Skip == "" {
+	if r.OK() || r.Results[0].Rule != RuleMake || r.Results[0].Err == nil || r.Results[1].Skip == "" {
 		t.Errorf("report:\n%s", r)
 	}
 }

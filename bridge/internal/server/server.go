@@ -33,6 +33,9 @@ type Options struct {
 	Root string
 	// AllowImports lets the server make "module:Class" env ids.
 	AllowImports bool
+	// EnvModules are Python modules the server imports before serving: user packages that
+	// register Gymnasium ids. They must be on the interpreter's path (PYTHONPATH is inherited).
+	EnvModules []string
 	// AllowRender lets clients make envs with render modes that may need a display (e.g. "human"):
 	// without a display such an env can abort the whole server.
 	AllowRender bool
@@ -121,7 +124,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	endpoint := "ipc://" + filepath.Join(dir, socketName)
 	cmd := exec.Command(python, opts.args(endpoint)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+root)
+	// The project's root first (python_server itself), then the caller's PYTHONPATH: where a
+	// user's env packages (EnvModules, module:Class ids) are found.
+	pythonPath := root
+	if p := os.Getenv("PYTHONPATH"); p != "" {
+		pythonPath += string(os.PathListSeparator) + p
+	}
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+pythonPath)
 	cmd.SysProcAttr = procAttr()
 	s := &Server{Endpoint: endpoint, cmd: cmd, dir: dir, exited: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}, stopCtx: make(chan struct{})}
 	var errw io.Writer = s.tail
@@ -152,6 +161,9 @@ func (opts Options) args(endpoint string) []string {
 	args := []string{"-m", "python_server", "--bind", endpoint, "--exit-with-parent", "--remove-dir"}
 	if opts.AllowImports {
 		args = append(args, "--allow-imports")
+	}
+	for _, m := range opts.EnvModules {
+		args = append(args, "--env-module", m)
 	}
 	if opts.AllowRender {
 		args = append(args, "--allow-render")
@@ -209,7 +221,17 @@ func (s *Server) awaitReady(ctx context.Context, stdout io.Reader, timeout time.
 	defer timer.Stop()
 	select {
 	case err := <-ready:
-		return err
+		if err == nil {
+			return nil
+		}
+		// Its stdout closed without the handshake: a server that stopped on its own (a bad flag,
+		// an --env-module that does not import) says why on stderr, which its exit error carries.
+		select {
+		case <-s.exited:
+			return fmt.Errorf("server exited before it was ready: %w", s.ExitErr())
+		case <-time.After(5 * time.Second):
+			return err
+		}
 	case <-s.exited:
 		return fmt.Errorf("server exited before it was ready: %w", s.ExitErr())
 	case <-timer.C:
