@@ -30,6 +30,7 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"check", "Copy-v0", "--seed", "4", "--steps", "200"}, false, exitOK, "ok   invalid-action"},
 		{[]string{"check", "CartPole-v1", "--remote"}, true, exitOK, "ok   after-end"},
 		{[]string{"check", "Pendulum-v1", "--remote", "--steps", "250"}, true, exitOK, "ok   deterministic"},
+		{[]string{"check", "HalfCheetah-v5", "--steps", "1100"}, true, exitOK, "ok   after-end"},
 		{[]string{"check", "NoSuchEnv-v9"}, true, exitUsage, "NoSuchEnv-v9"},
 		{[]string{"check"}, false, exitUsage, "give the env id"},
 		{[]string{"check", "CartPole-v1", "--steps", "0"}, false, exitUsage, "--steps 0"},

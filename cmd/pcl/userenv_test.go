@@ -48,6 +48,7 @@ func TestUserGymnasiumEnvs(t *testing.T) {
 		{"registered id with --env-module", []string{"check", "UserLine-v0", "--env-module", "user_envs", "--steps", "100"}, exitOK, "keeps every rule"},
 		{"trained through the server", []string{"train", "--env", "UserLine-v0", "--env-module", "user_envs", "--iters", "3", "--out", run}, exitOK, ""},
 		{"class without --allow-imports", []string{"check", "user_envs.line:LineEnv"}, exitFailure, "--allow-imports"},
+		{"a broken env fails its rule", []string{"check", "user_envs.line:WrongShapeEnv", "--allow-imports"}, exitFailure, "FAIL reset-in-space"},
 		{"not an env", []string{"check", "user_envs.line:NotEnv", "--allow-imports"}, exitFailure, "not a gymnasium.Env"},
 		{"module that does not import", []string{"check", "user_envs.broken:X", "--allow-imports"}, exitFailure, "broken on purpose"},
 		{"package that does not import", []string{"check", "UserLine-v0", "--env-module", "no_such_pkg"}, exitFailure, "--env-module no_such_pkg"},

@@ -126,17 +126,25 @@ func (c *checker) run() {
 		c.skipRest(Rules[1:], "the env could not be made")
 		return
 	}
-	defer env.Close()
+	c.play(env)
+	env.Close()
+	c.add(RuleClose, closeTwice(c.ctx, c.newEnv))
+}
+
+// play checks the rules between make and close on env; a rule that depends on a failed one is
+// skipped.
+func (c *checker) play(env envs.VecEnv) {
+	last := len(Rules) - 1 // close: checked on an env of its own
 	if err := checkSpaces(env); err != nil {
 		c.add(RuleSpaces, err)
-		c.skipRest(Rules[2:], "the spaces are invalid")
+		c.skipRest(Rules[2:last], "the spaces are invalid")
 		return
 	}
 	c.add(RuleSpaces, nil)
 	first, err := c.reset(env)
 	c.add(RuleReset, err)
 	if err != nil {
-		c.skipRest(Rules[3:], "Reset fails")
+		c.skipRest(Rules[3:last], "Reset fails")
 		return
 	}
 	again, err := c.reset(env)
@@ -159,7 +167,6 @@ func (c *checker) run() {
 		c.checkAfterEnd(a)
 		c.add(RuleInvalidAction, c.invalidActions(env))
 	}
-	c.add(RuleClose, closeTwice(c.ctx, c.newEnv))
 }
 
 // seeds are the reset seeds of the copies.

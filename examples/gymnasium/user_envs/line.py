@@ -35,3 +35,11 @@ class LineEnv(gym.Env[np.ndarray, np.int64]):
 
 class NotEnv:
     """A class that is not a gymnasium.Env: the server refuses to make it."""
+
+
+class WrongShapeEnv(LineEnv):
+    """A deliberately broken env: its reset observation has two elements where its space declares one."""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        return np.zeros(2, dtype=np.float32), {}
