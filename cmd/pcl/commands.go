@@ -10,6 +10,7 @@ func commands() []command {
 		{"train", "train sparse / soft / Tsallis PCL on an environment", runTrain},
 		{"eval", "greedy evaluation of a training run's checkpoint", runEval},
 		{"compare", "a sweep preset: sparse vs soft PCL over bases and seeds, planned, run and reported", runCompare},
+		{"reproduce", "re-run a recorded run's first iterations with its BLAS setting and compare the metrics cell by cell", runReproduce},
 		{"report", "figures and a table of long-episode runs (HalfCheetah): return and max-prob vs env steps", runReport},
 		{"bench", "training iterations/s and the training step's FLOP/s against a bare gemm", runBench},
 		{"sweep", "plan a sweep into a manifest, run one run by index (Slurm/Kubernetes) or N locally, report", runSweep},

@@ -15,7 +15,7 @@ import (
 const asPCLEnv = "SPARSEPCL_TEST_AS_PCL"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asPCLEnv) == "1" && len(os.Args) > 1 && (os.Args[1] == "train" || os.Args[1] == "sweep") {
+	if os.Getenv(asPCLEnv) == "1" && len(os.Args) > 1 && (os.Args[1] == "train" || os.Args[1] == "sweep" || os.Args[1] == "reproduce") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 		code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
