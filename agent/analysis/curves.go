@@ -361,11 +361,17 @@ func alphaMoves(runs []Record) bool {
 	return false
 }
 
+// maxLegendBands is the most variants one figure draws as bands with a legend; more get a panel
+// each (a legend of 19 entries covered the screen's figure).
+const maxLegendBands = 8
+
 // CurveFigures writes, per env and grid, <name>-return.png, <name>-maxprob.png and, where the runs
 // recorded the diagnostics, <name>-value.png (V against the discounted return) and <name>-clip.png
 // into out, and returns their file names. Each variant (algorithm, weight and the settings that
-// differ between the runs) is one band over its seeds.
+// differ between the runs) is one band over its seeds; more than maxLegendBands variants get a
+// panel each.
 func CurveFigures(out string, runs []Record) ([]string, error) {
+
 	var files []string
 	for _, g := range curveGroups(runs) {
 		fields := settings(g.runs)
@@ -401,7 +407,8 @@ func CurveFigures(out string, runs []Record) ([]string, error) {
 			title := fmt.Sprintf("%s: %s\n%s, %s", strings.TrimSpace(g.env+" "+plot.SizeLabel(0, 0, g.grid)), plot.AlgosLabel(algos), f.what, plot.SeedsLabel(seedsLo, seedsHi))
 			file := fmt.Sprintf("%s-%s.png", g.name(), f.suffix)
 			var err error
-			if len(f.extra) > 0 {
+			// More bands than a legend can name beside the data: a panel each.
+			if len(f.extra) > 0 || len(variants) > maxLegendBands {
 				err = f.panels(filepath.Join(out, file), title, variants, byVariant, colour, width)
 			} else {
 				err = f.bands(filepath.Join(out, file), title, variants, byVariant, colour, width, seedsLo != seedsHi)

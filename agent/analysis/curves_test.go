@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"fmt"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -300,5 +302,41 @@ func TestBestWindow(t *testing.T) {
 		if got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
 			t.Errorf("%s: best window %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// Beyond maxLegendBands variants a figure draws a panel per variant (a grid taller than one plot)
+// instead of bands whose legend would cover the data.
+func TestManyVariantsGetPanels(t *testing.T) {
+	height := func(variants int) int {
+		root := t.TempDir()
+		var dirs []string
+		for v := range variants {
+			d := filepath.Join(root, fmt.Sprintf("v%d", v))
+			writeRunWith(t, d, config.AlgoSparse, 1, 30, func(i int) float64 { return float64(i + v) },
+				func(c *config.Config) { c.LearningRate = 1e-4 * float64(v+1) }, func(int) runstore.Diagnostics { return runstore.NoDiagnostics() })
+			dirs = append(dirs, d)
+		}
+		runs, err := LoadRecords(dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := CurveFigures(root, runs)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%d variants: %v %v", variants, files, err)
+		}
+		fh, err := os.Open(filepath.Join(root, files[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		cfg, err := png.DecodeConfig(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Height
+	}
+	if few, many := height(3), height(maxLegendBands+2); many <= few {
+		t.Errorf("%d variants drew a figure %d px high, 3 variants %d: want panels, taller", maxLegendBands+2, many, few)
 	}
 }
