@@ -15,7 +15,7 @@ type serverFlags struct {
 
 // register adds --allow-imports and --env-module to fs.
 func (f *serverFlags) register(fs *flag.FlagSet) {
-	f.allowImports = fs.Bool("allow-imports", false, "let the env server make `module:Class` env ids, importing the module (run only code you trust)")
+	f.allowImports = fs.Bool("allow-imports", false, "let the env server make module:Class env ids, importing the module (run only code you trust)")
 	fs.Var(&f.modules, "env-module", "Python `package` the env server imports before serving, to register your Gymnasium ids (repeatable; it must be on the server's PYTHONPATH)")
 }
 
