@@ -97,7 +97,7 @@ func Summarise(r Record) Summary {
 	s.FinalMaxProb = meanOf(tail, func(x runstore.Row) float64 { return x.MaxProb })
 	s.FinalSupport = meanOf(tail, func(x runstore.Row) float64 { return x.Support })
 	s.FinalAlpha = meanOf(tail, func(x runstore.Row) float64 { return x.Alpha })
-	if math.IsNaN(s.FinalAlpha) && r.Cfg.AlphaStart == 0 && !r.Cfg.AlphaAuto {
+	if math.IsNaN(s.FinalAlpha) && r.Cfg.WeightMode() == config.WeightFixed {
 		s.FinalAlpha = r.Cfg.Alpha
 	}
 	s.Last20Return = meanOf(r.Rows[len(r.Rows)-max(1, len(r.Rows)/5):], func(x runstore.Row) float64 { return x.MeanReward })

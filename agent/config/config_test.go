@@ -199,3 +199,26 @@ func TestRowsPerEnvStep(t *testing.T) {
 		}
 	}
 }
+
+// The weight mode is worked out from the fields in one place, and WeightControl describes it.
+func TestWeightMode(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		edit    func(*AlgorithmConfig)
+		mode    WeightMode
+		control string
+	}{
+		{"fixed", func(*AlgorithmConfig) {}, WeightFixed, ""},
+		{"schedule", func(c *AlgorithmConfig) { c.AlphaStart, c.AlphaDecay = 0.1, 0.708 }, WeightSchedule, "from 0.1, ×0.708/100 it"},
+		{"automatic", func(c *AlgorithmConfig) { c.AlphaAuto = true }, WeightLearned, WeightAuto},
+	} {
+		c := Default().AlgorithmConfig
+		tc.edit(&c)
+		if got := c.WeightMode(); got != tc.mode {
+			t.Errorf("%s: mode %d, want %d", tc.name, got, tc.mode)
+		}
+		if got := c.WeightControl(); got != tc.control {
+			t.Errorf("%s: control %q, want %q", tc.name, got, tc.control)
+		}
+	}
+}

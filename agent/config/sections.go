@@ -168,16 +168,38 @@ type RunConfig struct {
 	MaxLoss float64 `json:"max_loss"`
 }
 
+// WeightMode is how the weight alpha moves over a run, worked out from the fields in one place
+// (WeightModeOf): every consumer switches on it instead of testing the fields.
+type WeightMode int
+
+const (
+	WeightFixed    WeightMode = iota // Alpha throughout
+	WeightSchedule                   // the released code's decay from AlphaStart down to Alpha
+	WeightLearned                    // the automatic weight, learned from Alpha on
+)
+
+// WeightMode is the config's weight mode (a validated config has at most one of a schedule and the
+// automatic weight).
+func (c AlgorithmConfig) WeightMode() WeightMode {
+	switch {
+	case c.AlphaAuto:
+		return WeightLearned
+	case c.AlphaStart > 0:
+		return WeightSchedule
+	}
+	return WeightFixed
+}
+
 // WeightAuto is what WeightControl says of the automatic weight.
 const WeightAuto = "auto"
 
 // WeightControl describes how the weight moves: "" when it is fixed, WeightAuto, or the schedule
 // ("from 0.1, ×0.708/100 it").
 func (c AlgorithmConfig) WeightControl() string {
-	switch {
-	case c.AlphaAuto:
+	switch c.WeightMode() {
+	case WeightLearned:
 		return WeightAuto
-	case c.AlphaStart > 0:
+	case WeightSchedule:
 		return fmt.Sprintf("from %g, ×%g/100 it", c.AlphaStart, c.AlphaDecay)
 	}
 	return ""

@@ -159,10 +159,10 @@ func ID(c config.Config) string {
 	if c.Algo == config.AlgoTsallis {
 		id += "-q" + strconv.FormatFloat(c.TsallisQ, 'g', -1, 64)
 	}
-	switch {
-	case c.AlphaAuto:
+	switch c.WeightMode() {
+	case config.WeightLearned:
 		id += "-auto"
-	case c.AlphaStart > 0:
+	case config.WeightSchedule:
 		id += "-from" + strconv.FormatFloat(c.AlphaStart, 'g', -1, 64)
 	}
 	return id + fmt.Sprintf("-s%d", c.Seed)

@@ -31,14 +31,14 @@ type alphaControl struct {
 // stretch is a twentieth of the run's iterations, at least 50.
 func newAlphaControl(cfg config.Config, log *slog.Logger, name func(field string) string) (*alphaControl, error) {
 	a := &alphaControl{ctrl: weight.Fixed(cfg.Alpha), algo: cfg.Algo, log: log, name: name}
-	switch {
-	case cfg.AlphaAuto:
+	switch cfg.WeightMode() {
+	case config.WeightLearned:
 		auto, err := weight.NewAuto(weight.DefaultAuto(cfg.Alpha))
 		if err != nil {
 			return nil, fmt.Errorf("automatic alpha: %w", err)
 		}
 		a.ctrl, a.auto = auto, auto
-	case cfg.AlphaStart > 0:
+	case config.WeightSchedule:
 		d, err := weight.NewDecay(cfg.AlphaStart, cfg.AlphaDecay, cfg.Alpha)
 		if err != nil {
 			return nil, fmt.Errorf("alpha schedule: %w", err)
