@@ -40,6 +40,23 @@ type RunResult struct {
 	// Reach is the first row whose sampled reward reached the threshold; GreedyReach the first
 	// whose greedy reward did.
 	Reach, GreedyReach *runstore.Row
+	// Passed is the steady pass rule (SteadyPass): a finished run whose mean greedy reward over the
+	// last 10% of its budget is at or above the threshold, at the curriculum's top level.
+	Passed bool
+}
+
+// SteadyPass is the pass rule every report states by this name: the mean greedy reward over the
+// last 10% of the budget (finalGreedy) at or above threshold, and, for an algorithmic task, the
+// curriculum at its top level (level). One greedy evaluation that once reached the threshold, or a
+// sampled reward that did, does not pass.
+func SteadyPass(env string, base int, threshold, finalGreedy float64, level int) bool {
+	if math.IsNaN(finalGreedy) || finalGreedy < threshold {
+		return false
+	}
+	if t, ok, err := success.ForEnv(env, base); ok && err == nil {
+		return level >= t.TopLevel()
+	}
+	return true
 }
 
 // Group is the runs of one cell: the same config apart from the seed.
@@ -65,7 +82,9 @@ type Group struct {
 	// GreedySolved counts the finished runs whose greedy evaluation reached it: the policy itself,
 	// which is what decides an exploring run (its sampled reward counts the random actions).
 	GreedySolved int
-	MedianIt     float64 // median iteration to the threshold over the solved runs (NaN: none)
+	// Passed counts the finished runs that pass by the steady rule (SteadyPass).
+	Passed   int
+	MedianIt float64 // median iteration to the threshold over the solved runs (NaN: none)
 	MedianWall   float64
 }
 
@@ -136,6 +155,7 @@ func readRun(dir string, r Run) RunResult {
 		if t, ok, err := success.ForEnv(c.Env, c.Base); ok && err == nil {
 			res.Fraction = t.Fraction(res.Final, max(res.Level, t.Task.StartMinLength()))
 		}
+		res.Passed = SteadyPass(c.Env, c.Base, c.RewardThreshold, res.FinalGreedy, res.Level)
 	}
 	return res
 }
@@ -181,6 +201,9 @@ func Groups(results []RunResult) []*Group {
 			}
 			if r.GreedyReach != nil {
 				g.GreedySolved++
+			}
+			if r.Passed {
+				g.Passed++
 			}
 			if r.Reach != nil {
 				g.Solved++
@@ -245,11 +268,12 @@ func writeGroupTable(b *strings.Builder, groups []*Group) {
 	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
 		"\"greedy\" the same over the greedy evaluations in that stretch; " +
 		"\"of max\" is \"final\" as a fraction of the largest reward possible at the curriculum level the run ended at, and \"length\" that level (the curriculum's minimum input length; min-max over the seeds); " +
-		"\"solved\" counts the finished seeds whose mean sampled reward reached the task's threshold, with the median iteration and wall time at which it did, and \"greedy solved\" those whose greedy evaluation did (the policy alone: a run with --explore samples random actions too). " +
+		"\"passed\" counts the finished seeds that pass by the steady rule: a mean greedy reward over the last 10% of the budget at or above the threshold, at the curriculum's top level; " +
+		"\"solved\" counts those whose mean sampled reward ever reached the threshold, with the median iteration and wall time at which it did, and \"greedy solved\" those whose greedy evaluation ever did (the policy alone: a run with --explore samples random actions too). " +
 		"★ marks the best weight of each task, size and algorithm by final reward, among two or more with finished runs; " +
 		"a weight that moves over the run says how (auto: learned from the weight; from w0: the schedule from w0 down to the weight).\n\n")
-	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | greedy | of max | length | threshold | solved | iterations (wall s) to threshold | greedy solved |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| task | \\|A\\| | algo | weight | iters | finished | final | greedy | of max | length | threshold | passed | solved | iterations (wall s) to threshold | greedy solved |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	best := bestWeights(groups)
 	for _, g := range groups {
 		w := strconv.FormatFloat(g.Alpha, 'g', -1, 64)
@@ -274,8 +298,8 @@ func writeGroupTable(b *strings.Builder, groups []*Group) {
 		default:
 			length = fmt.Sprintf("%d-%d", g.LevelMin, g.LevelMax)
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %s | %s | %g | %d/%d | %s | %d/%d |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
-			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), pm(g.GreedyMean, g.GreedyStd), num(g.FracMean, 2), length, g.Threshold, g.Solved, g.Finished, reach,
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %d | %d/%d | %s | %s | %s | %s | %g | %d/%d | %d/%d | %s | %d/%d |\n", strings.TrimSuffix(g.Env, "-v0"), g.Actions, g.Algo, w,
+			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), pm(g.GreedyMean, g.GreedyStd), num(g.FracMean, 2), length, g.Threshold, g.Passed, g.Finished, g.Solved, g.Finished, reach,
 			g.GreedySolved, g.Finished)
 	}
 }
