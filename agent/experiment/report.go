@@ -83,9 +83,9 @@ type Group struct {
 	// which is what decides an exploring run (its sampled reward counts the random actions).
 	GreedySolved int
 	// Passed counts the finished runs that pass by the steady rule (SteadyPass).
-	Passed   int
-	MedianIt float64 // median iteration to the threshold over the solved runs (NaN: none)
-	MedianWall   float64
+	Passed     int
+	MedianIt   float64 // median iteration to the threshold over the solved runs (NaN: none)
+	MedianWall float64
 }
 
 // Gather reads every run of the sweep in dir.
