@@ -64,7 +64,7 @@ func TestStepsRunDiagnostics(t *testing.T) {
 		t.Errorf("%s: %v", runplot.ValuePlot, err)
 	}
 
-	// runstore.Row 0's greedy return is the initialised networks' greedy return.
+	// Row 0's greedy return is the initialised networks' greedy return.
 	r, err := newStepsRun(context.Background(), cfg, RegistryEnvs{Registry: reg}, tensor.GonumEngine(), cfg.EvalEpisodes)
 	if err != nil {
 		t.Fatal(err)
