@@ -3,23 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/sparsepcl/sparsepcl/bridge"
 )
 
 // pcl check passes the Go-native envs and, through the server, the Gymnasium originals; an id
 // nobody knows is a usage error; the report names every rule.
 func TestCheckCommand(t *testing.T) {
-	serverErr := func() error {
-		s, err := bridge.StartServer(context.Background(), bridge.ServerOptions{})
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	}()
 	cases := []struct {
 		args   []string
 		remote bool
@@ -37,11 +27,8 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			if tc.remote && serverErr != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("python server unavailable: %v", serverErr)
-				}
-				t.Skipf("python server unavailable (run bash scripts/setup): %v", serverErr)
+			if tc.remote {
+				needServer(t)
 			}
 			var o, e bytes.Buffer
 			code := runMain(context.Background(), tc.args, &o, &e)

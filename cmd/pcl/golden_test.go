@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
-	"github.com/sparsepcl/sparsepcl/bridge"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden from this tree's runs")
@@ -64,20 +63,10 @@ func TestGoldenRuns(t *testing.T) {
 	t.Setenv("SPARSEPCL_BLAS", "gonum")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	serverErr := func() error {
-		s, err := bridge.StartServer(ctx, bridge.ServerOptions{})
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	}()
 	for _, run := range goldenRuns {
 		t.Run(run.name, func(t *testing.T) {
-			if run.remote && serverErr != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("python server unavailable: %v", serverErr)
-				}
-				t.Skipf("python server unavailable (run bash scripts/setup): %v", serverErr)
+			if run.remote {
+				needServer(t)
 			}
 			dir := filepath.Join(t.TempDir(), "run")
 			var o, e bytes.Buffer

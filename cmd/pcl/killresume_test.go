@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
-	"github.com/sparsepcl/sparsepcl/bridge"
 )
 
 // A run killed with SIGKILL at a random point of an iteration, then resumed, ends with the metrics
@@ -36,23 +35,13 @@ func TestKillNineResumesExactly(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testBudget(t, 10*time.Minute))
 	defer cancel()
-	serverErr := func() error {
-		s, err := bridge.StartServer(ctx, bridge.ServerOptions{})
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	}()
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	t.Logf("kill points drawn with seed %d", seed)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.remote && serverErr != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("python server unavailable: %v", serverErr)
-				}
-				t.Skipf("python server unavailable (run bash scripts/setup): %v", serverErr)
+			if tc.remote {
+				needServer(t)
 			}
 			args := append([]string{"--iters", strconv.Itoa(tc.iters), "--checkpoint-every", strconv.Itoa(tc.every), "--seed", "7", "--progress-every", "0"}, tc.args...)
 			ref := filepath.Join(t.TempDir(), "ref")

@@ -5,8 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/sparsepcl/sparsepcl/bridge"
 )
 
 // asPCLEnv makes the test binary act as the pcl command: `pcl compare --jobs N` runs `pcl train`
@@ -24,3 +27,24 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// needServer skips t, or fails it under CI=true, when the Python env server cannot start (a
+// local one from .venv), trying once per test binary.
+func needServer(t *testing.T) {
+	t.Helper()
+	if err := serverProbe(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("python server unavailable: %v", err)
+		}
+		t.Skipf("python server unavailable (run bash scripts/setup): %v", err)
+	}
+}
+
+// serverProbe starts and stops one server, once.
+var serverProbe = sync.OnceValue(func() error {
+	s, err := bridge.StartServer(context.Background(), bridge.ServerOptions{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})

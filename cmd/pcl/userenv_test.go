@@ -19,19 +19,7 @@ func TestUserGymnasiumEnvs(t *testing.T) {
 	if _, err := bridge.FindRoot(); err != nil {
 		t.Fatal(err)
 	}
-	serverErr := func() error {
-		s, err := bridge.StartServer(context.Background(), bridge.ServerOptions{})
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	}()
-	if serverErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python server unavailable: %v", serverErr)
-		}
-		t.Skipf("python server unavailable (run bash scripts/setup): %v", serverErr)
-	}
+	needServer(t)
 	fixtures, err := filepath.Abs(filepath.Join("..", "..", "examples", "gymnasium"))
 	if err != nil {
 		t.Fatal(err)
