@@ -6,9 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/policy"
-	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/wrappers"
 )
@@ -90,49 +89,23 @@ type Episode struct {
 
 // Record plays one greedy episode on the first copy of env (an AdaptActions result, autoreset
 // disabled) from seed, for at most maxSteps steps, and returns the env's actions and the return.
-func Record(ctx context.Context, env envs.VecEnv, enc Encoder, pol Policy, seed int64, maxSteps int) (Episode, error) {
-	n, D := env.NumEnvs(), enc.Dim()
-	req := envs.ResetRequest{Seeds: make([]int64, n)}
-	for i := range req.Seeds {
-		req.Seeds[i] = seed + int64(i)
-	}
-	obsArr, _, err := env.Reset(ctx, req)
+func Record(ctx context.Context, env envs.VecEnv, enc Encoder, actor collect.Actor[float32], seed int64, maxSteps int) (Episode, error) {
+	c, err := collect.New(env, enc, actor, collect.Options{MaxSteps: maxSteps})
 	if err != nil {
-		return Episode{}, fmt.Errorf("control: record: reset: %w", err)
+		return Episode{}, fmt.Errorf("control: record: %w", err)
 	}
-	ep := Episode{Seed: seed}
-	obs := make([]float32, n*D)
-	h := pol.Layout()
-	x, z := tensor.New(0, D), make([]float32, h.NumActions())
-	actions := envs.NewArray(envs.Int64, n)
-	for t := 0; t < maxSteps; t++ {
-		for i := range n {
-			if err := enc.Encode(obs[i*D:(i+1)*D], obsArr, i); err != nil {
-				return ep, err
-			}
-		}
-		pol.Input(x, obs)
-		heads, err := pol.Forward(x)
-		if err != nil {
-			return ep, fmt.Errorf("control: record: %w", err)
-		}
-		h.Logits(z, heads[0].Row(0))
-		a := int64(policy.Greedy(z, nil))
-		actions.Ints[0] = a
-		act, err := EnvAction(env, a)
+	b, err := c.Episodes(ctx, nil, collect.Greedy, 0, seed)
+	if err != nil {
+		return Episode{}, fmt.Errorf("control: record: %w", err)
+	}
+	first := b.Trajectories[0]
+	ep := Episode{Seed: seed, Return: b.Returns[0]}
+	for _, a := range first.Actions {
+		act, err := EnvAction(env, int64(a))
 		if err != nil {
 			return ep, err
 		}
 		ep.Actions = append(ep.Actions, act)
-		res, err := env.Step(ctx, actions)
-		if err != nil {
-			return ep, fmt.Errorf("control: record: step: %w", err)
-		}
-		ep.Return += res.Rewards[0]
-		if res.Terminated[0] || res.Truncated[0] {
-			break
-		}
-		obsArr = res.Obs
 	}
 	return ep, nil
 }

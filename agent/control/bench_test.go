@@ -1,6 +1,7 @@
 package control
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -174,66 +175,77 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 }
 
 // BenchmarkSampleStep times, alternately in the same run, one sampling step of n copies on the
-// sampler's path (one forward GEMM for all copies, then the batched draw) and on the old path
-// (the same forward, then the reference policy and policy.Sample copy by copy), and reports each
-// per env step (us-per-env-step, ref-us-per-env-step) and their ratio (speedup), and the
-// sampler path's process CPU time per env step (cpu-us-per-env-step: every thread, OpenBLAS's
-// included), which other load on the machine disturbs less.
+// collector's path (one forward GEMM for all copies, then the batched draw, then the env step)
+// and on the old path (the same forward, then the reference policy and policy.Sample copy by
+// copy, then the env step), and reports each per env step (us-per-env-step, ref-us-per-env-step)
+// and their ratio (speedup), and the collector path's process CPU time per env step
+// (cpu-us-per-env-step: every thread, OpenBLAS's included), which other load on the machine
+// disturbs less. The env (noiseEnv) costs next to nothing.
 func BenchmarkSampleStep(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
 			for _, n := range []int{1, 8} {
 				b.Run(fmt.Sprintf("%s/A=%d/copies=%d", algo, k, n), func(b *testing.B) {
-					l := benchLearner(b, algo, k)
-					rng := rand.New(rand.NewPCG(1, 2))
-					x := tensor.New(n, 17)
-					for i := range x.Data {
-						x.Data[i] = float32(rng.NormFloat64())
-					}
-					s := &Sampler{pol: l.Model, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
-						window: newStatWindow(1000)}
-					fast := func() {
-						heads, err := l.Model.Forward(x)
-						if err != nil {
-							b.Fatal(err)
-						}
-						if err := s.draw(heads[0], rng); err != nil {
-							b.Fatal(err)
-						}
-					}
-					old := func() {
-						heads, err := l.Model.Forward(x)
-						if err != nil {
-							b.Fatal(err)
-						}
-						for i := range n {
-							l.Model.Probs(s.p, s.z, heads[0].Row(i))
-							s.actions.Ints[i] = int64(policy.Sample(s.p, rng))
-							s.window.addStats(pcl.RowStats(s.p))
-						}
-					}
-					fast()
-					old()
-					var tFast, tOld, cFast, cOld time.Duration
-					for b.Loop() {
-						c0, t0 := cputime.Process(), time.Now()
-						fast()
-						c1, t1 := cputime.Process(), time.Now()
-						old()
-						tFast += t1.Sub(t0)
-						tOld += time.Since(t1)
-						cFast += c1 - c0
-						cOld += cputime.Process() - c1
-					}
-					steps := float64(b.N * n)
-					b.ReportMetric(float64(tFast.Microseconds())/steps, "us-per-env-step")
-					b.ReportMetric(float64(tOld.Microseconds())/steps, "ref-us-per-env-step")
-					b.ReportMetric(float64(tOld)/float64(tFast), "speedup")
-					b.ReportMetric(float64(cFast.Microseconds())/steps, "cpu-us-per-env-step")
+					benchSampleStep(b, benchLearner(b, algo, k), k, n)
 				})
 			}
 		}
 	}
+}
+
+func benchSampleStep(b *testing.B, l *Learner, k, n int) {
+	ctx := context.Background()
+	c, env, err := newNoiseCollector(l, k, n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := tensor.New(n, 17)
+	p, z := make([]float32, k), make([]float32, k)
+	actions := envs.NewArray(envs.Int64, n)
+	it := 0
+	fast := func() {
+		if _, err := c.Segments(ctx, rng, 1, it); err != nil {
+			b.Fatal(err)
+		}
+		it++
+	}
+	old := func() {
+		for i := range x.Data {
+			x.Data[i] = float32(2*rng.Float64() - 1)
+		}
+		heads, err := l.Model.Forward(x)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var st pcl.Stats
+		for i := range n {
+			l.Model.Probs(p, z, heads[0].Row(i))
+			actions.Ints[i] = int64(policy.Sample(p, rng))
+			st.Add(p)
+		}
+		if _, err := env.Step(ctx, actions); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fast()
+	old()
+	var tFast, tOld, cFast, cOld time.Duration
+	for b.Loop() {
+		c0, t0 := cputime.Process(), time.Now()
+		fast()
+		c1, t1 := cputime.Process(), time.Now()
+		old()
+		tFast += t1.Sub(t0)
+		tOld += time.Since(t1)
+		cFast += c1 - c0
+		cOld += cputime.Process() - c1
+	}
+	steps := float64(b.N * n)
+	b.ReportMetric(float64(tFast.Microseconds())/steps, "us-per-env-step")
+	b.ReportMetric(float64(tOld.Microseconds())/steps, "ref-us-per-env-step")
+	b.ReportMetric(float64(tOld)/float64(tFast), "speedup")
+	b.ReportMetric(float64(cFast.Microseconds())/steps, "cpu-us-per-env-step")
 }
 
 // BenchmarkTrainStepPhases splits one paper-sized training step (as BenchmarkTrainStep) into its

@@ -109,28 +109,17 @@ func TestDiagnosticsOfTheClip(t *testing.T) {
 	}
 }
 
-// The returns to go run over the whole episode, across the segments it was cut into.
-func TestFillReturnsToGo(t *testing.T) {
-	a := &Segment{Rewards: []float64{1, 2}, Actions: make([]int32, 2)}
-	b := &Segment{Rewards: []float64{3}, Actions: make([]int32, 1)}
-	fillReturnsToGo([]*Segment{a, b}, 0.5)
-	// G2 = 3, G1 = 2 + 0.5*3 = 3.5, G0 = 1 + 0.5*3.5 = 2.75.
-	if a.ReturnToGo[0] != 2.75 || a.ReturnToGo[1] != 3.5 || b.ReturnToGo[0] != 3 {
-		t.Errorf("returns to go %v %v", a.ReturnToGo, b.ReturnToGo)
-	}
-}
-
-// The sampler fills the returns to go of every segment of an episode once it ends, and only then.
+// The collector fills the returns to go of every segment of an episode once it ends, and only then.
 func TestCollectFillsReturnsToGoAtEpisodeEnd(t *testing.T) {
 	s, l, _ := newCopySampler(t, 2, 4)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var all []*Segment
 	for it := range 4 {
-		col, err := s.Collect(context.Background(), rng, 7, it)
+		col, err := s.Segments(context.Background(), rng, 7, it)
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, col.Segments...)
+		all = append(all, col.Trajectories...)
 	}
 	ended := 0
 	for _, seg := range all {

@@ -9,6 +9,6 @@
 // normalised by running statistics. Model is this family's pcl.Network, and Learner is the one PCL
 // learner (pcl.Learner) over it: the loss is the same path-consistency objective as the
 // algorithmic tasks' (pcl.Objective); a piece cut by the iteration or by a time limit bootstraps
-// from V at its last state, a terminated one does not. The sampler, Evaluate and Record read the
-// model through the small Policy interface.
+// from V at its last state, a terminated one does not. The model acts in the env copies as a
+// collect.Actor: agent/collect's one collector samples it and plays its greedy episodes.
 package control

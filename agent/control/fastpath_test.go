@@ -1,15 +1,16 @@
 package control
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
-	"github.com/sparsepcl/sparsepcl/envs"
 )
 
 // fastSegments are n segments of lengths 1..5 over k actions, cycling through the kinds of end.
@@ -88,11 +89,11 @@ func TestFastLearnerMatchesReference(t *testing.T) {
 	}
 }
 
-// The sampler's batched draw (the policy of every copy from the float32 row kernels, sparse
+// The collector's batched draw (the policy of every copy from the float32 row kernels, sparse
 // policies sampled over their support) picks the action that inverting the reference policy's
 // cumulative distribution picks, from the same uniform numbers in copy order, and records the
 // same statistics.
-func TestSamplerDrawMatchesReferencePolicy(t *testing.T) {
+func TestCollectorDrawMatchesReferencePolicy(t *testing.T) {
 	for _, k := range []int{729, 15625} {
 		for i, af := range algoForms {
 			for _, by := range []float32{1, 60} {
@@ -104,41 +105,53 @@ func TestSamplerDrawMatchesReferencePolicy(t *testing.T) {
 				}
 				sharpen(l, by)
 				const n = 8
-				rng := rand.New(rand.NewPCG(uint64(k), uint64(i)))
-				x := tensor.New(n, testDim)
-				for j := range x.Data {
-					x.Data[j] = float32(rng.NormFloat64())
+				c, _, err := newNoiseCollector(l, k, n, uint64(k+i))
+				if err != nil {
+					t.Fatal(err)
 				}
-				s := &Sampler{pol: l.Model, n: n, actions: envs.NewArray(envs.Int64, n), p: make([]float32, k), z: make([]float32, k),
-					window: newStatWindow(1000)}
-				for round := range 20 {
-					heads, err := l.Model.Forward(x)
-					if err != nil {
-						t.Fatal(err)
-					}
-					seed := uint64(1000*round + 7)
-					if err := s.draw(heads[0], rand.New(rand.NewPCG(seed, 1))); err != nil {
-						t.Fatal(err)
-					}
-					us := rand.New(rand.NewPCG(seed, 1))
-					p, z := make([]float32, k), make([]float32, k)
-					for c := range n {
-						l.Model.Probs(p, z, heads[0].Row(c))
-						want := policy.SampleWithUniform(p, us.Float64())
-						if got := int(s.actions.Ints[c]); got != want {
-							t.Errorf("%s/%s K=%d sharpen=%v round %d copy %d: action %d, reference %d", af.algo, af.form, k, by, round, c, got, want)
-						}
-						mp, sup := pcl.RowStats(p)
-						j := (s.window.next - n + c + len(s.window.maxProb)) % len(s.window.maxProb)
-						if math.Abs(float64(s.window.maxProb[j]-mp)) > 1e-5*float64(mp) || s.window.support[j] != sup {
-							t.Errorf("%s/%s K=%d: statistics %v %v, reference %v %v", af.algo, af.form, k, s.window.maxProb[j], s.window.support[j], mp, sup)
-						}
-					}
-					for j := range x.Data {
-						x.Data[j] = float32(rng.NormFloat64())
-					}
-				}
+				checkDrawsAgainstReference(t, fmt.Sprintf("%s/%s K=%d sharpen=%v", af.algo, af.form, k, by), l, c, n)
 			}
+		}
+	}
+}
+
+// checkDrawsAgainstReference collects 20 one-step iterations of the n copies of c and checks each
+// copy's action and the batch's policy statistics against the reference path: the policy of the
+// observation the copy acted on, by Probs, inverted at the same uniform number.
+func checkDrawsAgainstReference(t *testing.T, name string, l *Learner, c *collect.Collector[float32], n int) {
+	t.Helper()
+	D := l.Model.Dim
+	x, obs := tensor.New(n, D), make([]float32, n*D)
+	K := l.Model.NumActions()
+	p, z := make([]float32, K), make([]float32, K)
+	for round := range 20 {
+		seed := uint64(1000*round + 7)
+		b, err := c.Segments(context.Background(), rand.New(rand.NewPCG(seed, 1)), 1, round)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Trajectories) != n {
+			t.Fatalf("%s round %d: %d sub-episodes for %d copies", name, round, len(b.Trajectories), n)
+		}
+		for i, s := range b.Trajectories {
+			copy(obs[i*D:(i+1)*D], s.Obs[:D])
+		}
+		l.Model.Input(x, obs)
+		heads, err := l.Model.Forward(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us := rand.New(rand.NewPCG(seed, 1))
+		var want pcl.Stats
+		for i, s := range b.Trajectories {
+			l.Model.Probs(p, z, heads[0].Row(i))
+			if a := policy.SampleWithUniform(p, us.Float64()); int(s.Actions[0]) != a {
+				t.Errorf("%s round %d copy %d: action %d, reference %d", name, round, i, s.Actions[0], a)
+			}
+			want.Add(p)
+		}
+		if math.Abs(b.Stats.MaxProbSum-want.MaxProbSum) > 1e-5*want.MaxProbSum || b.Stats.SupportSum != want.SupportSum {
+			t.Errorf("%s round %d: statistics %v %v, reference %v %v", name, round, b.Stats.MaxProbSum, b.Stats.SupportSum, want.MaxProbSum, want.SupportSum)
 		}
 	}
 }

@@ -3,9 +3,11 @@ package control
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
@@ -62,36 +64,44 @@ func TestGapCounter(t *testing.T) {
 
 // The watcher of a greedy evaluation sees one row of logits per state acted in, and watching
 // changes no return.
-func TestEvaluateWatchedSeesEveryState(t *testing.T) {
-	s, l, _ := newCopySampler(t, 2, 3)
+func TestGreedyWatchSeesEveryState(t *testing.T) {
+	_, l, _ := newCopySampler(t, 2, 3)
 	env, err := registry.MakeVec("Copy-v0", 2, map[string]any{"base": 2, "autoreset": "disabled"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer env.Close()
+	enc, err := NewEncoder(env.ObservationSpace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := collect.New(env, enc, l.Model, collect.Options{MaxSteps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
 	g, err := NewGapCounter(GapThresholds(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	states := 0
-	watched, err := EvaluateWatched(context.Background(), env, s.enc, l.Model, 7, 50, func(z []float32) {
+	c.Watch = func(z []float32) {
 		states++
 		g.Add(z)
-	})
+	}
+	watched, err := c.Episodes(context.Background(), nil, collect.Greedy, 0, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := Evaluate(context.Background(), env, s.enc, l.Model, 7, 50)
+	c.Watch = nil
+	plain, err := c.Episodes(context.Background(), nil, collect.Greedy, 0, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range watched {
-		if watched[i] != plain[i] {
-			t.Errorf("copy %d: return %v watched, %v not", i, watched[i], plain[i])
-		}
+	if !slices.Equal(watched.Returns, plain.Returns) {
+		t.Errorf("returns %v watched, %v not", watched.Returns, plain.Returns)
 	}
-	if states == 0 || states > 2*50 {
-		t.Fatalf("watched %d states in two episodes of at most 50 steps", states)
+	if states != watched.EnvSteps || states == 0 {
+		t.Fatalf("watched %d states, the copies played %d steps", states, watched.EnvSteps)
 	}
 	res := g.Result()
 	if res.States != states || res.Actions != l.Model.NumActions() || res.Within[len(res.Within)-1] < 1 {

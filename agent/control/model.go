@@ -38,9 +38,9 @@ type Model struct {
 	dyRows       nn.SparseRows  // the logits' gradient in sparse rows (filled by pcl.Objective)
 	denseDy      *tensor.Matrix // dyRows written out, when the dense pass is taken
 
-	// scratch of ForwardBatch
-	x     *tensor.Matrix
-	steps pcl.Steps
+	// scratch of ForwardBatch and Act
+	x, actX *tensor.Matrix
+	steps   pcl.Steps
 }
 
 // NewModel builds the networks of cfg for observation vectors of dim and numActions actions.
@@ -110,10 +110,10 @@ func (m *Model) StateParams() []*nn.Param {
 	return nil
 }
 
-// InputDim is the length of an encoded observation (Policy).
+// InputDim is the length of an encoded observation (collect.Actor).
 func (m *Model) InputDim() int { return m.Dim }
 
-// Layout is the model's heads (pcl.Network, Policy).
+// Layout is the model's heads (pcl.Network, collect.Actor).
 func (m *Model) Layout() *pcl.Heads { return &m.Heads }
 
 // Input writes the network input of the encoded observations obs (rows x Dim) into x, normalised

@@ -4,17 +4,14 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// Encoder writes one observation row of a batch as a flat float vector, the network's input.
-type Encoder interface {
-	// Dim is the length of the encoded vector.
-	Dim() int
-	// Encode writes row r of obs into dst (len Dim).
-	Encode(dst []float32, obs envs.Array, r int) error
-}
+// Encoder writes one observation row of a batch as a flat float vector, the feed-forward
+// networks' input.
+type Encoder = collect.Encoder[float32]
 
 // NewEncoder returns the encoder of an observation space: a Box is flattened, a Discrete is
 // one-hot encoded, and a MultiDiscrete, a MultiBinary, or a Tuple or Dict of those, Boxes and

@@ -188,7 +188,7 @@ func (p *probe) Start(ctx context.Context, run train.Watched) error {
 }
 
 func (p *probe) Sampled(s train.Sample) error {
-	p.rec = Record{Iteration: s.Iteration, MeanReward: s.MeanReward}
+	p.rec = Record{Iteration: s.Iteration, MeanReward: s.MeanReturn()}
 	p.inspect = s.Iteration%p.opts.Every == 0 || s.Iteration == p.last
 	p.env = s.Env
 	if c, ok := s.Env.(minLengther); ok {

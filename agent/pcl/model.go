@@ -212,6 +212,13 @@ func (s *Stats) Add(p []float32) {
 	s.MaxProbSum += float64(mx)
 }
 
+// AddRow accumulates one distribution by its largest probability and support size (RowStats).
+func (s *Stats) AddRow(maxProb, support float32) {
+	s.Steps++
+	s.SupportSum += float64(support)
+	s.MaxProbSum += float64(maxProb)
+}
+
 // MeanSupport is the mean support size per step.
 func (s Stats) MeanSupport() float64 { return s.SupportSum / math.Max(1, float64(s.Steps)) }
 

@@ -6,8 +6,8 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
@@ -43,7 +43,7 @@ type Meta struct {
 // StepsState is what a long-episode run's checkpoint holds besides parameters and replay.
 type StepsState struct {
 	// Window is the on-policy statistics window (the last 1000 steps' max-probability and support).
-	Window control.WindowState `json:"window"`
+	Window collect.WindowState `json:"window"`
 	// MidEpisode is the number of copies that were in the middle of an episode at the checkpoint.
 	// They cannot be restored (the env's state is not saved), so a resumed run restarts them, and
 	// it continues exactly only when this is 0.

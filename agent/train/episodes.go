@@ -8,12 +8,12 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -33,14 +33,14 @@ type episodes struct {
 	eng     *tensor.Engine
 	spec    pcl.Spec
 	env     envs.VecEnv
-	sampler *rollout.Sampler
+	sampler *collect.Collector[int32]
 	evalEnv envs.VecEnv // nil without greedy evaluation
-	evaler  *rollout.Sampler
+	evaler  *collect.Collector[int32]
 	buf     *replay.Buffer[int32] // nil without replay
 	sv      *saver
-	obs     Observer       // Options.Observer, or NopObserver
-	res     rollout.Result // the iteration's episodes
-	surplus []float64      // their surpluses over V (replay priority "advantage")
+	obs     Observer             // Options.Observer, or NopObserver
+	res     collect.Batch[int32] // the iteration's episodes
+	surplus []float64            // their surpluses over V (replay priority "advantage")
 }
 
 // newEpisodes makes the envs (refusing a run estimated to need too much memory before the
@@ -60,7 +60,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.env, err = maker.MakeVec(ctx, cfg, cfg.BatchSize); err != nil {
 		return nil, err
 	}
-	if r.spec, err = rollout.CheckEnv(r.env); err != nil {
+	if r.spec, err = pcl.SpecOf(r.env); err != nil {
 		return nil, err
 	}
 	r.est = memory.EstimateEpisodes(cfg, r.spec)
@@ -70,7 +70,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.EpisodeLearner, err = pcl.NewLearner(cfg, r.spec, opts.Engine); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = rollout.NewSampler(r.env, r.Model, cfg.MaxSteps); err != nil {
+	if r.sampler, err = newEpisodeCollector(r.env, r.Model, cfg.MaxSteps); err != nil {
 		return nil, err
 	}
 	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
@@ -83,7 +83,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 		if r.evalEnv, err = maker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
 			return nil, fmt.Errorf("evaluation env: %w", err)
 		}
-		if r.evaler, err = rollout.NewSampler(r.evalEnv, r.Model, cfg.MaxSteps); err != nil {
+		if r.evaler, err = newEpisodeCollector(r.evalEnv, r.Model, cfg.MaxSteps); err != nil {
 			return nil, err
 		}
 	}
@@ -147,15 +147,15 @@ func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, 
 			return 0, err
 		}
 	}
-	res, err := r.sampler.Sample(ctx, iterRNG(r.cfg.Seed, it, 1), false, it, iterSeed(r.cfg.Seed, it, 2))
+	res, err := r.sampler.Episodes(ctx, iterRNG(r.cfg.Seed, it, 1), collect.Sample, it, iterSeed(r.cfg.Seed, it, 2))
 	if err != nil {
 		return 0, err
 	}
 	took := time.Since(start)
 	r.res = res
-	row.MeanReward, row.Support, row.MaxProb = res.MeanReward, res.Stats.MeanSupport(), res.Stats.MeanMaxProb()
+	row.MeanReward, row.Support, row.MaxProb = res.MeanReturn(), res.Stats.MeanSupport(), res.Stats.MeanMaxProb()
 	row.Curriculum = algorithmic.CurriculumOf(r.env)
-	if err := r.obs.Sampled(Sample{Iteration: it, Result: res, Env: r.env, Took: took}); err != nil {
+	if err := r.obs.Sampled(Sample{Iteration: it, Batch: res, Env: r.env, Took: took}); err != nil {
 		return 0, fmt.Errorf("observer: %w", err)
 	}
 	return res.EnvSteps, nil
@@ -164,7 +164,7 @@ func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, 
 // train takes the on-policy step on the fresh episodes, then, with replay, stores them and takes
 // a step on a replayed batch.
 func (r *episodes) train(it int, row *runstore.Row) (string, error) {
-	info, err := r.step(Step{Iteration: it, Kind: OnPolicyStep, Batch: r.res.Episodes})
+	info, err := r.step(Step{Iteration: it, Kind: OnPolicyStep, Batch: r.res.Trajectories})
 	if err != nil {
 		return "on-policy step", err
 	}
@@ -194,7 +194,7 @@ func (r *episodes) train(it int, row *runstore.Row) (string, error) {
 
 // store adds the iteration's fresh episodes to the replay buffer.
 func (r *episodes) store(rng *rand.Rand) error {
-	for i, e := range r.res.Episodes {
+	for i, e := range r.res.Trajectories {
 		prio := e.TotalReward()
 		switch r.cfg.ReplayPriority {
 		case config.PriorityRecency:
@@ -230,11 +230,11 @@ func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
 	if err := algorithmic.SyncCurriculum(r.evalEnv, r.env); err != nil {
 		return 0, err
 	}
-	ev, err := r.evaler.Sample(ctx, iterRNG(r.cfg.Seed, it, 4), true, it, iterSeed(r.cfg.Seed, it, 5))
+	ev, err := r.evaler.Episodes(ctx, iterRNG(r.cfg.Seed, it, 4), collect.Greedy, it, iterSeed(r.cfg.Seed, it, 5))
 	if err != nil {
 		return 0, err
 	}
-	return ev.MeanReward, nil
+	return ev.MeanReturn(), nil
 }
 
 func (r *episodes) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
@@ -253,4 +253,14 @@ func (r *episodes) checkpointed(meta runstore.Meta, row runstore.Row, greedy flo
 
 func (r *episodes) finish(sum *Summary, meta runstore.Meta, dir string) []any {
 	return []any{"dir", dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy}
+}
+
+// newEpisodeCollector returns the collector of the LSTM's whole episodes in env's copies, cut at
+// maxSteps steps.
+func newEpisodeCollector(env envs.VecEnv, m *pcl.Model, maxSteps int) (*collect.Collector[int32], error) {
+	actor, err := m.NewActor(env)
+	if err != nil {
+		return nil, err
+	}
+	return collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
 }

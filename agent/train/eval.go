@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -20,7 +19,7 @@ type evaluator struct {
 	cfg     config.Config
 	meta    runstore.Meta
 	env     envs.VecEnv
-	sampler *rollout.Sampler
+	sampler *collect.Collector[int32]
 }
 
 func loadEvaluator(dir string, reg *envs.Registry, eng *tensor.Engine, n int) (*evaluator, error) {
@@ -41,7 +40,7 @@ func loadEvaluator(dir string, reg *envs.Registry, eng *tensor.Engine, n int) (*
 }
 
 func (ev *evaluator) load(dir string, eng *tensor.Engine) error {
-	spec, err := rollout.CheckEnv(ev.env)
+	spec, err := pcl.SpecOf(ev.env)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
@@ -57,16 +56,16 @@ func (ev *evaluator) load(dir string, eng *tensor.Engine) error {
 	if ev.meta, err = LoadCheckpoint(dir, l); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	if ev.sampler, err = rollout.NewSampler(ev.env, l.Model, ev.cfg.MaxSteps); err != nil {
+	if ev.sampler, err = newEpisodeCollector(ev.env, l.Model, ev.cfg.MaxSteps); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil
 }
 
-func (ev *evaluator) sample(ctx context.Context, seed int64) (rollout.Result, error) {
-	res, err := ev.sampler.Sample(ctx, rand.New(rand.NewPCG(uint64(seed), 0)), true, ev.meta.Iteration, seed)
+func (ev *evaluator) sample(ctx context.Context, seed int64) (collect.Batch[int32], error) {
+	res, err := ev.sampler.Episodes(ctx, nil, collect.Greedy, ev.meta.Iteration, seed)
 	if err != nil {
-		return rollout.Result{}, fmt.Errorf("eval: %w", err)
+		return res, fmt.Errorf("eval: %w", err)
 	}
 	return res, nil
 }
@@ -83,7 +82,7 @@ func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.E
 	if err != nil {
 		return 0, runstore.Meta{}, err
 	}
-	return res.MeanReward, ev.meta, nil
+	return res.MeanReturn(), ev.meta, nil
 }
 
 // LengthResult is the greedy performance at one curriculum level.
@@ -135,8 +134,8 @@ func (ev *evaluator) atLevel(ctx context.Context, cur levelEnv, m int, seed int6
 	if err != nil {
 		return LengthResult{}, fmt.Errorf("eval: min_length %d: %w", m, err)
 	}
-	r := LengthResult{MinLength: m, Episodes: n, MeanReward: res.MeanReward}
-	for i, e := range res.Episodes {
+	r := LengthResult{MinLength: m, Episodes: n, MeanReward: res.MeanReturn()}
+	for i, e := range res.Trajectories {
 		L := float64(cur.TargetLength(i))
 		r.MeanTarget += L / float64(n)
 		if e.TotalReward() >= L {

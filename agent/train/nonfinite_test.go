@@ -11,7 +11,6 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -74,7 +73,7 @@ func TestNonFiniteStopsAndKeepsLastCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := rollout.CheckEnv(env)
+		spec, err := pcl.SpecOf(env)
 		if err != nil {
 			t.Fatal(err)
 		}

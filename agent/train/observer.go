@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -53,7 +53,7 @@ type Watched struct {
 // statistics and mean reward, the env steps taken.
 type Sample struct {
 	Iteration int
-	rollout.Result
+	collect.Batch[int32]
 	// Env is the env that played them: its curriculum and the algorithmic tasks' targets are the
 	// episodes' until the next sampling.
 	Env  envs.VecEnv

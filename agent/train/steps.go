@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/control"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
@@ -33,7 +34,8 @@ type stepsRun struct {
 	evalEnv envs.VecEnv // nil without greedy evaluation
 	enc     control.Encoder
 	learner *control.Learner
-	sampler *control.Sampler
+	sampler *collect.Collector[float32]
+	evaler  *collect.Collector[float32] // nil without greedy evaluation
 	replay  *replay.Buffer[float32]
 }
 
@@ -73,7 +75,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = control.NewSampler(r.env, r.enc, r.learner.Model, cfg.Gamma, cfg.Seed); err != nil {
+	if r.sampler, err = collect.New(r.env, r.enc, r.learner.Model, collect.Options{Gamma: cfg.Gamma, Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
 	if r.replay, err = replay.New[float32](replay.Steps(cfg.ReplaySteps), replay.Recency{Weight: cfg.RecencyWeight}); err != nil {
@@ -82,6 +84,9 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if m > 0 {
 		if r.evalEnv, err = makeAdapted(ctx, cfg, maker, m); err != nil {
 			return nil, fmt.Errorf("evaluation envs: %w", err)
+		}
+		if r.evaler, err = collect.New(r.evalEnv, r.enc, r.learner.Model, collect.Options{MaxSteps: evalStepCap}); err != nil {
+			return nil, err
 		}
 	}
 	return r, nil
@@ -159,13 +164,27 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta runstore.Meta, 
 	return nil
 }
 
-// evaluate plays one greedy episode on every evaluation copy and returns the mean return.
+// evaluate plays one greedy episode on every evaluation copy, copy i from seed seed+i, and
+// returns the mean return.
 func (r *stepsRun) evaluate(ctx context.Context, seed int64) (float64, error) {
-	returns, err := control.Evaluate(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
+	returns, err := r.greedyReturns(ctx, seed, nil)
 	if err != nil {
 		return math.NaN(), err
 	}
 	return mean(returns), nil
+}
+
+// greedyReturns plays one greedy episode on every evaluation copy, copy i from seed seed+i, for
+// at most evalStepCap steps, and returns their undiscounted returns. watch, when not nil, sees
+// the policy logits of every state acted in.
+func (r *stepsRun) greedyReturns(ctx context.Context, seed int64, watch func(z []float32)) ([]float64, error) {
+	r.evaler.Watch = watch
+	defer func() { r.evaler.Watch = nil }()
+	b, err := r.evaler.Episodes(ctx, nil, collect.Greedy, 0, seed)
+	if err != nil {
+		return nil, err
+	}
+	return b.Returns, nil
 }
 
 func mean(xs []float64) float64 {
@@ -190,8 +209,8 @@ type steps struct {
 	dir string
 	log *slog.Logger
 	est memory.Estimate
-	st  *runstore.StepsState // the time split and last return, saved in the checkpoint
-	col control.Collected    // the iteration's steps
+	st  *runstore.StepsState   // the time split and last return, saved in the checkpoint
+	col collect.Batch[float32] // the iteration's steps
 }
 
 // newSteps makes the envs and the learner of cfg, refusing a run estimated to need too much
@@ -250,7 +269,7 @@ func (r *steps) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point 
 }
 
 func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
-	col, err := r.sampler.Collect(ctx, iterRNG(r.cfg.Seed, it, 1), r.cfg.StepsPerIter, it)
+	col, err := r.sampler.Segments(ctx, iterRNG(r.cfg.Seed, it, 1), r.cfg.StepsPerIter, it)
 	r.st.EnvSeconds += col.EnvSeconds
 	r.st.PolicySeconds += col.PolicySeconds
 	if err != nil {
@@ -272,7 +291,7 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 		r.learner.Model.Norm.Update(r.col.Observations)
 	}
 	if r.cfg.OnPolicyStep {
-		info, err := r.learner.TrainStep(r.col.Segments)
+		info, err := r.learner.TrainStep(r.col.Trajectories)
 		if err == nil {
 			err = checkDiverged(r.cfg, info.Loss)
 		}
@@ -281,7 +300,7 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 		}
 		row.Loss, row.GradNorm = info.Loss, info.GradNorm
 	}
-	for _, s := range r.col.Segments {
+	for _, s := range r.col.Trajectories {
 		if err := r.replay.Add(nil, s, float64(s.Iteration)); err != nil {
 			return "replay", err
 		}

@@ -21,7 +21,7 @@ func readRunConfig(dir string) (config.Config, error) {
 
 // EvaluateSteps plays one greedy episode on each of n copies of a long-episode run's env with the
 // checkpoint's policy (copy i from seed seed+i) and returns the undiscounted returns. watch, when
-// not nil, sees the policy logits of every state acted in (control.EvaluateWatched).
+// not nil, sees the policy logits of every state acted in.
 func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, n int, seed int64, watch func(z []float32)) ([]float64, runstore.Meta, error) {
 	cfg, err := readRunConfig(dir)
 	if err != nil {
@@ -36,7 +36,7 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 	if err != nil {
 		return nil, runstore.Meta{}, fmt.Errorf("eval: %w", err)
 	}
-	returns, err := control.EvaluateWatched(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap, watch)
+	returns, err := r.greedyReturns(ctx, seed, watch)
 	if err != nil {
 		return nil, meta, fmt.Errorf("eval: %w", err)
 	}

@@ -5,15 +5,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
-// newCopySampler builds a sampler over n copies of Go-native Copy (base 2: a Discrete(3)
+// newCopySampler builds a collector over n copies of Go-native Copy (base 2: a Discrete(3)
 // observation, one-hot encoded, and 8 actions), whose episodes end at random points.
-func newCopySampler(t *testing.T, n int, seed int64) (*Sampler, *Learner, envs.VecEnv) {
+func newCopySampler(t *testing.T, n int, seed int64) (*collect.Collector[float32], *Learner, envs.VecEnv) {
 	t.Helper()
 	env, err := registry.MakeVec("Copy-v0", n, map[string]any{"base": 2, "autoreset": "disabled"})
 	if err != nil {
@@ -29,7 +30,7 @@ func newCopySampler(t *testing.T, n int, seed int64) (*Sampler, *Learner, envs.V
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSampler(env, enc, l.Model, l.Config().Gamma, seed)
+	s, err := collect.New(env, enc, l.Model, collect.Options{Gamma: l.Config().Gamma, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestCollectCutsSegmentsAtEpisodeBoundaries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var carried []float32
 	for it := range 3 {
-		col, err := s.Collect(context.Background(), rng, steps, it)
+		col, err := s.Segments(context.Background(), rng, steps, it)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,8 +55,8 @@ func TestCollectCutsSegmentsAtEpisodeBoundaries(t *testing.T) {
 			t.Fatalf("iteration %d: %d env steps, want %d", it, col.EnvSteps, n*steps)
 		}
 		total, cut, ended := 0, 0, 0
-		for _, seg := range col.Segments {
-			if err := seg.Validate(s.dim); err != nil {
+		for _, seg := range col.Trajectories {
+			if err := seg.Validate(l.Model.Dim); err != nil {
 				t.Fatal(err)
 			}
 			total += seg.Len()
@@ -77,8 +78,8 @@ func TestCollectCutsSegmentsAtEpisodeBoundaries(t *testing.T) {
 		if it > 0 && carried != nil {
 			// The first cut copy's next segment starts where its last one stopped.
 			found := false
-			for _, seg := range col.Segments {
-				if equalFloats(seg.Obs[:s.dim], carried) && seg.Iteration == it {
+			for _, seg := range col.Trajectories {
+				if equalFloats(seg.Obs[:l.Model.Dim], carried) && seg.Iteration == it {
 					found = true
 				}
 			}
@@ -87,17 +88,17 @@ func TestCollectCutsSegmentsAtEpisodeBoundaries(t *testing.T) {
 			}
 		}
 		carried = nil
-		for _, seg := range col.Segments {
+		for _, seg := range col.Trajectories {
 			if !seg.Terminated && !seg.Truncated {
-				carried = append([]float32(nil), seg.Obs[len(seg.Obs)-s.dim:]...)
+				carried = append([]float32(nil), seg.Obs[len(seg.Obs)-l.Model.Dim:]...)
 				break
 			}
 		}
-		info, err := l.Loss(col.Segments, false)
+		info, err := l.Loss(col.Trajectories, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := slowLoss(t, l, col.Segments); abs(info.Loss-want) > 1e-4*(1+want) {
+		if want := slowLoss(t, l, col.Trajectories); abs(info.Loss-want) > 1e-4*(1+want) {
 			t.Errorf("iteration %d: loss %v, slow recomputation %v", it, info.Loss, want)
 		}
 	}
@@ -106,22 +107,22 @@ func TestCollectCutsSegmentsAtEpisodeBoundaries(t *testing.T) {
 	}
 }
 
-// Two samplers with the same seeds collect the same segments: resets are seeded from the run seed,
+// Two collectors with the same seeds collect the same segments: resets are seeded from the run seed,
 // the iteration, the copy and the step.
 func TestCollectIsAFunctionOfTheSeeds(t *testing.T) {
-	collect := func() []*Segment {
-		s, _, _ := newCopySampler(t, 3, 5)
+	run := func() []*Segment {
+		c, _, _ := newCopySampler(t, 3, 5)
 		var all []*Segment
 		for it := range 2 {
-			col, err := s.Collect(context.Background(), rand.New(rand.NewPCG(uint64(it), 1)), 30, it)
+			col, err := c.Segments(context.Background(), rand.New(rand.NewPCG(uint64(it), 1)), 30, it)
 			if err != nil {
 				t.Fatal(err)
 			}
-			all = append(all, col.Segments...)
+			all = append(all, col.Trajectories...)
 		}
 		return all
 	}
-	a, b := collect(), collect()
+	a, b := run(), run()
 	if len(a) != len(b) {
 		t.Fatalf("%d and %d segments", len(a), len(b))
 	}
@@ -132,7 +133,7 @@ func TestCollectIsAFunctionOfTheSeeds(t *testing.T) {
 	}
 }
 
-func TestSamplerRejectsMismatchedEnvs(t *testing.T) {
+func TestCollectorRejectsMismatchedEnvs(t *testing.T) {
 	_, l, _ := newCopySampler(t, 1, 1)
 	next, err := registry.MakeVec("Copy-v0", 1, map[string]any{"base": 2})
 	if err != nil {
@@ -140,7 +141,7 @@ func TestSamplerRejectsMismatchedEnvs(t *testing.T) {
 	}
 	defer next.Close()
 	enc, _ := NewEncoder(next.ObservationSpace())
-	if _, err := NewSampler(next, enc, l.Model, 0.9, 1); err == nil {
+	if _, err := collect.New(next, enc, l.Model, collect.Options{Gamma: 0.9, Seed: 1}); err == nil {
 		t.Error("an env with next-step autoreset: no error")
 	}
 	bigger, err := registry.MakeVec("Copy-v0", 1, map[string]any{"base": 3, "autoreset": "disabled"})
@@ -149,7 +150,7 @@ func TestSamplerRejectsMismatchedEnvs(t *testing.T) {
 	}
 	defer bigger.Close()
 	enc, _ = NewEncoder(bigger.ObservationSpace())
-	if _, err := NewSampler(bigger, enc, l.Model, 0.9, 1); err == nil {
+	if _, err := collect.New(bigger, enc, l.Model, collect.Options{Gamma: 0.9, Seed: 1}); err == nil {
 		t.Error("an env with another action count: no error")
 	}
 }

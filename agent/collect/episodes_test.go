@@ -1,4 +1,4 @@
-package rollout_test
+package collect_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
-	"github.com/sparsepcl/sparsepcl/agent/rollout"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -50,7 +50,7 @@ func newVecEnv(t *testing.T, tk task, n int) envs.VecEnv {
 // has a small support).
 func newModel(t *testing.T, env envs.VecEnv, algo, form string, seed int64, sharpen float32) *pcl.Model {
 	t.Helper()
-	spec, err := rollout.CheckEnv(env)
+	spec, err := pcl.SpecOf(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +68,30 @@ func newModel(t *testing.T, env envs.VecEnv, algo, form string, seed int64, shar
 	return m
 }
 
-func newSampler(t *testing.T, env envs.VecEnv, m *pcl.Model, maxSteps int) *rollout.Sampler {
+// newCollector is the collector of the LSTM's episodes, as the trainer builds it.
+func newCollector(env envs.VecEnv, m *pcl.Model, maxSteps int) (*collect.Collector[int32], error) {
+	actor, err := m.NewActor(env)
+	if err != nil {
+		return nil, err
+	}
+	return collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
+}
+
+func newSampler(t *testing.T, env envs.VecEnv, m *pcl.Model, maxSteps int) *collect.Collector[int32] {
 	t.Helper()
-	s, err := rollout.NewSampler(env, m, maxSteps)
+	s, err := newCollector(env, m, maxSteps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// mode is the collector's mode of a greedy flag.
+func mode(greedy bool) collect.Mode {
+	if greedy {
+		return collect.Greedy
+	}
+	return collect.Sample
 }
 
 func rng(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 7)) }
@@ -192,15 +209,15 @@ func TestSampleEpisodesMatchTheEnvironment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newVecEnv(t, tc.task, n)
 			m := newModel(t, env, tc.algo, tc.form, 3, 1)
-			res, err := newSampler(t, env, m, tc.maxSteps).Sample(context.Background(), rng(1), tc.greedy, iteration, seedBase)
+			res, err := newSampler(t, env, m, tc.maxSteps).Episodes(context.Background(), rng(1), mode(tc.greedy), iteration, seedBase)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Episodes) != n {
-				t.Fatalf("%d episodes for %d copies", len(res.Episodes), n)
+			if len(res.Trajectories) != n {
+				t.Fatalf("%d episodes for %d copies", len(res.Trajectories), n)
 			}
 			steps, sum, terminated := 0, 0.0, 0
-			for i, e := range res.Episodes {
+			for i, e := range res.Trajectories {
 				if err := e.Validate(episode.TokenDim); err != nil {
 					t.Fatalf("episode %d: %v", i, err)
 				}
@@ -217,11 +234,15 @@ func TestSampleEpisodesMatchTheEnvironment(t *testing.T) {
 					terminated++
 				}
 			}
-			if res.EnvSteps != steps || res.Stats.Steps != steps {
-				t.Errorf("EnvSteps %d, Stats.Steps %d, episodes hold %d steps", res.EnvSteps, res.Stats.Steps, steps)
+			drawn := steps // greedy steps draw nothing, so the policy statistics skip them
+			if tc.greedy {
+				drawn = 0
 			}
-			if want := sum / n; math.Abs(res.MeanReward-want) > 1e-12 {
-				t.Errorf("MeanReward %v, episodes average %v", res.MeanReward, want)
+			if res.EnvSteps != steps || res.Stats.Steps != drawn {
+				t.Errorf("EnvSteps %d, Stats.Steps %d, episodes hold %d steps (%d drawn)", res.EnvSteps, res.Stats.Steps, steps, drawn)
+			}
+			if want := sum / n; math.Abs(res.MeanReturn()-want) > 1e-12 {
+				t.Errorf("MeanReward %v, episodes average %v", res.MeanReturn(), want)
 			}
 			// Every algorithmic episode ends by termination within its time limit (well under 200
 			// steps at the first curriculum level); a cap of a few steps cuts some of the random
@@ -258,14 +279,14 @@ func TestSampledActionsFollowTheLearnersPolicy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newVecEnv(t, tc.task, 24)
 			m := newModel(t, env, tc.algo, tc.form, 11, 6)
-			res, err := newSampler(t, env, m, 200).Sample(context.Background(), rng(5), tc.greedy, 0, 40)
+			res, err := newSampler(t, env, m, 200).Episodes(context.Background(), rng(5), mode(tc.greedy), 0, 40)
 			if err != nil {
 				t.Fatal(err)
 			}
-			zs, ps := policyAlong(t, m, res.Episodes)
+			zs, ps := policyAlong(t, m, res.Trajectories)
 			var maxProbSum float64
 			clear, zeroSupport := 0, 0
-			for b, e := range res.Episodes {
+			for b, e := range res.Trajectories {
 				for s, a := range e.Actions {
 					z, p := zs[b][s], ps[b][s]
 					best, second := topTwo(z)
@@ -290,6 +311,9 @@ func TestSampledActionsFollowTheLearnersPolicy(t *testing.T) {
 			}
 			if tc.greedy && clear < res.EnvSteps/2 {
 				t.Errorf("only %d of %d greedy steps had a clear arg max: the test checks too little", clear, res.EnvSteps)
+			}
+			if tc.greedy {
+				return
 			}
 			if d := math.Abs(res.Stats.MaxProbSum - maxProbSum); d > 1e-4*float64(res.EnvSteps) {
 				t.Errorf("sampler's summed max probability %v, learner's policy gives %v", res.Stats.MaxProbSum, maxProbSum)
@@ -322,11 +346,11 @@ func TestStochasticActionsHaveThePolicysFrequencies(t *testing.T) {
 	for _, algo := range []string{config.AlgoSoft, config.AlgoSparse} {
 		t.Run(algo, func(t *testing.T) {
 			m := newModel(t, env, algo, config.FormSeparate, 2, 3)
-			res, err := newSampler(t, env, m, 1).Sample(context.Background(), rng(9), false, 0, 0)
+			res, err := newSampler(t, env, m, 1).Episodes(context.Background(), rng(9), mode(false), 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkFirstActionFrequencies(t, m, res.Episodes, 200, func(p float64, _ int) float64 { return p })
+			checkFirstActionFrequencies(t, m, res.Trajectories, 200, func(p float64, _ int) float64 { return p })
 		})
 	}
 }
@@ -375,7 +399,7 @@ func TestSampleIsDeterministic(t *testing.T) {
 		rngSeed  uint64
 		seedBase int64
 	}
-	run := func(t *testing.T, greedy bool, su setup) []rollout.Result {
+	run := func(t *testing.T, greedy bool, su setup) []collect.Batch[int32] {
 		var env envs.VecEnv
 		if su.factored {
 			raw, err := registry.MakeVec(tk.id, 12, tk.options(map[string]any{"factored_actions": true}))
@@ -391,12 +415,13 @@ func TestSampleIsDeterministic(t *testing.T) {
 		m := newModel(t, env, config.AlgoSparse, config.FormSeparate, 4, 2)
 		s := newSampler(t, env, m, 50)
 		r := rng(su.rngSeed)
-		var out []rollout.Result
+		var out []collect.Batch[int32]
 		for it := range 3 {
-			res, err := s.Sample(context.Background(), r, greedy, it, su.seedBase+int64(100*it))
+			res, err := s.Episodes(context.Background(), r, mode(greedy), it, su.seedBase+int64(100*it))
 			if err != nil {
 				t.Fatal(err)
 			}
+			res.EnvSeconds, res.PolicySeconds = 0, 0 // wall times, not outcomes
 			out = append(out, res)
 		}
 		return out
@@ -429,102 +454,16 @@ func TestSampleHonoursContext(t *testing.T) {
 	s := newSampler(t, env, newModel(t, env, config.AlgoSoft, config.FormSeparate, 1, 1), 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.Sample(ctx, rng(1), false, 0, 0); !errors.Is(err, context.Canceled) {
+	if _, err := s.Episodes(ctx, rng(1), mode(false), 0, 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want one wrapping context.Canceled", err)
 	}
 }
 
-// respaced is a real algorithmic VecEnv that reports other spaces or action components: no
-// Go-native env has a Box observation or a shifted Discrete (the bridge's HalfCheetah, which does,
-// needs Python), and CheckEnv reads nothing but these methods.
-type respaced struct {
-	envs.VecEnv
-	obs, act   envs.Space // nil: the wrapped env's
-	components []int64    // nil: no ActionFactors at all
-}
+// respaced is a real algorithmic VecEnv that hides its action components (it has no
+// envs.ActionFactors), so the LSTM reads its actions as one component.
+type respaced struct{ envs.VecEnv }
 
-func (r respaced) ObservationSpace() envs.Space {
-	if r.obs != nil {
-		return r.obs
-	}
-	return r.VecEnv.ObservationSpace()
-}
-
-func (r respaced) ActionSpace() envs.Space {
-	if r.act != nil {
-		return r.act
-	}
-	return r.VecEnv.ActionSpace()
-}
-
-type factoredRespaced struct{ respaced }
-
-func (r factoredRespaced) ActionComponents() []int64 { return r.components }
-
-func TestCheckEnv(t *testing.T) {
-	copy3 := func(extra map[string]any) envs.VecEnv {
-		env, err := registry.MakeVec("Copy-v0", 2, task{"Copy-v0", 3}.options(extra))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return env
-	}
-	nextStep, err := registry.MakeVec("Copy-v0", 2, map[string]any{"base": 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	combined, err := wrappers.CombineVecActions(copy3(map[string]any{"factored_actions": true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		env     envs.VecEnv
-		want    pcl.Spec
-		wantErr []string
-	}{
-		{"combined Copy", copy3(nil), pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
-		{"factored Copy through CombineVecActions", combined, pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
-		{"reversed addition (4 moves)", func() envs.VecEnv {
-			e, err := registry.MakeVec("ReversedAddition-v0", 2, task{"ReversedAddition-v0", 3}.options(nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e
-		}(), pcl.Spec{ObsVocab: 4, ActionComponents: []int{4, 2, 3}}, nil},
-		{"no action factors: one component", respaced{VecEnv: copy3(nil)}, pcl.Spec{ObsVocab: 4, ActionComponents: []int{12}}, nil},
-		{"autoreset next-step", nextStep, pcl.Spec{}, []string{"autoreset mode is next-step", "needs disabled"}},
-		{"tuple actions", copy3(map[string]any{"factored_actions": true}), pcl.Spec{}, []string{"action space Tuple", "not Discrete(n) starting at 0", "combine Tuple actions"}},
-		{"box observations", respaced{VecEnv: copy3(nil), obs: envs.NewBox(-1, 1, envs.Float64, 17)}, pcl.Spec{}, []string{"observation space Box", "not Discrete(n) starting at 0"}},
-		{"observations start at 1", respaced{VecEnv: copy3(nil), obs: envs.Discrete{N: 4, Start: 1}}, pcl.Spec{}, []string{"observation space", "not Discrete(n) starting at 0"}},
-		{"actions start at 1", respaced{VecEnv: copy3(nil), act: envs.Discrete{N: 12, Start: 1}}, pcl.Spec{}, []string{"action space", "not Discrete(n) starting at 0"}},
-		{"components do not multiply to |A|", factoredRespaced{respaced{VecEnv: copy3(nil), components: []int64{2, 2, 2}}}, pcl.Spec{}, []string{"action components [2 2 2]", "|A| = 12"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			spec, err := rollout.CheckEnv(tc.env)
-			if tc.wantErr == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !reflect.DeepEqual(spec, tc.want) {
-					t.Fatalf("spec %+v, want %+v", spec, tc.want)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("accepted, spec %+v", spec)
-			}
-			for _, w := range tc.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
-		})
-	}
-}
-
-func TestNewSamplerRefusesMismatches(t *testing.T) {
+func TestNewRefusesMismatches(t *testing.T) {
 	env := newVecEnv(t, task{"Copy-v0", 3}, 2)
 	m := newModel(t, env, config.AlgoSparse, config.FormSeparate, 1, 1)
 	other := newModel(t, newVecEnv(t, task{"Copy-v0", 2}, 2), config.AlgoSparse, config.FormSeparate, 1, 1)
@@ -539,15 +478,14 @@ func TestNewSamplerRefusesMismatches(t *testing.T) {
 		maxSteps int
 		wantErr  string
 	}{
-		{"max steps 0", env, m, 0, "max steps 0, want >= 1"},
 		{"negative max steps", env, m, -3, "max steps -3"},
-		{"model of another base", env, other, 10, "env has 4 observations and 12 actions, the model 3 and 8"},
+		{"model of another base", env, other, 10, "env has 4 observations and action components [2 2 3], the model 3 and [2 2 2]"},
 		{"env that autoresets", nextStep, m, 10, "autoreset mode"},
-		{"model of other action components", respaced{VecEnv: env}, m, 10, "env has action components [12], the model [2 2 3]"},
+		{"model of other action components", respaced{VecEnv: env}, m, 10, "env has 4 observations and action components [12], the model 4 and [2 2 3]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := rollout.NewSampler(tc.env, tc.model, tc.maxSteps)
+			_, err := newCollector(tc.env, tc.model, tc.maxSteps)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
 			}
@@ -570,16 +508,16 @@ func TestExploreMixesUniformActions(t *testing.T) {
 			if err := s.SetExplore(explore, 0); err != nil {
 				t.Fatal(err)
 			}
-			res, err := s.Sample(context.Background(), rng(9), false, 0, 0)
+			res, err := s.Episodes(context.Background(), rng(9), mode(false), 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if sd := math.Sqrt(explore * (1 - explore) * n); math.Abs(float64(res.Explored)-explore*n) > 5*sd {
 				t.Errorf("%d of %d steps explored, want about %v", res.Explored, n, explore*n)
 			}
-			_, ps := policyAlong(t, m, res.Episodes)
+			_, ps := policyAlong(t, m, res.Trajectories)
 			offSupport := 0
-			for b, e := range res.Episodes {
+			for b, e := range res.Trajectories {
 				if ps[b][0][e.Actions[0]] == 0 {
 					offSupport++
 				}
@@ -587,8 +525,8 @@ func TestExploreMixesUniformActions(t *testing.T) {
 			if algo == config.AlgoSparse && offSupport == 0 {
 				t.Errorf("no explored step left the sparse policy's support: the test checks too little")
 			}
-			checkFirstActionFrequencies(t, m, res.Episodes, 500, func(p float64, K int) float64 { return (1-explore)*p + explore/float64(K) })
-			greedy, err := s.Sample(context.Background(), rng(9), true, 0, 0)
+			checkFirstActionFrequencies(t, m, res.Trajectories, 500, func(p float64, K int) float64 { return (1-explore)*p + explore/float64(K) })
+			greedy, err := s.Episodes(context.Background(), rng(9), mode(true), 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -615,7 +553,7 @@ func TestExploreShareLeavesTheOtherCopiesOnPolicy(t *testing.T) {
 	if err := s.SetExplore(explore, share); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Sample(context.Background(), rng(3), false, 0, 0)
+	res, err := s.Episodes(context.Background(), rng(3), mode(false), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,9 +561,9 @@ func TestExploreShareLeavesTheOtherCopiesOnPolicy(t *testing.T) {
 	if sd := math.Sqrt(explore * (1 - explore) * float64(exploring)); math.Abs(float64(res.Explored)-explore*float64(exploring)) > 5*sd {
 		t.Errorf("%d steps explored, want about %v", res.Explored, explore*float64(exploring))
 	}
-	_, ps := policyAlong(t, m, res.Episodes)
+	_, ps := policyAlong(t, m, res.Trajectories)
 	offFirst, offRest := 0, 0
-	for b, e := range res.Episodes {
+	for b, e := range res.Trajectories {
 		if ps[b][0][e.Actions[0]] > 0 {
 			continue
 		}
@@ -655,18 +593,18 @@ func TestExploreTemperatureDrawsByTheLogits(t *testing.T) {
 	if err := s.SetExploreTemperature(temp); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Sample(context.Background(), rng(5), false, 0, 0)
+	res, err := s.Episodes(context.Background(), rng(5), mode(false), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	zs, ps := policyAlong(t, m, res.Episodes)
+	zs, ps := policyAlong(t, m, res.Trajectories)
 	K := m.Spec.NumActions()
 	type group struct {
 		counts []int
 		z, p   []float32
 	}
 	groups := map[int32]*group{}
-	for b, e := range res.Episodes {
+	for b, e := range res.Trajectories {
 		g := groups[e.Obs[0]]
 		if g == nil {
 			g = &group{counts: make([]int, K), z: zs[b][0], p: ps[b][0]}
@@ -705,5 +643,63 @@ func TestExploreTemperatureDrawsByTheLogits(t *testing.T) {
 		if err := s.SetExploreTemperature(bad); err == nil {
 			t.Errorf("SetExploreTemperature(%v) accepted", bad)
 		}
+	}
+}
+
+// Segments carries the LSTM's recurrent state and previous action across its cuts: an episode
+// collected in pieces of 3 steps is the episode collected in one piece, step for step (with one
+// copy, both draw the same random numbers in the same order).
+func TestSegmentsCarryTheRecurrentStateAcrossCuts(t *testing.T) {
+	tk := task{"Copy-v0", 3}
+	crossed := 0
+	for seed := range int64(6) {
+		first := func(steps, calls int) []*episode.Episode {
+			env := newVecEnv(t, tk, 1)
+			m := newModel(t, env, config.AlgoSoft, config.FormSeparate, seed, 3)
+			actor, err := m.NewActor(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{Gamma: 1, Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rng(uint64(seed))
+			var pieces []*episode.Episode
+			for it := range calls {
+				b, err := c.Segments(context.Background(), r, steps, it)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range b.Trajectories {
+					pieces = append(pieces, s)
+					if s.Terminated || s.Truncated {
+						return pieces
+					}
+				}
+			}
+			t.Fatalf("seed %d: no episode ended in %d steps", seed, steps*calls)
+			return nil
+		}
+		whole, cut := first(60, 1), first(3, 20)
+		if len(whole) != 1 {
+			t.Fatalf("seed %d: the first episode came in %d pieces from one call", seed, len(whole))
+		}
+		joined := &episode.Episode{Obs: cut[0].Obs[:1]}
+		for _, s := range cut {
+			joined.Obs = append(joined.Obs, s.Obs[1:]...)
+			joined.Actions = append(joined.Actions, s.Actions...)
+			joined.Rewards = append(joined.Rewards, s.Rewards...)
+		}
+		w := whole[0]
+		if !reflect.DeepEqual(joined.Obs, w.Obs) || !reflect.DeepEqual(joined.Actions, w.Actions) || !reflect.DeepEqual(joined.Rewards, w.Rewards) {
+			t.Errorf("seed %d: the episode cut into %d pieces differs from the whole one:\n cut   %v\n whole %v", seed, len(cut), joined.Actions, w.Actions)
+		}
+		if len(cut) > 1 {
+			crossed++
+		}
+	}
+	if crossed == 0 {
+		t.Fatal("no first episode crossed a cut: the test checks nothing")
 	}
 }
