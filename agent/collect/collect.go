@@ -13,7 +13,7 @@
 //
 // A family plugs in with an Actor (its network, one step of every copy) and an Encoder (how an
 // env observation becomes the network's input values): pcl.Actor and pcl.TokenEncoder for the
-// LSTM, control.Model and control's encoders for the feed-forward networks.
+// LSTM, control.MLP and control's encoders for the feed-forward networks.
 package collect
 
 import (

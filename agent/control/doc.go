@@ -6,7 +6,7 @@
 //
 // The network family here is the paper's: separate feed-forward policy and value networks, two
 // tanh layers each, reading a flat observation vector (a Box, or a one-hot Discrete), optionally
-// normalised by running statistics. Model is this family's pcl.Network, and Learner is the one PCL
+// normalised by running statistics. MLP is this family's pcl.Network, and Learner is the one PCL
 // learner (pcl.Learner) over it: the loss is the same path-consistency objective as the
 // algorithmic tasks' (pcl.Objective); a piece cut by the iteration or by a time limit bootstraps
 // from V at its last state, a terminated one does not. The model acts in the env copies as a

@@ -9,16 +9,16 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// Learner is the PCL learner (pcl.Learner) over the feed-forward networks of Model, trained on
+// Learner is the PCL learner (pcl.Learner) over the feed-forward networks of MLP, trained on
 // batches of segments.
-type Learner = pcl.Learner[*Segment, *Model]
+type Learner = pcl.Learner[*Segment, *MLP]
 
 // NewLearner builds the model (with cfg.NormObs, its observation normaliser) and its learner.
 func NewLearner(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Learner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := NewModel(cfg, dim, numActions, eng)
+	m, err := NewMLP(cfg, dim, numActions, eng)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func grow[T any](s []T, n int) []T {
 
 // ForwardBatch writes the (normalised) observations of segs as the input rows, time-major, and
 // computes the heads (pcl.Network).
-func (m *Model) ForwardBatch(segs []*Segment) ([]*tensor.Matrix, pcl.Steps, error) {
+func (m *MLP) ForwardBatch(segs []*Segment) ([]*tensor.Matrix, pcl.Steps, error) {
 	B := len(segs)
 	D := m.Dim
 	T := 0

@@ -96,7 +96,7 @@ func TestInspectUniformPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := pcl.NewModel(cfg, pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, eng)
+		m, err := pcl.NewLSTM(cfg, pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, eng)
 		if err != nil {
 			t.Fatal(err)
 		}

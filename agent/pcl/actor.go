@@ -9,34 +9,10 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// SpecOf is the Spec of a model for env: Discrete observations and actions, the action's
-// components from envs.ActionFactors when the env has them, else one component.
-func SpecOf(env envs.VecEnv) (Spec, error) {
-	obs, ok := env.ObservationSpace().(envs.Discrete)
-	if !ok || obs.Start != 0 {
-		return Spec{}, fmt.Errorf("pcl: observation space %v is not Discrete(n) starting at 0", env.ObservationSpace())
-	}
-	act, ok := env.ActionSpace().(envs.Discrete)
-	if !ok || act.Start != 0 {
-		return Spec{}, fmt.Errorf("pcl: action space %v is not Discrete(n) starting at 0 (combine Tuple actions first)", env.ActionSpace())
-	}
-	spec := Spec{ObsVocab: int(obs.N), ActionComponents: []int{int(act.N)}}
-	if f, ok := env.(envs.ActionFactors); ok {
-		spec.ActionComponents = spec.ActionComponents[:0]
-		for _, c := range f.ActionComponents() {
-			spec.ActionComponents = append(spec.ActionComponents, int(c))
-		}
-		if spec.NumActions() != int(act.N) {
-			return Spec{}, fmt.Errorf("pcl: action components %v do not multiply to |A| = %d", spec.ActionComponents, act.N)
-		}
-	}
-	return spec, nil
-}
-
 // Actor acts with the LSTM in the copies of one env, one step at a time: it carries each copy's
 // recurrent state from step to step (collect.Actor).
 type Actor struct {
-	m      *Model
+	m      *LSTM
 	state  *nn.SeqState
 	tokens []int32
 	heads  []*tensor.Matrix
@@ -45,7 +21,7 @@ type Actor struct {
 // NewActor returns an actor for the copies of env, which must fit the model: the same
 // observation vocabulary and action components (equal |A| is not enough: the previous action is
 // embedded per component, so other components would be read with another encoding).
-func (m *Model) NewActor(env envs.VecEnv) (*Actor, error) {
+func (m *LSTM) NewActor(env envs.VecEnv) (*Actor, error) {
 	spec, err := SpecOf(env)
 	if err != nil {
 		return nil, err

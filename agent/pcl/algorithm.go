@@ -72,11 +72,3 @@ type RowScratch struct {
 	scratch, pv []float32
 	idx         []int32
 }
-
-// RowStats is the probability of the most likely action and the support size of p, as Stats
-// counts them.
-func RowStats(p []float32) (maxProb, support float32) {
-	var st Stats
-	st.Add(p)
-	return float32(st.MaxProbSum), float32(st.SupportSum)
-}

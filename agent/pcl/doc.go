@@ -3,8 +3,8 @@
 // per-step consistency terms of soft, sparse and general-Tsallis PCL computed from network heads
 // (Heads, with one Algorithm per regulariser), the objective that joins them (Objective), and the
 // one learner (Learner) that trains a network of either family through the small Network
-// interface: the LSTM over whole episodes of the algorithmic tasks (Model, here) and the MLPs
-// over sub-episodes of continuous control (agent/control.Model).
+// interface: the LSTM over whole episodes of the algorithmic tasks (LSTM, here) and the MLPs
+// over sub-episodes of continuous control (agent/control.MLP).
 //
 // # The paper's symbols in the code
 //

@@ -176,3 +176,22 @@ func (m *Heads) addLogitGrad(dst, dz []float32) {
 		dst[i] += s * v
 	}
 }
+
+// InitHeads applies cfg's head initialisations, shared by every network family: it scales the
+// policy head's weights w and bias b by LogitInitScale, and with LambdaInit "alpha" sets the
+// multiplier's log-scale bias lambdaBias (nil: no multiplier) to log alpha, so that exp(head)
+// starts at the weight instead of at 1.
+func InitHeads(cfg config.Config, w, b, lambdaBias *nn.Param) {
+	if s := float32(cfg.LogitInitScale); s != 1 {
+		for _, p := range []*nn.Param{w, b} {
+			for k := range p.Value.Data {
+				p.Value.Data[k] *= s
+			}
+		}
+	}
+	if lambdaBias != nil && cfg.LambdaInit == config.LambdaInitAlpha {
+		for k := range lambdaBias.Value.Data {
+			lambdaBias.Value.Data[k] = float32(math.Log(cfg.Alpha))
+		}
+	}
+}

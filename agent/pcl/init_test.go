@@ -12,11 +12,11 @@ import (
 // first policy), LambdaInit "alpha" starts the multiplier's log-scale bias at log alpha, EmbedStd
 // sets the embeddings' spread, and the defaults leave Default's network as it was.
 func TestLSTMHeadInitialisations(t *testing.T) {
-	build := func(edit func(*config.Config)) *Model {
+	build := func(edit func(*config.Config)) *LSTM {
 		cfg := config.Default()
 		cfg.Hidden, cfg.Alpha = 16, 0.05
 		edit(&cfg)
-		m, err := NewModel(cfg, testSpec, tensor.GonumEngine())
+		m, err := NewLSTM(cfg, testSpec, tensor.GonumEngine())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestLSTMHeadInitialisations(t *testing.T) {
 		}
 	}
 
-	spread := func(m *Model) float64 {
+	spread := func(m *LSTM) float64 {
 		p := m.Net.Params()[0] // embed.table0
 		s := 0.0
 		for _, v := range p.Value.Data {

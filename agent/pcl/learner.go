@@ -51,8 +51,8 @@ type Learner[T any, N Network[T]] struct {
 	target *target // nil: bootstrap from the network itself
 }
 
-// EpisodeLearner is the learner of the algorithmic tasks: the LSTM Model over whole episodes.
-type EpisodeLearner = Learner[*episode.Episode, *Model]
+// EpisodeLearner is the learner of the algorithmic tasks: the LSTM over whole episodes.
+type EpisodeLearner = Learner[*episode.Episode, *LSTM]
 
 // ErrNonFinite marks a loss, gradient or parameter that became NaN or Inf.
 var ErrNonFinite = errors.New("pcl: non-finite value")
@@ -76,7 +76,7 @@ func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*EpisodeLearn
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := NewModel(cfg, spec, eng)
+	m, err := NewLSTM(cfg, spec, eng)
 	if err != nil {
 		return nil, err
 	}

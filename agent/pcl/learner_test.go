@@ -89,7 +89,7 @@ func slowEntmax(z []float64, q float64) []float64 {
 // slowLoss recomputes the loss from the definitions: heads from the network in step mode (one
 // step at a time, an independent code path from Forward), per-step terms from the paper's
 // formulas in float64, and the rows by direct enumeration (directLoss).
-func slowLoss(t *testing.T, m *Model, cfg config.Config, eps []*episode.Episode) float64 {
+func slowLoss(t *testing.T, m *LSTM, cfg config.Config, eps []*episode.Episode) float64 {
 	K := m.Spec.NumActions()
 	B := len(eps)
 	T := 0

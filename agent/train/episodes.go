@@ -257,7 +257,7 @@ func (r *episodes) finish(sum *Summary, meta runstore.Meta, dir string) []any {
 
 // newEpisodeCollector returns the collector of the LSTM's whole episodes in env's copies, cut at
 // maxSteps steps.
-func newEpisodeCollector(env envs.VecEnv, m *pcl.Model, maxSteps int) (*collect.Collector[int32], error) {
+func newEpisodeCollector(env envs.VecEnv, m *pcl.LSTM, maxSteps int) (*collect.Collector[int32], error) {
 	actor, err := m.NewActor(env)
 	if err != nil {
 		return nil, err

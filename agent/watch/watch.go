@@ -32,7 +32,7 @@ type Player struct {
 	Config config.Config
 	Meta   runstore.Meta
 	env    tapeEnv
-	model  *pcl.Model
+	model  *pcl.LSTM
 	radix  envs.MixedRadix
 	state  *nn.SeqState
 	tokens []int32

@@ -9,11 +9,11 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// Model is the paper's continuous-control network: a policy network (two tanh layers, then one
+// MLP is the paper's continuous-control network: a policy network (two tanh layers, then one
 // linear head per policy output: the |A| logits, or Q in the unified form, and the multiplier
 // heads of sparse and Tsallis PCL) and, in the separate form, a value network of the same shape
 // with one output. It produces the heads in pcl.Heads' layout, one row per input row.
-type Model struct {
+type MLP struct {
 	pcl.Heads
 	Dim int
 	// Norm normalises observations (nil: raw observations).
@@ -43,8 +43,8 @@ type Model struct {
 	steps   pcl.Steps
 }
 
-// NewModel builds the networks of cfg for observation vectors of dim and numActions actions.
-func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Model, error) {
+// NewMLP builds the networks of cfg for observation vectors of dim and numActions actions.
+func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, error) {
 	if dim < 1 || numActions < 1 {
 		return nil, fmt.Errorf("control: model needs a positive input size and action count, have %d and %d", dim, numActions)
 	}
@@ -55,7 +55,7 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Heads: h, Dim: dim, heads: make([]*tensor.Matrix, len(h.Sizes))}
+	m := &MLP{Heads: h, Dim: dim, heads: make([]*tensor.Matrix, len(h.Sizes))}
 	H := cfg.MLPHidden
 	rng := nn.NewRand(cfg.Seed, 11)
 	if m.trunk[0], err = nn.NewLinear(eng, "policy.l0", dim, H, true, rng); err != nil {
@@ -97,13 +97,13 @@ func NewModel(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Mode
 
 // Params lists the trainable parameters in a fixed order (the checkpoint order): the policy
 // network's, then the value network's.
-func (m *Model) Params() []*nn.Param {
+func (m *MLP) Params() []*nn.Param {
 	return append(m.PolicyParams(), m.ValueParams()...)
 }
 
 // StateParams are the normaliser's statistics (none without a normaliser), which a checkpoint
 // keeps after the optimiser's state.
-func (m *Model) StateParams() []*nn.Param {
+func (m *MLP) StateParams() []*nn.Param {
 	if m.Norm != nil {
 		return []*nn.Param{m.Norm.Stats}
 	}
@@ -111,14 +111,14 @@ func (m *Model) StateParams() []*nn.Param {
 }
 
 // InputDim is the length of an encoded observation (collect.Actor).
-func (m *Model) InputDim() int { return m.Dim }
+func (m *MLP) InputDim() int { return m.Dim }
 
 // Layout is the model's heads (pcl.Network, collect.Actor).
-func (m *Model) Layout() *pcl.Heads { return &m.Heads }
+func (m *MLP) Layout() *pcl.Heads { return &m.Heads }
 
 // Input writes the network input of the encoded observations obs (rows x Dim) into x, normalised
 // when the model normalises.
-func (m *Model) Input(x *tensor.Matrix, obs []float32) {
+func (m *MLP) Input(x *tensor.Matrix, obs []float32) {
 	x.Reshape(len(obs)/m.Dim, m.Dim)
 	if m.Norm != nil {
 		m.Norm.Apply(x.Data, obs)
@@ -129,7 +129,7 @@ func (m *Model) Input(x *tensor.Matrix, obs []float32) {
 
 // PolicyParams are the policy network's parameters: its trunk and every head on it (the logits
 // or Q, and the multiplier heads).
-func (m *Model) PolicyParams() []*nn.Param {
+func (m *MLP) PolicyParams() []*nn.Param {
 	var ps []*nn.Param
 	for _, l := range m.trunk {
 		ps = append(ps, l.Params()...)
@@ -143,7 +143,7 @@ func (m *Model) PolicyParams() []*nn.Param {
 }
 
 // ValueParams are the value network's parameters (none in the unified form).
-func (m *Model) ValueParams() []*nn.Param {
+func (m *MLP) ValueParams() []*nn.Param {
 	if m.value == nil {
 		return nil
 	}
@@ -152,7 +152,7 @@ func (m *Model) ValueParams() []*nn.Param {
 
 // Forward computes every head for the rows of x (rows x Dim) and keeps what Backward needs. The
 // returned matrices belong to the model and are valid until the next Forward.
-func (m *Model) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
+func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 	if x.Cols != m.Dim {
 		return nil, fmt.Errorf("control: model input %s, want ?x%d", x.Shape(), m.Dim)
 	}
@@ -201,7 +201,7 @@ func (m *Model) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 }
 
 // Backward accumulates the parameter gradients for the head gradients dHeads of the last Forward.
-func (m *Model) Backward(dHeads []*tensor.Matrix) error {
+func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
 	if len(dHeads) != len(m.heads) {
 		return fmt.Errorf("control: %d head gradients for %d heads", len(dHeads), len(m.heads))
 	}
@@ -266,7 +266,7 @@ const sparseDensityLimit = 0.02
 // O(|A|) for the weight gradient and the gradient to the trunk. While the supports are wide it
 // takes the dense pass. The gradient comes as the sparse rows that pcl.Objective wrote into
 // m.dyRows (dy has 0 rows then) or, from the objective's reference path, as the dense dy.
-func (m *Model) backwardSparseLogits(l *nn.Linear, dy, dx *tensor.Matrix, accumulate bool) error {
+func (m *MLP) backwardSparseLogits(l *nn.Linear, dy, dx *tensor.Matrix, accumulate bool) error {
 	if dy.Rows == 0 && dx.Rows > 0 {
 		if m.dyRows.Rows != dx.Rows || m.dyRows.Cols != dy.Cols {
 			return fmt.Errorf("control: sparse logit gradient is %dx%d, want %dx%d", m.dyRows.Rows, m.dyRows.Cols, dx.Rows, dy.Cols)
