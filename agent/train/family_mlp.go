@@ -51,9 +51,6 @@ func (mlpFamily) newRegime(ctx context.Context, cfg config.Config, opts Options)
 	if opts.Observer != nil {
 		return nil, unsupported("an Observer watches the lstm family's training; %s trains the mlp family", cfg.Env)
 	}
-	if cfg.Explore > 0 || cfg.ExploreShare > 0 || cfg.ExploreDecay > 0 || cfg.ExploreTemp > 0 {
-		return nil, unsupported("--explore mixes uniform actions into the lstm family's fresh episodes; %s trains the mlp family, which samples from its policy alone", cfg.Env)
-	}
 	return newSteps(ctx, cfg, opts)
 }
 

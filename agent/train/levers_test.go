@@ -2,12 +2,12 @@ package train
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
@@ -48,12 +48,21 @@ func TestLeversResumeExactly(t *testing.T) {
 	}
 }
 
-// Exploration changes the fresh batches (a run with it differs from one without) and is refused by
-// the mlp family, whose sampler has none.
-func TestExploreChangesTheBatchesAndIsLSTMOnly(t *testing.T) {
+// Exploration changes the sampled batches of both families (a run with it differs from one
+// without): the one collector explores in whole episodes and in sub-episodes alike.
+func TestExploreChangesTheBatches(t *testing.T) {
 	reg := registry.Default()
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+	}{{"lstm", resumeConfig()}, {"mlp", smallStepsConfig()}} {
+		t.Run(tc.name, func(t *testing.T) { checkExploreChanges(t, tc.cfg, reg) })
+	}
+}
+
+func checkExploreChanges(t *testing.T, base config.Config, reg *envs.Registry) {
 	run := func(explore float64) []runstore.Row {
-		cfg := resumeConfig()
+		cfg := base
 		cfg.Iters, cfg.Explore = 5, explore
 		sum, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()})
 		if err != nil {
@@ -68,10 +77,5 @@ func TestExploreChangesTheBatchesAndIsLSTMOnly(t *testing.T) {
 	}
 	if same {
 		t.Error("explore 0.5 gave the same rewards and losses as no exploration")
-	}
-	cfg := smallStepsConfig()
-	cfg.Explore = 0.1
-	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg}); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("mlp run with --explore: %v, want ErrUnsupported", err)
 	}
 }

@@ -78,6 +78,12 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.sampler, err = collect.New(r.env, r.enc, r.learner.Model, collect.Options{Gamma: cfg.Gamma, Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
+	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
+		return nil, err
+	}
+	if err = r.sampler.SetExploreTemperature(cfg.ExploreTemp); err != nil {
+		return nil, err
+	}
 	if r.replay, err = replay.New[float32](replay.Steps(cfg.ReplaySteps), replay.Recency{Weight: cfg.RecencyWeight}); err != nil {
 		return nil, err
 	}
@@ -269,6 +275,11 @@ func (r *steps) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point 
 }
 
 func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
+	if r.cfg.ExploreDecay > 0 {
+		if err := r.sampler.SetExplore(r.cfg.ExploreAt(it), r.cfg.ExploreShare); err != nil {
+			return 0, err
+		}
+	}
 	col, err := r.sampler.Segments(ctx, iterRNG(r.cfg.Seed, it, 1), r.cfg.StepsPerIter, it)
 	r.st.EnvSeconds += col.EnvSeconds
 	r.st.PolicySeconds += col.PolicySeconds
