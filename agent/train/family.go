@@ -62,23 +62,38 @@ const (
 	ToolPlay                  // pcl play --run: the tape of an algorithmic task, step by step
 	ToolPerLength             // pcl eval --per-length: every curriculum level
 	ToolRecord                // pcl eval --record: a long episode drawn as a GIF
+	ToolBench                 // pcl bench: the LSTM learner's iterations timed
+	ToolObserver              // an Observer: watches the episodes regime's batches
+	ToolReplaySteps           // --train-steps and --target-lag: the steps regime's replay steps
 )
+
+var toolNames = [...]string{"pcl diagnose", "pcl compare", "pcl play --run", "pcl eval --per-length", "pcl eval --record",
+	"pcl bench", "an Observer", "--train-steps and --target-lag"}
+
+func (t Tool) String() string {
+	if t < 0 || int(t) >= len(toolNames) {
+		return fmt.Sprintf("Tool(%d)", int(t))
+	}
+	return toolNames[t]
+}
 
 // ErrUnsupported marks a tool asked of a family that does not have it (UnsupportedError).
 var ErrUnsupported = errors.New("not supported by the network family")
 
-// UnsupportedError says that a family does not have a tool, and what to use instead. It wraps
-// ErrUnsupported.
-type UnsupportedError struct{ Msg string }
+// UnsupportedError says which tool a family does not have, and for what: data, from which a
+// command can give its advice. It wraps ErrUnsupported.
+type UnsupportedError struct {
+	Tool    Tool
+	Family  string // config.NetLSTM or config.NetMLP
+	Subject string // the env or the run directory the tool was asked of
+}
 
-func (e *UnsupportedError) Error() string { return e.Msg }
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s is not for %s: it trains the %s family", e.Tool, e.Subject, e.Family)
+}
 
 // Unwrap makes errors.Is(err, ErrUnsupported) hold.
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
-
-func unsupported(format string, args ...any) error {
-	return &UnsupportedError{Msg: fmt.Sprintf(format, args...)}
-}
 
 // EvalOptions are what a greedy evaluation of a run directory needs besides the run.
 type EvalOptions struct {

@@ -19,9 +19,9 @@ type lstmFamily struct{}
 
 func (lstmFamily) Net() string { return config.NetLSTM }
 
-func (lstmFamily) Supports(tool Tool, _ string) error {
-	if tool == ToolRecord {
-		return unsupported("--record works on long-episode (mlp) runs; watch an algorithmic task with pcl play")
+func (lstmFamily) Supports(tool Tool, subject string) error {
+	if tool == ToolRecord || tool == ToolReplaySteps {
+		return &UnsupportedError{Tool: tool, Family: config.NetLSTM, Subject: subject}
 	}
 	return nil
 }
@@ -39,7 +39,7 @@ func (lstmFamily) defaults(cfg config.Config, _ func(string) bool) (config.Confi
 // iteration takes its own two steps (fresh, replayed) and bootstraps from the network.
 func (lstmFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
 	if cfg.TrainSteps > 1 || cfg.TargetLag > 0 {
-		return nil, unsupported("--train-steps and --target-lag shape the mlp family's replay steps; %s trains the lstm family (one fresh and one replayed step per iteration)", cfg.Env)
+		return nil, &UnsupportedError{Tool: ToolReplaySteps, Family: config.NetLSTM, Subject: cfg.Env}
 	}
 	return newEpisodes(ctx, cfg, opts)
 }

@@ -23,21 +23,15 @@ func (mlpFamily) Net() string { return config.NetMLP }
 
 func (mlpFamily) Supports(tool Tool, subject string) error {
 	switch tool {
-	case ToolDiagnose:
-		return unsupported("diagnose probes the lstm learner of the algorithmic tasks; %s trains the mlp family (train it with pcl train)", subject)
-	case ToolCompare:
-		return unsupported("compare sweeps the bases of the algorithmic tasks; %s trains the mlp family on long episodes: run the seeds with pcl train (scripts/halfcheetah does it for HalfCheetah) and gather them with pcl report", subject)
-	case ToolPlay:
-		return unsupported("%s is a long-episode (mlp) run; pcl eval --record draws one of its episodes", subject)
-	case ToolPerLength:
-		return unsupported("--per-length is for the algorithmic tasks' curriculum; %s is a long-episode run", subject)
+	case ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolBench, ToolObserver:
+		return &UnsupportedError{Tool: tool, Family: config.NetMLP, Subject: subject}
 	}
 	return nil
 }
 
 // Bench: the long-episode regime is timed by pcl train itself (the time split in its log).
 func (mlpFamily) Bench(_ context.Context, cfg config.Config, _ BenchOptions, _ io.Writer) error {
-	return unsupported("bench times the lstm learner of the algorithmic tasks; %s trains the mlp family (time it with pcl train)", cfg.Env)
+	return &UnsupportedError{Tool: ToolBench, Family: config.NetMLP, Subject: cfg.Env}
 }
 
 // defaults applies the long-episode preset (config.LongEpisodePreset) to the fields not given.
@@ -49,7 +43,7 @@ func (mlpFamily) defaults(cfg config.Config, given func(string) bool) (config.Co
 // newRegime refuses an Observer: it watches the episodes regime's batches.
 func (mlpFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
 	if opts.Observer != nil {
-		return nil, unsupported("an Observer watches the lstm family's training; %s trains the mlp family", cfg.Env)
+		return nil, &UnsupportedError{Tool: ToolObserver, Family: config.NetMLP, Subject: cfg.Env}
 	}
 	return newSteps(ctx, cfg, opts)
 }

@@ -69,10 +69,12 @@ func TestResolveNetFollowsTheObservationSpace(t *testing.T) {
 }
 
 // Each family says which of the one-family tools it lacks, with an error that wraps
-// ErrUnsupported; Bench of the mlp family refuses the same way.
+// ErrUnsupported and carries the tool, the family and the subject; Bench of the mlp family
+// refuses the same way.
 func TestFamilySupports(t *testing.T) {
-	tools := []Tool{ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolRecord}
-	lacks := map[string][]Tool{config.NetLSTM: {ToolRecord}, config.NetMLP: {ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength}}
+	tools := []Tool{ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolRecord, ToolBench, ToolObserver, ToolReplaySteps}
+	lacks := map[string][]Tool{config.NetLSTM: {ToolRecord, ToolReplaySteps},
+		config.NetMLP: {ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolBench, ToolObserver}}
 	for _, env := range []string{"Copy-v0", "CartPole-v1"} {
 		cfg := config.Default()
 		cfg.Env = env
@@ -81,7 +83,11 @@ func TestFamilySupports(t *testing.T) {
 			err := fam.Supports(tool, env)
 			want := slices.Contains(lacks[fam.Net()], tool)
 			if (err != nil) != want || (err != nil && !errors.Is(err, ErrUnsupported)) {
-				t.Errorf("%s (%s) tool %d: %v, want unsupported %v", env, fam.Net(), tool, err, want)
+				t.Errorf("%s (%s) tool %v: %v, want unsupported %v", env, fam.Net(), tool, err, want)
+			}
+			var ue *UnsupportedError
+			if want && (!errors.As(err, &ue) || *ue != (UnsupportedError{Tool: tool, Family: fam.Net(), Subject: env})) {
+				t.Errorf("%s tool %v: error %#v, want the tool, the family and the subject", env, tool, ue)
 			}
 		}
 	}

@@ -3,15 +3,31 @@ package main
 import (
 	"errors"
 
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 )
 
 // hint is what a user can do about err, in terms of this repository's commands ("" when nothing
 // specific): the libraries' errors name causes, not commands.
 func hint(err error) string {
+	if ue := (*train.UnsupportedError)(nil); errors.As(err, &ue) {
+		return unsupportedHints[ue.Tool]
+	}
 	switch {
 	case errors.Is(err, envmaker.ErrNoPython):
 		return "install the env server's Python environment with `bash scripts/setup` (or point SPARSEPCL_PYTHON at a Python that has requirements.txt installed)"
 	}
 	return ""
+}
+
+// unsupportedHints say what to use instead of a tool the run's network family does not have.
+var unsupportedHints = map[train.Tool]string{
+	train.ToolDiagnose:    "diagnose probes the lstm learner of the algorithmic tasks; train a long-episode run with pcl train, whose log splits the time and whose metrics hold the value diagnostics",
+	train.ToolCompare:     "compare sweeps the bases of the algorithmic tasks; run a long-episode env's seeds with pcl train (scripts/halfcheetah does it for HalfCheetah) and gather them with pcl report",
+	train.ToolPlay:        "play steps an algorithmic task's tape; pcl eval --record draws one episode of a long-episode run as a GIF",
+	train.ToolPerLength:   "--per-length evaluates the algorithmic tasks' curriculum levels; a long-episode run has none: pcl eval reports its greedy returns",
+	train.ToolRecord:      "--record draws long-episode (mlp) runs; watch an algorithmic task with pcl play --run",
+	train.ToolBench:       "bench times the lstm learner of the algorithmic tasks; pcl train times a long-episode run itself (the time split in its log)",
+	train.ToolObserver:    "an Observer watches the lstm family's batches of episodes",
+	train.ToolReplaySteps: "an algorithmic task's iteration takes one fresh and one replayed step; the replay ratio and the lagged target are the long-episode (mlp) runs' levers",
 }

@@ -68,13 +68,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pcl %s: interrupted: %v\n", c.name, err)
 			return exitInterrupted
 		case errors.As(err, new(usageError)):
-			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
+			report(stderr, c.name, err)
 			return exitUsage
 		default:
-			fmt.Fprintf(stderr, "pcl %s: %v\n", c.name, err)
-			if h := hint(err); h != "" {
-				fmt.Fprintf(stderr, "pcl %s: %s\n", c.name, h)
-			}
+			report(stderr, c.name, err)
 			return exitFailure
 		}
 	}
@@ -84,6 +81,15 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "pcl: unknown command %q (commands: %s; run 'pcl help' for what they do)\n", args[0], strings.Join(names, ", "))
 	return exitUsage
+}
+
+// report writes a failed command's error to stderr, and on a line of its own what to do about it
+// when there is advice (hint).
+func report(stderr io.Writer, name string, err error) {
+	fmt.Fprintf(stderr, "pcl %s: %v\n", name, err)
+	if h := hint(err); h != "" {
+		fmt.Fprintf(stderr, "pcl %s: %s\n", name, h)
+	}
 }
 
 func usage(w io.Writer, cmds []command) {
