@@ -99,7 +99,7 @@ func (c *Collector[O]) draw(head0 *tensor.Matrix, idle []bool, rng *rand.Rand, b
 		}
 	}
 	if workers > 1 {
-		tensor.ParallelRows(c.n, 1, workers, run)
+		tensor.ParallelRows(c.n, 1, workers, tensor.RowFunc(run))
 	} else {
 		run(0, 0, c.n)
 	}

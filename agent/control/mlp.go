@@ -38,6 +38,9 @@ type MLP struct {
 	dyRows       nn.SparseRows  // the logits' gradient in sparse rows (filled by pcl.Objective)
 	denseDy      *tensor.Matrix // dyRows written out, when the dense pass is taken
 
+	params       []*nn.Param // every parameter, the policy network's first (listParams)
+	policyParams int         // how many of params are the policy network's
+
 	// scratch of ForwardBatch and Act
 	x, actX *tensor.Matrix
 	steps   pcl.Steps
@@ -89,6 +92,7 @@ func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, e
 			return nil, err
 		}
 	}
+	m.listParams()
 	m.valueScale, m.vOut, m.dvScal = float32(cfg.ValueScale), tensor.New(0, 1), tensor.New(0, 1)
 	m.sparseLogits = h.TakesSparseGrad()
 	m.sparseLimit = sparseDensityLimit
@@ -97,9 +101,7 @@ func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, e
 
 // Params lists the trainable parameters in a fixed order (the checkpoint order): the policy
 // network's, then the value network's.
-func (m *MLP) Params() []*nn.Param {
-	return append(m.PolicyParams(), m.ValueParams()...)
-}
+func (m *MLP) Params() []*nn.Param { return m.params }
 
 // StateParams are the normaliser's statistics (none without a normaliser), which a checkpoint
 // keeps after the optimiser's state.
@@ -129,25 +131,27 @@ func (m *MLP) Input(x *tensor.Matrix, obs []float32) {
 
 // PolicyParams are the policy network's parameters: its trunk and every head on it (the logits
 // or Q, and the multiplier heads).
-func (m *MLP) PolicyParams() []*nn.Param {
-	var ps []*nn.Param
+func (m *MLP) PolicyParams() []*nn.Param { return m.params[:m.policyParams:m.policyParams] }
+
+// ValueParams are the value network's parameters (none in the unified form).
+func (m *MLP) ValueParams() []*nn.Param { return m.params[m.policyParams:] }
+
+// listParams lists the parameters once, in the checkpoint's order: the policy network's trunk and
+// every head on it (the logits or Q, and the multiplier heads), then the value network's. The
+// learner asks for them several times a step; the list must not be modified.
+func (m *MLP) listParams() {
 	for _, l := range m.trunk {
-		ps = append(ps, l.Params()...)
+		m.params = append(m.params, l.Params()...)
 	}
 	for _, l := range m.outputs {
 		if l != nil {
-			ps = append(ps, l.Params()...)
+			m.params = append(m.params, l.Params()...)
 		}
 	}
-	return ps
-}
-
-// ValueParams are the value network's parameters (none in the unified form).
-func (m *MLP) ValueParams() []*nn.Param {
-	if m.value == nil {
-		return nil
+	m.policyParams = len(m.params)
+	if m.value != nil {
+		m.params = append(m.params, m.value.Params()...)
 	}
-	return m.value.Params()
 }
 
 // Forward computes every head for the rows of x (rows x Dim) and keeps what Backward needs. The

@@ -88,7 +88,7 @@ func (e *EmbeddingSum) Forward(tokens []int32, rows int) (*tensor.Matrix, error)
 // accumulates the bias gradient.
 func (e *EmbeddingSum) Backward(dOut *tensor.Matrix) error {
 	F := len(e.Vocabs)
-	if err := tensor.CheckShape("nn: embedding "+e.Bias.Name+" dOut", dOut, len(e.tokens)/F, e.Dim); err != nil {
+	if err := tensor.CheckShape(dOut, len(e.tokens)/F, e.Dim, "nn: embedding", e.Bias.Name, "dOut"); err != nil {
 		return err
 	}
 	addColumnSums(e.Bias.Grad.Data, dOut)

@@ -24,6 +24,8 @@ type Linear struct {
 	// (valid when aug is set, for the x of the last Forward), wa = [W; b], ga = [x 1]ᵀ·dy.
 	aug        bool
 	xa, wa, ga *tensor.Matrix
+
+	sparse sparseJob // BackwardSparse's parallel pass
 }
 
 // augmentMinCells is the output size (rows x Out) from which Forward and Backward fold the bias
@@ -62,7 +64,7 @@ func (l *Linear) Apply(x, y *tensor.Matrix) error {
 	if x == nil || x.Cols != l.In {
 		return fmt.Errorf("nn: linear %s: input %s, want ?x%d", l.W.Name, x.Shape(), l.In)
 	}
-	if err := tensor.CheckShape("nn: linear "+l.W.Name+" output", y, x.Rows, l.Out); err != nil {
+	if err := tensor.CheckShape(y, x.Rows, l.Out, "nn: linear", l.W.Name, "output"); err != nil {
 		return err
 	}
 	if err := l.eng.MatMul(y, x, false, l.W.Value, false, 1, 0); err != nil {
@@ -121,7 +123,7 @@ func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
 	if l.x == nil {
 		return fmt.Errorf("nn: linear %s: Backward before Forward", l.W.Name)
 	}
-	if err := tensor.CheckShape("nn: linear "+l.W.Name+" dy", dy, l.x.Rows, l.Out); err != nil {
+	if err := tensor.CheckShape(dy, l.x.Rows, l.Out, "nn: linear", l.W.Name, "dy"); err != nil {
 		return err
 	}
 	if l.aug && l.xa.Rows == dy.Rows {
@@ -144,7 +146,7 @@ func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
 		}
 	}
 	if dx != nil {
-		if err := tensor.CheckShape("nn: linear "+l.W.Name+" dx", dx, l.x.Rows, l.In); err != nil {
+		if err := tensor.CheckShape(dx, l.x.Rows, l.In, "nn: linear", l.W.Name, "dx"); err != nil {
 			return err
 		}
 		beta := float32(0)

@@ -146,7 +146,7 @@ func (s *SparseRows) ToDense(dst *tensor.Matrix) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if err := tensor.CheckShape("nn: sparse rows to dense", dst, s.Rows, s.Cols); err != nil {
+	if err := tensor.CheckShape(dst, s.Rows, s.Cols, "nn: sparse rows to dense"); err != nil {
 		return err
 	}
 	dst.Zero()
@@ -203,9 +203,9 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 	if n := in/4 + in%4; dy.NNZ()*in < sparseParallelMin {
 		sparseBlocks(dy, x, in, out, wv, wg, dxd, accumulate, 0, n)
 	} else {
-		tensor.ParallelRows(n, 1, tensor.Workers(l.Workers), func(_, lo, hi int) {
-			sparseBlocks(dy, x, in, out, wv, wg, dxd, accumulate, lo, hi)
-		})
+		l.sparse = sparseJob{dy: dy, x: x, in: in, out: out, wv: wv, wg: wg, dxd: dxd, accumulate: accumulate}
+		tensor.ParallelRows(n, 1, tensor.Workers(l.Workers), &l.sparse)
+		l.sparse = sparseJob{}
 	}
 	if l.B != nil {
 		db := l.B.Grad.Data[:out]
@@ -214,6 +214,19 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 		}
 	}
 	return nil
+}
+
+// sparseJob is BackwardSparse's blocks as a tensor.RowJob, kept in the layer so that passing it
+// allocates nothing.
+type sparseJob struct {
+	dy             *SparseRows
+	x, wv, wg, dxd []float32
+	in, out        int
+	accumulate     bool
+}
+
+func (j *sparseJob) Rows(_, lo, hi int) {
+	sparseBlocks(j.dy, j.x, j.in, j.out, j.wv, j.wg, j.dxd, j.accumulate, lo, hi)
 }
 
 // sparseBlocks runs the blocks [lo, hi) of BackwardSparse: block q < in/4 is input units

@@ -130,7 +130,7 @@ func (l *LSTM) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.
 	if err := checkLengths(T, B, lengths); err != nil {
 		return nil, nil, fmt.Errorf("nn: lstm %s: %w", l.Wx.Name, err)
 	}
-	if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" input", x, T*B, l.In); err != nil {
+	if err := tensor.CheckShape(x, T*B, l.In, "nn: lstm", l.Wx.Name, "input"); err != nil {
 		return nil, nil, err
 	}
 	gates := l.beginForward(T, B, lengths)
@@ -274,11 +274,11 @@ func (l *LSTM) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor
 		return nil, fmt.Errorf("nn: lstm %s: Backward before Forward", l.Wx.Name)
 	}
 	N := l.stepOff[T]
-	if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" dh", dh, N, H); err != nil {
+	if err := tensor.CheckShape(dh, N, H, "nn: lstm", l.Wx.Name, "dh"); err != nil {
 		return nil, err
 	}
 	if dc != nil {
-		if err := tensor.CheckShape("nn: lstm "+l.Wx.Name+" dc", dc, N, H); err != nil {
+		if err := tensor.CheckShape(dc, N, H, "nn: lstm", l.Wx.Name, "dc"); err != nil {
 			return nil, err
 		}
 	}

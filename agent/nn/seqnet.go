@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -289,7 +290,7 @@ func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
 	}
 	T, B, H := n.t, n.b, n.cfg.Hidden
 	for i, d := range dHeads {
-		if err := tensor.CheckShape(fmt.Sprintf("nn: seqnet backward: head %d gradient", i), d, T*B, n.heads[i].size); err != nil {
+		if err := tensor.CheckShape(d, T*B, n.heads[i].size, "nn: seqnet backward: head", strconv.Itoa(i), "gradient"); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package pcl
 import (
 	"fmt"
 
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -47,6 +48,9 @@ type fastState struct {
 	work []rowWork
 	// counts and offsets of the sparse rows written to Heads.SparseGrad.
 	nnz []int
+	// the two passes over the rows, kept here so that passing them allocates nothing
+	value valueJob
+	grad  gradJob
 	// last head 0 of the fast path, for Objective.Probs.
 	head0 *tensor.Matrix
 	probs []float32
@@ -67,17 +71,9 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 	dense := alg.densePolicy()
 	in := o.resetInputs(s)
 	scale := m.logitScale()
-	tensor.ParallelRows(Tn*B, rowBlock, workers, func(w, lo, hi int) {
-		wk := &fs.work[w]
-		for row := lo; row < hi; row++ {
-			if t, b := row/B, row%B; t > s.Lengths[b] {
-				continue
-			}
-			if !alg.fastValue(o, wk, w, heads, row, s.action(row), scale) {
-				wk.bad = true
-			}
-		}
-	})
+	fs.value = valueJob{o: o, heads: heads, s: s, scale: scale}
+	tensor.ParallelRows(Tn*B, rowBlock, workers, &fs.value)
+	fs.value = valueJob{}
 	for _, wk := range fs.work[:workers] {
 		if wk.bad {
 			// A NaN or infinite output: the reference defines what the loss and gradient are.
@@ -151,7 +147,7 @@ func (o *Objective) prepareFast(workers, rows, K int) {
 // gradients g, head 0's as sparse rows into Heads.SparseGrad when the algorithm and the sink
 // allow it.
 func (o *Objective) gradientPass(heads []*tensor.Matrix, s Steps, dHeads []*tensor.Matrix, g *PathGrads, workers int, scale float32) {
-	m, fs, alg := o.Heads, &o.fast, o.Heads.Algo
+	m, fs := o.Heads, &o.fast
 	B := s.B
 	sink := m.SparseGrad
 	if !m.TakesSparseGrad() {
@@ -167,32 +163,71 @@ func (o *Objective) gradientPass(heads []*tensor.Matrix, s Steps, dHeads []*tens
 			dHeads[i].Zero()
 		}
 	}
-	ps, cw := o.PolicyScale(), o.CriticWeight
-	// weights returns the step weight (0 at a bootstrap row) and the value weight of a row.
-	weights := func(row int) (w, dv float64) {
-		t, b := row/B, row%B
-		if t < s.Lengths[b] {
-			w = g.DTerms[row] * ps
-		}
-		return w, g.DValues[row] * cw
-	}
+	fs.grad = gradJob{o: o, heads: heads, dHeads: dHeads, s: s, g: g, sink: sink, ps: o.PolicyScale(), cw: o.CriticWeight, scale: scale}
 	if sink != nil {
-		sparseOffsets(o, heads, s, sink, weights, scale)
+		sparseOffsets(o, heads, s, sink, &fs.grad, scale)
 	}
-	tensor.ParallelRows((s.T+1)*B, rowBlock, workers, func(w, lo, hi int) {
-		wk := &fs.work[w]
-		for row := lo; row < hi; row++ {
-			t, b := row/B, row%B
-			var d []float32
-			if sink == nil {
-				d = dHeads[0].Row(row)
-			}
-			if t > s.Lengths[b] {
-				clear(d)
-				continue
-			}
-			wt, dv := weights(row)
-			alg.fastGrad(o, wk, heads, dHeads, sink, row, s.action(row), wt, dv, d, scale)
+	tensor.ParallelRows((s.T+1)*B, rowBlock, workers, &fs.grad)
+	fs.grad = gradJob{}
+}
+
+// valueJob is the fast path's first pass (a tensor.RowJob): each row's support or
+// normaliser, and V.
+type valueJob struct {
+	o     *Objective
+	heads []*tensor.Matrix
+	s     Steps
+	scale float32
+}
+
+func (j *valueJob) Rows(w, lo, hi int) {
+	o, s := j.o, j.s
+	wk, alg, B := &o.fast.work[w], o.Heads.Algo, s.B
+	for row := lo; row < hi; row++ {
+		if t, b := row/B, row%B; t > s.Lengths[b] {
+			continue
 		}
-	})
+		if !alg.fastValue(o, wk, w, j.heads, row, s.action(row), j.scale) {
+			wk.bad = true
+		}
+	}
+}
+
+// gradJob is the fast path's second pass (a tensor.RowJob): each row's head gradients from the
+// path gradients g, head 0's into sink when it is not nil.
+type gradJob struct {
+	o             *Objective
+	heads, dHeads []*tensor.Matrix
+	s             Steps
+	g             *PathGrads
+	sink          *nn.SparseRows
+	ps, cw        float64 // the policy scale and the critic weight
+	scale         float32
+}
+
+// weights returns the step weight (0 at a bootstrap row) and the value weight of a row.
+func (j *gradJob) weights(row int) (w, dv float64) {
+	t, b := row/j.s.B, row%j.s.B
+	if t < j.s.Lengths[b] {
+		w = j.g.DTerms[row] * j.ps
+	}
+	return w, j.g.DValues[row] * j.cw
+}
+
+func (j *gradJob) Rows(w, lo, hi int) {
+	o, s := j.o, j.s
+	wk, alg, B := &o.fast.work[w], o.Heads.Algo, s.B
+	for row := lo; row < hi; row++ {
+		t, b := row/B, row%B
+		var d []float32
+		if j.sink == nil {
+			d = j.dHeads[0].Row(row)
+		}
+		if t > s.Lengths[b] {
+			clear(d)
+			continue
+		}
+		wt, dv := j.weights(row)
+		alg.fastGrad(o, wk, j.heads, j.dHeads, j.sink, row, s.action(row), wt, dv, d, j.scale)
+	}
 }

@@ -152,6 +152,15 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
+// growRoom is grow for a buffer whose size changes from call to call (with the supports of a
+// learning policy): it reallocates with a quarter to spare, so that it settles.
+func growRoom[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
 // Loss returns the path-consistency loss of batch; with grad it also leaves in the parameters'
 // Grad the gradient of the training objective: the exact gradient of the loss, except that the
 // part through the per-step terms is multiplied by the policy scale (1/alpha for "inverse-alpha")

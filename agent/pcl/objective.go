@@ -103,9 +103,9 @@ func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.M
 		}
 		// The trust region's problem is the algorithm's with the weight α + λ (trust.go).
 		saved := o.Heads
-		h := *saved
-		h.Alpha += lambda
-		o.Heads = &h
+		o.trust.heads = *saved // kept in the objective: a local copy would escape at every call
+		o.trust.heads.Alpha += lambda
+		o.Heads = &o.trust.heads
 		defer func() { o.Heads = saved }()
 	}
 	if o.Reference {

@@ -85,7 +85,12 @@ func PathLoss(in PathInputs, gamma float64, d int, g *PathGrads) (float64, error
 		g.DValues = zeroed(g.DValues, len(in.Values))
 		g.DTerms = zeroed(g.DTerms, len(in.Terms))
 	}
-	pow := make([]float64, d+1)
+	var powBuf [32]float64 // γ^0..γ^d on the stack for the rollouts in use (d 10 in the paper)
+	pow := powBuf[:0]
+	if d+1 > len(powBuf) {
+		pow = make([]float64, d+1)
+	}
+	pow = pow[:d+1]
 	pow[0] = 1
 	for i := 1; i <= d; i++ {
 		pow[i] = pow[i-1] * gamma

@@ -131,9 +131,9 @@ func (Sparse) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix
 }
 
 // sparseOffsets sizes sink for the gradient rows of the last first pass: each row (of Tn*B) holds
-// the support when the step term has a weight or, in the unified form, the value does (weights
+// the support when the step term has a weight or, in the unified form, the value does (j's weights
 // gives both), and the taken action when it is off the support and the step term has a weight.
-func sparseOffsets(o *Objective, heads []*tensor.Matrix, s Steps, sink *nn.SparseRows, weights func(row int) (float64, float64), scale float32) {
+func sparseOffsets(o *Objective, heads []*tensor.Matrix, s Steps, sink *nn.SparseRows, j *gradJob, scale float32) {
 	fs := &o.fast
 	B, K := s.B, o.Heads.NumActions()
 	unified := o.Heads.VHead < 0
@@ -144,7 +144,7 @@ func sparseOffsets(o *Objective, heads []*tensor.Matrix, s Steps, sink *nn.Spars
 	for row := range rows {
 		n := 0
 		if t, b := row/B, row%B; t <= s.Lengths[b] {
-			w, dv := weights(row)
+			w, dv := j.weights(row)
 			if w != 0 || (unified && dv != 0) {
 				st := fs.rows[row]
 				n = int(st.n)
@@ -158,8 +158,8 @@ func sparseOffsets(o *Objective, heads []*tensor.Matrix, s Steps, sink *nn.Spars
 	total := fs.nnz[rows]
 	sink.Rows = rows
 	sink.Offsets = append(sink.Offsets[:0], fs.nnz[:rows+1]...)
-	sink.Index = grow(sink.Index, total)
-	sink.Values = grow(sink.Values, total)
+	sink.Index = growRoom(sink.Index, total)
+	sink.Values = growRoom(sink.Values, total)
 }
 
 // sampleRow samples over the support only: it is ascending and holds every positive probability,

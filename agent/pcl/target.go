@@ -61,7 +61,7 @@ func (l *Learner[T, N]) bootstrapValues(batch []T) ([]float64, error) {
 	heads, steps, err := l.Model.ForwardBatch(batch)
 	if err == nil {
 		if tr := &l.obj.trust; tr.Lambda > 0 {
-			tr.Shifts, err = laggedShifts(tr.Shifts, l.Model.Layout(), tr.Lambda, heads, steps, l.obj.Workers)
+			err = tr.laggedShifts(l.Model.Layout(), heads, steps, l.obj.Workers)
 		}
 		if err == nil {
 			l.obj.Targets = nil

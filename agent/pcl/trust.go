@@ -57,6 +57,9 @@ type trust struct {
 	// Shifts are the per-step shifts ((T+1)*B, time-major; entries at bootstrap rows unused)
 	// of the lagged policy, which the learner computes with the bootstrap values.
 	Shifts []float64
+
+	shifts shiftJob // laggedShifts' pass and its per-worker scratch
+	heads  Heads    // the heads with the weight α + λ during an Evaluate
 }
 
 // newTrust checks that the algorithm of h has a trust region.
@@ -73,32 +76,49 @@ func newTrust(lambda float64, h *Heads) (trust, error) {
 	return trust{Lambda: lambda}, nil
 }
 
-// laggedShifts writes the shift of every step row of s under the lagged heads into dst (grown to
-// (T+1)*B) and returns it, the rows split over workers goroutines (0: tensor.Workers(0)).
-func laggedShifts(dst []float64, h *Heads, lambda float64, heads []*tensor.Matrix, s Steps, workers int) ([]float64, error) {
-	alg := h.Algo.(trustAlgorithm)
-	B := s.B
-	rows := (s.T + 1) * B
-	dst = grow(dst, rows)
-	clear(dst)
+// laggedShifts writes the shift of every step row of s under the lagged heads into tr.Shifts
+// (grown to (T+1)*B), the rows split over workers goroutines (0: tensor.Workers(0)).
+func (tr *trust) laggedShifts(h *Heads, heads []*tensor.Matrix, s Steps, workers int) error {
+	rows := (s.T + 1) * s.B
+	tr.Shifts = grow(tr.Shifts, rows)
+	clear(tr.Shifts)
 	workers = tensor.Workers(workers)
-	scratch := make([]RowScratch, workers)
-	bad := make([]bool, workers)
-	scale := h.logitScale()
-	tensor.ParallelRows(rows, rowBlock, workers, func(w, lo, hi int) {
-		for row := lo; row < hi; row++ {
-			if t, b := row/B, row%B; t < s.Lengths[b] {
-				var ok bool
-				if dst[row], ok = alg.laggedShift(&scratch[w], heads[0].Row(row), scale, int(s.Actions[row]), lambda); !ok {
-					bad[w] = true
-				}
-			}
-		}
-	})
-	for _, b := range bad {
+	j := &tr.shifts
+	if len(j.scratch) < workers {
+		j.scratch, j.bad = make([]RowScratch, workers), make([]bool, workers)
+	}
+	clear(j.bad)
+	j.alg, j.lambda, j.scale, j.head0, j.s, j.dst = h.Algo.(trustAlgorithm), tr.Lambda, h.logitScale(), heads[0], s, tr.Shifts
+	tensor.ParallelRows(rows, rowBlock, workers, j)
+	j.head0, j.s, j.dst = nil, Steps{}, nil
+	for _, b := range j.bad {
 		if b {
-			return nil, fmt.Errorf("pcl: the lagged policy has a non-finite logit")
+			return fmt.Errorf("pcl: the lagged policy has a non-finite logit")
 		}
 	}
-	return dst, nil
+	return nil
+}
+
+// shiftJob is laggedShifts' pass over the rows (a tensor.RowJob).
+type shiftJob struct {
+	alg     trustAlgorithm
+	lambda  float64
+	scale   float32
+	head0   *tensor.Matrix
+	s       Steps
+	dst     []float64
+	scratch []RowScratch // per worker
+	bad     []bool       // per worker: a row with a non-finite logit
+}
+
+func (j *shiftJob) Rows(w, lo, hi int) {
+	B := j.s.B
+	for row := lo; row < hi; row++ {
+		if t, b := row/B, row%B; t < j.s.Lengths[b] {
+			var ok bool
+			if j.dst[row], ok = j.alg.laggedShift(&j.scratch[w], j.head0.Row(row), j.scale, int(j.s.Actions[row]), j.lambda); !ok {
+				j.bad[w] = true
+			}
+		}
+	}
 }

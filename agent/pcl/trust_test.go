@@ -94,7 +94,8 @@ func TestTrustRegionStepAtTabularOptimum(t *testing.T) {
 		for _, reference := range []bool{true, false} {
 			o := NewObjective(cfg, &h)
 			o.Reference = reference
-			if o.trust.Shifts, err = laggedShifts(nil, &h, lambda, lagged, st, 0); err != nil {
+			o.trust.Lambda = lambda
+			if err := o.trust.laggedShifts(&h, lagged, st, 0); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := o.Evaluate(heads, st, nil); err != nil {

@@ -195,6 +195,17 @@ CLONES int row_gather_above(const float *h, int n, float scale, float t, int32_t
 		if (h[i] * scale > t) idx[k++] = i;
 	return k;
 }
+
+// By-value results for the kernels above: a Go variable whose address goes to C escapes to the
+// heap, so a kernel that wrote through pointers would allocate on every call.
+typedef struct { float m; double sum; int ok; } max_sum;
+static max_sum row_max_v(const float *h, int n, float scale) { max_sum r; r.ok = row_max(h, n, scale, &r.m, &r.sum); return r; }
+typedef struct { int cnt; double sum; } count_sum;
+static count_sum row_count_sum_above_v(const float *h, int n, float scale, float t, float m) {
+	count_sum r; row_count_sum_above(h, n, scale, t, m, &r.cnt, &r.sum); return r;
+}
+typedef struct { float mx; int cnt; } max_count;
+static max_count row_max_pos_v(const float *p, int n) { max_count r; row_max_pos(p, n, &r.mx, &r.cnt); return r; }
 */
 import "C"
 
@@ -203,17 +214,13 @@ import "unsafe"
 func fptr(s []float32) *C.float { return (*C.float)(unsafe.Pointer(&s[0])) }
 
 func kRowMax(h []float32, scale float32) (float32, float64, bool) {
-	var m C.float
-	var sum C.double
-	ok := C.row_max(fptr(h), C.int(len(h)), C.float(scale), &m, &sum)
-	return float32(m), float64(sum), ok != 0
+	r := C.row_max_v(fptr(h), C.int(len(h)), C.float(scale))
+	return float32(r.m), float64(r.sum), r.ok != 0
 }
 
 func kRowMaxPos(p []float32) (float32, int) {
-	var m C.float
-	var n C.int
-	C.row_max_pos(fptr(p), C.int(len(p)), &m, &n)
-	return float32(m), int(n)
+	r := C.row_max_pos_v(fptr(p), C.int(len(p)))
+	return float32(r.mx), int(r.cnt)
 }
 
 func kRowSumExp(h []float32, scale, m float32) float64 {
@@ -225,10 +232,8 @@ func kRowExpScaled(d, h []float32, scale, m, inv, c float32) {
 }
 
 func kRowCountSumAbove(h []float32, scale, t, m float32) (int, float64) {
-	var n C.int
-	var s C.double
-	C.row_count_sum_above(fptr(h), C.int(len(h)), C.float(scale), C.float(t), C.float(m), &n, &s)
-	return int(n), float64(s)
+	r := C.row_count_sum_above_v(fptr(h), C.int(len(h)), C.float(scale), C.float(t), C.float(m))
+	return int(r.cnt), float64(r.sum)
 }
 
 func kRowGatherAbove(h []float32, scale, t float32, idx []int32) int {

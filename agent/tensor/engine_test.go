@@ -162,7 +162,7 @@ func TestFromSliceAndShapes(t *testing.T) {
 	if v := m.RowSlice(1, 3); v.Rows != 2 || v.At(0, 1) != 3 {
 		t.Fatalf("RowSlice wrong: %+v", v)
 	}
-	if err := CheckShape("x", m, 4, 3); err == nil || !strings.Contains(err.Error(), "4x2") {
+	if err := CheckShape(m, 4, 3, "x"); err == nil || !strings.Contains(err.Error(), "4x2") {
 		t.Fatalf("got %v", err)
 	}
 	m.Data[5] = float32(math.NaN())

@@ -61,7 +61,7 @@ func fewRowsProduct(m, n, k int, a, b, c []float32) {
 		fewRowsSgemm(m, k, a, k, b, n, c, n, 0, n)
 		return
 	}
-	ParallelRows(n, fewRowsBlock, Workers(0), func(_, lo, hi int) {
+	ParallelRows(n, fewRowsBlock, Workers(0), RowFunc(func(_, lo, hi int) {
 		fewRowsSgemm(m, k, a, k, b, n, c, n, lo, hi)
-	})
+	}))
 }

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Matrix is a dense row-major float32 matrix: element (i, j) is Data[i*Cols+j].
@@ -89,13 +90,14 @@ func SameShape(op string, a, b *Matrix) error {
 	return nil
 }
 
-// CheckShape returns an error when m is not rows x cols.
-func CheckShape(what string, m *Matrix, rows, cols int) error {
+// CheckShape returns an error naming what (its parts joined by spaces) when m is not rows x cols.
+// The parts are joined only then, so a check that passes allocates nothing.
+func CheckShape(m *Matrix, rows, cols int, what ...string) error {
 	if m == nil {
-		return fmt.Errorf("%s: nil matrix, want %dx%d", what, rows, cols)
+		return fmt.Errorf("%s: nil matrix, want %dx%d", strings.Join(what, " "), rows, cols)
 	}
 	if m.Rows != rows || m.Cols != cols {
-		return fmt.Errorf("%s: shape %s, want %dx%d", what, m.Shape(), rows, cols)
+		return fmt.Errorf("%s: shape %s, want %dx%d", strings.Join(what, " "), m.Shape(), rows, cols)
 	}
 	return nil
 }

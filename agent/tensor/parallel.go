@@ -26,14 +26,25 @@ func Workers(n int) int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// ParallelRows runs fn over the rows [0, n) cut into blocks of block rows (the last may be
+// RowJob is a pass over rows: Rows computes the rows [lo, hi) as worker w.
+type RowJob interface{ Rows(worker, lo, hi int) }
+
+// RowFunc is a function as a RowJob. A function handed to ParallelRows escapes to the heap (the
+// workers' goroutines may hold it), so a closure allocates at every call; a pass on a training
+// step's path is a job kept in its owner's scratch instead, which passes without allocating.
+type RowFunc func(worker, lo, hi int)
+
+// Rows calls f.
+func (f RowFunc) Rows(worker, lo, hi int) { f(worker, lo, hi) }
+
+// ParallelRows runs job over the rows [0, n) cut into blocks of block rows (the last may be
 // shorter), on up to workers goroutines: the caller and workers-1 others started for this call.
 // Each block is run by exactly one goroutine, which takes the next unrun block when it finishes
-// one, so which worker runs a block depends on timing: fn must compute each row the same way
+// one, so which worker runs a block depends on timing: the job must compute each row the same way
 // whatever worker (0 <= worker < workers) runs it, using the worker number only to pick its
 // scratch. Then the results do not depend on the number of workers. With workers <= 1, or a
-// single block, everything runs on the caller in order.
-func ParallelRows(n, block, workers int, fn func(worker, lo, hi int)) {
+// single block, everything runs on the caller in order, and nothing is allocated.
+func ParallelRows(n, block, workers int, job RowJob) {
 	if n <= 0 {
 		return
 	}
@@ -41,7 +52,7 @@ func ParallelRows(n, block, workers int, fn func(worker, lo, hi int)) {
 	blocks := (n + block - 1) / block
 	workers = min(workers, blocks)
 	if workers <= 1 {
-		fn(0, 0, n)
+		job.Rows(0, 0, n)
 		return
 	}
 	var next atomic.Int64
@@ -51,7 +62,7 @@ func ParallelRows(n, block, workers int, fn func(worker, lo, hi int)) {
 			if k >= blocks {
 				return
 			}
-			fn(w, k*block, min((k+1)*block, n))
+			job.Rows(w, k*block, min((k+1)*block, n))
 		}
 	}
 	var wg sync.WaitGroup

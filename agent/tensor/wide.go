@@ -1,5 +1,7 @@
 package tensor
 
+import "sync"
+
 // The wide product: c = a·b for many rows against a wide b with a short inner dimension, the
 // shape of a HalfCheetah 5^6 output layer in training (2,525 rows x 65 times 65 x 15,625). There
 // OpenBLAS first zeroes all of c (its beta pass) and packs both operands, and takes about 1.3
@@ -31,12 +33,30 @@ func wide(transA, transB bool, m, n, k int, alpha, beta float32) bool {
 // wideProduct computes c = a·b (row-major, dense strides) with the wide kernel, over blocks of
 // rows split among Workers(0) goroutines.
 func wideProduct(m, n, k int, a, b, c []float32) {
-	bp := make([]float32, widePanels(n, k))
-	widePack(n, k, b, bp)
-	ParallelRows(m, wideRowBlock, Workers(0), func(_, lo, hi int) {
-		wideSgemm(lo, hi, n, k, a, b, bp, c)
-	})
+	j := wideJobs.Get().(*wideJob)
+	defer wideJobs.Put(j)
+	size := widePanels(n, k)
+	if cap(j.bp) < size {
+		j.bp = make([]float32, size)
+	}
+	*j = wideJob{n: n, k: k, a: a, b: b, bp: j.bp[:size], c: c}
+	widePack(n, k, b, j.bp)
+	ParallelRows(m, wideRowBlock, Workers(0), j)
+	*j = wideJob{bp: j.bp} // the pool keeps the panels' buffer, not the operands
 }
+
+// wideJob is one wide product's rows (a RowJob) with b's packed panels bp.
+type wideJob struct {
+	n, k        int
+	a, b, bp, c []float32
+}
+
+func (j *wideJob) Rows(_, lo, hi int) { wideSgemm(lo, hi, j.n, j.k, j.a, j.b, j.bp, j.c) }
+
+// wideJobs keep the jobs of wideProduct, with their packed panels, between calls (a training step
+// makes several products of the same shapes), so a product allocates nothing once its shape has
+// been seen.
+var wideJobs = sync.Pool{New: func() any { return new(wideJob) }}
 
 // widePanels is the size of b's packed panels (at least one float, so that the kernel always
 // gets an address).
