@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 
@@ -14,12 +16,19 @@ import (
 
 // SaveFile writes the buffer to path atomically: a temporary file in the same directory is
 // written, fsynced and renamed over path, so a crash leaves either the old or the new file.
+// A replay of vectors is streamed to the file, not built in memory first.
 func (b *Buffer[O]) SaveFile(path string) error {
-	data, err := b.MarshalBinary()
-	if err != nil {
+	write := func(w io.Writer) error {
+		data, err := b.MarshalBinary()
+		if err == nil {
+			_, err = w.Write(data)
+		}
 		return err
 	}
-	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+	if bv, ok := any(b).(*Buffer[float32]); ok {
+		write = func(w io.Writer) error { return writeVectors(bv, w) }
+	}
+	if err := atomicfile.Write(path, 0o644, write); err != nil {
 		return fmt.Errorf("replay: save: %w", err)
 	}
 	return nil
@@ -39,13 +48,17 @@ func (b *Buffer[O]) LoadFile(path string, dim int) error {
 }
 
 // MarshalBinary encodes the buffer's whole state in its observation type's format: whole episodes
-// of tokens in the binary format below, sub-episodes of vectors as gob (vectors.go).
+// of tokens in the binary format below, sub-episodes of vectors in vectors.go's.
 func (b *Buffer[O]) MarshalBinary() ([]byte, error) {
 	switch bb := any(b).(type) {
 	case *Buffer[int32]:
 		return marshalTokens(bb)
 	case *Buffer[float32]:
-		return marshalVectors(bb)
+		var out bytes.Buffer
+		if err := writeVectors(bb, &out); err != nil {
+			return nil, err
+		}
+		return out.Bytes(), nil
 	}
 	return nil, fmt.Errorf("replay: no file format for %T", b)
 }
