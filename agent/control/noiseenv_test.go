@@ -8,12 +8,13 @@ import (
 )
 
 // noiseEnv is a test's and benchmark's env: dim observation values (uniform in [-1, 1]; 17 is
-// HalfCheetah's), any of k actions, and an episode that never ends. It costs next to nothing, so a collector's step on it
+// HalfCheetah's), any of k actions, and an episode that never ends (or, with limit > 0, is
+// truncated after limit steps, as HalfCheetah's are after 1,000). It costs next to nothing, so a collector's step on it
 // is the policy's cost.
 type noiseEnv struct {
-	k   int
-	rng *rand.Rand
-	obs []float64
+	k, limit, t int
+	rng         *rand.Rand
+	obs         []float64
 }
 
 func newNoiseEnv(k, dim int, seed uint64) *noiseEnv {
@@ -27,13 +28,17 @@ func (e *noiseEnv) draw() any {
 	return e.obs
 }
 
-func (e *noiseEnv) Reset(*int64, map[string]any) (any, envs.Info, error) { return e.draw(), nil, nil }
+func (e *noiseEnv) Reset(*int64, map[string]any) (any, envs.Info, error) {
+	e.t = 0
+	return e.draw(), nil, nil
+}
 
 func (e *noiseEnv) Step(action any) (any, float64, bool, bool, envs.Info, error) {
 	if err := e.ActionSpace().Check(action); err != nil {
 		return nil, 0, false, false, nil, err
 	}
-	return e.draw(), 0, false, false, nil, nil
+	e.t++
+	return e.draw(), 0, false, e.limit > 0 && e.t >= e.limit, nil, nil
 }
 
 func (e *noiseEnv) ActionSpace() envs.Space      { return envs.Discrete{N: int64(e.k)} }

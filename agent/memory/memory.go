@@ -299,17 +299,21 @@ func EstimateSteps(cfg config.Config, obsDim, numActions int) Estimate {
 		Bytes:  clampBytes(n*(K*3+D+4*H)*f32 + float64(cfg.NumEnvs)*T1*(D*f32+12)),
 		Lower:  []string{"num_envs"},
 	})
-	// The step replay at capacity: per step the observation (float32), action, reward and return
-	// to go, and the encoded file (gob writes a float32 in up to 9 bytes, a float64 in up to 9).
+	// The step replay at capacity; its file is streamed, not encoded in memory.
 	S := float64(cfg.ReplaySteps)
 	parts = append(parts, Part{
 		What:   "the replay buffer at capacity",
-		Detail: fmt.Sprintf("%s steps × %s observation values, and its file being encoded", count(S), count(D)),
-		Bytes:  clampBytes(S * (D*f32 + 20 + D*9 + 23)),
+		Detail: fmt.Sprintf("%s steps × %d bytes (%s observation values)", count(S), ReplayBytesPerStep(int(D)), count(D)),
+		Bytes:  clampBytes(S * float64(ReplayBytesPerStep(int(D)))),
 		Lower:  []string{"replay_steps"},
 	})
 	return Estimate{Parts: parts}
 }
+
+// ReplayBytesPerStep is what the long-episode replay holds per stored env step of observations of
+// dim values: the observation (float32), the action (int32), the reward and the return to go
+// (float64), and 8 bytes of slack (the capacity the appends leave, a sub-episode's headers).
+func ReplayBytesPerStep(dim int) int { return 4*dim + 4 + 8 + 8 + 8 }
 
 // count prints a whole number of things without exponent or fraction.
 func count(x float64) string { return strconv.FormatFloat(math.Round(x), 'f', -1, 64) }

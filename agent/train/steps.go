@@ -267,7 +267,7 @@ func (r *steps) describe(from int) []any {
 	return []any{"env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
 		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter,
 		"train_steps", cfg.GradientSteps(), "rows_per_env_step", cfg.RowsPerEnvStep(), "target_lag", cfg.TargetLag, "iters", cfg.Iters,
-		"from", from, "memory_estimate", memory.FormatBytes(r.est.Total()), "dir", r.dir}
+		"from", from, "memory_estimate", memory.FormatBytes(r.est.Total()), "replay_bytes_per_step", memory.ReplayBytesPerStep(r.enc.Dim()), "dir", r.dir}
 }
 
 func (r *steps) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point {
