@@ -65,7 +65,7 @@ var goodArg = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.=-]*)?$`)
 
 // Every command's help parses, and no flag has an odd argument name.
 func TestHelpArgumentNames(t *testing.T) {
-	for _, args := range [][]string{{"envbench"}, {"list"}, {"check"}, {"play"}, {"train"}, {"eval"}, {"compare"}, {"reproduce"}, {"report"}, {"bench"},
+	for _, args := range [][]string{{"envbench"}, {"list"}, {"check"}, {"play"}, {"train"}, {"eval"}, {"compare"}, {"reproduce"}, {"report"}, {"tables"}, {"bench"},
 		{"sweep", "plan"}, {"sweep", "run"}, {"sweep", "report"}, {"sweep", "k8s"}, {"diagnose"}} {
 		name := strings.Join(args, " ")
 		var o, e bytes.Buffer

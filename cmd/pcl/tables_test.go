@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The committed result tables match their runs, and a changed digit inside one is caught and
+// named: pcl tables --check over a copy of the repository's spec and markdown files that reads
+// the committed runs.
+func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(repo, "docs", "results"), filepath.Join(root, "docs", "results")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"README.md", filepath.Join("docs", "halfcheetah.md")} {
+		data, err := os.ReadFile(filepath.Join(repo, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func() (int, string) {
+		var o, e bytes.Buffer
+		code := runMain(context.Background(), []string{"tables", "--check", "--root", root}, &o, &e)
+		return code, o.String() + e.String()
+	}
+	if code, out := check(); code != exitOK {
+		t.Fatalf("the committed tables: exit %d: %s", code, out)
+	}
+	readme := filepath.Join(root, "README.md")
+	data, _ := os.ReadFile(readme)
+	doc := string(data)
+	i := strings.Index(doc, "<!-- results:halfcheetah-paper -->")
+	j := strings.Index(doc[i:], "1,083") // the default's mean return at 3^6
+	if i < 0 || j < 0 {
+		t.Fatal("README.md has no halfcheetah-paper table with the default's 1,083")
+	}
+	changed := doc[:i+j] + "1,084" + doc[i+j+len("1,083"):]
+	if err := os.WriteFile(readme, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := check(); code != exitFailure || !strings.Contains(out, "halfcheetah-paper in README.md") {
+		t.Fatalf("a changed digit: exit %d, want %d naming the table: %s", code, exitFailure, out)
+	}
+}
