@@ -16,8 +16,41 @@ import (
 // BenchOptions are what Family.Bench needs besides the config.
 type BenchOptions struct {
 	Registry *envs.Registry
+	Envs     EnvMaker       // the envs of a long-episode bench (nil: RegistryEnvs{Registry})
 	Engine   *tensor.Engine // nil: resolved from SPARSEPCL_BLAS
-	Measure  int            // measured iterations, after one warm-up (>= 1)
+	// Measure is the number of measured iterations: after one warm-up for the lstm family; all
+	// of them for the mlp family, whose iterations are short (>= 1).
+	Measure int
+}
+
+// benchSteps times the long-episode loop of cfg (pcl bench on an mlp env): opts.Measure
+// iterations through the one training loop in a temporary directory, without greedy evaluation
+// or checkpoints, and writes the env steps per second of wall time, the shares of the wall time
+// spent stepping the envs (transport included), in the sampling forwards and in training, and
+// the overlap efficiency, (env time + training time) / wall time: at most 1 while the two take
+// turns, up to 2 when they run side by side.
+func benchSteps(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
+	if opts.Measure < 1 {
+		return fmt.Errorf("bench: %d measured iterations, want >= 1", opts.Measure)
+	}
+	cfg.Iters, cfg.EvalEvery, cfg.CheckpointEvery = opts.Measure, 0, 0
+	sum, err := Run(ctx, cfg, Options{Registry: opts.Registry, Envs: opts.Envs, Engine: opts.Engine, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil && sum.Interrupted {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	st, last := sum.Steps, sum.Rows[len(sum.Rows)-1]
+	wall := max(last.WallSeconds, 1e-9)
+	share := func(x float64) float64 { return 100 * x / wall }
+	c := sum.Config
+	fmt.Fprintf(w, "bench: %s grid %d, %s/%s, %d copies × %d steps per iteration, %d training steps of %d sub-episodes each\n",
+		c.Env, c.Grid, c.Algo, c.Form, c.NumEnvs, c.StepsPerIter, c.GradientSteps(), c.SubEpisodes)
+	fmt.Fprintf(w, "env steps/s: %.0f (%d env steps in %.3f s of wall time)\n", float64(sum.EnvSteps)/wall, sum.EnvSteps, wall)
+	fmt.Fprintf(w, "wall time: env stepping %.0f%%, sampling forwards %.0f%%, training %.0f%%; overlap efficiency %.2f\n",
+		share(st.EnvSeconds), share(st.PolicySeconds), share(st.TrainSeconds), (st.EnvSeconds+st.TrainSeconds)/wall)
+	return nil
 }
 
 // stepFLOPs counts the matrix-product FLOPs one training step performs (forward, and backward

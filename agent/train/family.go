@@ -62,13 +62,12 @@ const (
 	ToolPlay                  // pcl play --run: the tape of an algorithmic task, step by step
 	ToolPerLength             // pcl eval --per-length: every curriculum level
 	ToolRecord                // pcl eval --record: a long episode drawn as a GIF
-	ToolBench                 // pcl bench: the LSTM learner's iterations timed
 	ToolObserver              // an Observer: watches the episodes regime's batches
 	ToolReplaySteps           // --train-steps and --target-lag: the steps regime's replay steps
 )
 
 var toolNames = [...]string{"pcl diagnose", "pcl compare", "pcl play --run", "pcl eval --per-length", "pcl eval --record",
-	"pcl bench", "an Observer", "--train-steps and --target-lag"}
+	"an Observer", "--train-steps and --target-lag"}
 
 func (t Tool) String() string {
 	if t < 0 || int(t) >= len(toolNames) {

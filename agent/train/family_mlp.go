@@ -23,15 +23,15 @@ func (mlpFamily) Net() string { return config.NetMLP }
 
 func (mlpFamily) Supports(tool Tool, subject string) error {
 	switch tool {
-	case ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolBench, ToolObserver:
+	case ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolObserver:
 		return &UnsupportedError{Tool: tool, Family: config.NetMLP, Subject: subject}
 	}
 	return nil
 }
 
-// Bench: the long-episode regime is timed by pcl train itself (the time split in its log).
-func (mlpFamily) Bench(_ context.Context, cfg config.Config, _ BenchOptions, _ io.Writer) error {
-	return &UnsupportedError{Tool: ToolBench, Family: config.NetMLP, Subject: cfg.Env}
+// Bench times the long-episode loop (benchSteps).
+func (mlpFamily) Bench(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
+	return benchSteps(ctx, cfg, opts, w)
 }
 
 // defaults applies the long-episode preset (config.LongEpisodePreset) to the fields not given.

@@ -9,37 +9,60 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 )
 
-// runBench times training iterations of the learner built from the config flags
-// (train.Family.Bench; the lstm family only) through train's loop, which bench runs itself, with
-// replay and without evaluation or checkpoints: the flags of the run around the learner
-// (iterations, replay, evaluation, checkpoints, the mlp family) do not apply.
+// runBench times training iterations of the config flags' learner through train's loop
+// (train.Family.Bench): on an algorithmic task the lstm learner's iterations, with replay and
+// without evaluation or checkpoints; on a long-episode env (HalfCheetah through the bridge) the
+// whole loop, env stepping and training, without evaluation. The flags of the run around the
+// learner (iterations, evaluation, checkpoints, the output) do not apply.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", stderr)
 	cfg := config.Default()
 	cfg.Base = 40
-	iters := fs.Int("measure", 3, "measured iterations (after one warm-up)")
+	iters := fs.Int("measure", 3, "measured iterations (the lstm family: after one warm-up)")
+	var servers stringList
+	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable; default: start one from .venv for ids that are not Go-native")
+	remote := fs.Bool("remote", false, "serve the env from the Python server even when a Go-native version exists")
+	var server serverFlags
+	server.register(fs)
 	cfgFlags := config.FlagNames()
 	check := hideFlags(fs, func(name string) string {
-		if cfgFlags[name] && !config.LearnerFlag(name) {
-			return "bench times the sampling and the two training steps (on-policy and replay) of its iterations"
+		if cfgFlags[name] && !config.LearnerFlag(name) && !config.MLPFlag(name) {
+			return "bench times the sampling and the training steps of its iterations, without the run around them"
 		}
 		return ""
 	})
-	if _, err := parseTrainConfig(fs, args, &cfg); err != nil {
+	given, err := parseTrainConfig(fs, args, &cfg)
+	if err != nil {
 		return err
 	}
 	if err := check(); err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
 	if *iters < 1 {
 		return usageError{fmt.Errorf("--measure = %d, want >= 1", *iters)}
 	}
-	err := train.FamilyOf(cfg).Bench(ctx, cfg, train.BenchOptions{Registry: registry.Default(), Measure: *iters}, stdout)
+	reg := registry.Default()
+	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote, Server: server.options()}
+	lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
+	resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
+	switch {
+	case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
+		return usageError{err}
+	case err != nil:
+		return err
+	}
+	fam := train.FamilyOf(resolved)
+	if fam.Net() == config.NetLSTM {
+		for name := range given {
+			if config.MLPFlag(name) {
+				return usageError{fmt.Errorf("--%s shapes long-episode (mlp) runs; %s trains the lstm family", name, resolved.Env)}
+			}
+		}
+	}
+	err = fam.Bench(ctx, resolved, train.BenchOptions{Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, Measure: *iters}, stdout)
 	if errors.Is(err, train.ErrUnsupported) {
 		return usageError{err}
 	}

@@ -13,7 +13,7 @@ func commands() []command {
 		{"reproduce", "re-run a recorded run's first iterations with its BLAS setting and compare the metrics cell by cell", runReproduce},
 		{"report", "figures and a table of long-episode runs (HalfCheetah): return and max-prob vs env steps", runReport},
 		{"tables", "regenerate the result tables in README.md and docs from the committed runs, or check them (--check)", runTables},
-		{"bench", "training iterations/s and the training step's FLOP/s against a bare gemm", runBench},
+		{"bench", "the lstm learner's iterations/s and FLOP/s against a bare gemm; on a long-episode env the whole loop's env steps/s and time split", runBench},
 		{"sweep", "plan a sweep into a manifest, run one run by index (Slurm/Kubernetes) or N locally, report", runSweep},
 		{"diagnose", "train with instrumentation: writing, support, correct-symbol mass, terms, replay content", runDiagnose},
 	}

@@ -27,7 +27,6 @@ var unsupportedHints = map[train.Tool]string{
 	train.ToolPlay:        "play steps an algorithmic task's tape; pcl eval --record draws one episode of a long-episode run as a GIF",
 	train.ToolPerLength:   "--per-length evaluates the algorithmic tasks' curriculum levels; a long-episode run has none: pcl eval reports its greedy returns",
 	train.ToolRecord:      "--record draws long-episode (mlp) runs; watch an algorithmic task with pcl play --run",
-	train.ToolBench:       "bench times the lstm learner of the algorithmic tasks; pcl train times a long-episode run itself (the time split in its log)",
 	train.ToolObserver:    "an Observer watches the lstm family's batches of episodes",
 	train.ToolReplaySteps: "an algorithmic task's iteration takes one fresh and one replayed step; the replay ratio and the lagged target are the long-episode (mlp) runs' levers",
 }
