@@ -63,9 +63,6 @@ const (
 type Options struct {
 	// MaxSteps cuts an episode of Episodes after this many steps, as truncated (0: no cut).
 	MaxSteps int
-	// Gamma discounts the returns to go that Segments fills into an episode's sub-episodes when
-	// it ends (a diagnostic: the critic's target scale).
-	Gamma float64
 	// Seed is the run's seed, from which Segments derives its reset seeds.
 	Seed int64
 }
@@ -118,8 +115,8 @@ func New[O episode.Observation](env envs.VecEnv, enc Encoder[O], actor Actor[O],
 	if enc.Dim() != actor.InputDim() {
 		return nil, fmt.Errorf("collect: observations encode to %d values, the network reads %d", enc.Dim(), actor.InputDim())
 	}
-	if opts.MaxSteps < 0 || !(opts.Gamma >= 0 && opts.Gamma <= 1) {
-		return nil, fmt.Errorf("collect: max steps %d and discount %v, want >= 0 and in [0, 1]", opts.MaxSteps, opts.Gamma)
+	if opts.MaxSteps < 0 {
+		return nil, fmt.Errorf("collect: max steps %d, want >= 0", opts.MaxSteps)
 	}
 	n := env.NumEnvs()
 	c := &Collector[O]{env: env, enc: enc, actor: actor, opts: opts, n: n, K: K,
@@ -170,6 +167,9 @@ type Batch[O episode.Observation] struct {
 	// (Episodes: every copy's, in copy order).
 	Returns []float64
 	Lengths []int
+	// Ended holds the sub-episodes of each episode that Segments saw end, in order, for
+	// FillReturnsToGo: its earlier sub-episodes came in earlier calls.
+	Ended [][]*episode.Trajectory[O]
 	// Stats are the policy's statistics over the states where an action was drawn (not greedy).
 	Stats pcl.Stats
 	// Observations are the encoded observations reached (for an observation normaliser).

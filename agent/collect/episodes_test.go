@@ -660,7 +660,7 @@ func TestSegmentsCarryTheRecurrentStateAcrossCuts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{Gamma: 1, Seed: seed})
+			c, err := collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{Seed: seed})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,9 +12,9 @@ import (
 // Segments takes steps env steps in every copy from where it stands, drawing actions from the
 // policy with rng, and cuts what each copy did into sub-episodes tagged with iteration. A copy
 // whose episode has ended is reset before its next step with a seed derived from Options.Seed,
-// the iteration, the copy and the step, so a run is a function of its seed. When an episode ends
-// its sub-episodes get their discounted returns to go. Batch.Observations is valid until the next
-// call.
+// the iteration, the copy and the step, so a run is a function of its seed. The sub-episodes of
+// the episodes that ended are in Batch.Ended (FillReturnsToGo). Batch.Observations is valid until
+// the next call.
 func (c *Collector[O]) Segments(ctx context.Context, rng *rand.Rand, steps, iteration int) (Batch[O], error) {
 	var b Batch[O]
 	b.Observations = c.seen[:0]
@@ -56,7 +56,7 @@ func (c *Collector[O]) Segments(ctx context.Context, rng *rand.Rand, steps, iter
 				b.Trajectories = append(b.Trajectories, seg)
 				b.Returns = append(b.Returns, c.epReturn[i])
 				b.Lengths = append(b.Lengths, c.epLen[i])
-				fillReturnsToGo(c.episode[i], c.opts.Gamma)
+				b.Ended = append(b.Ended, c.episode[i])
 				c.cur[i], c.episode[i] = nil, nil
 			}
 		}
@@ -137,15 +137,20 @@ func (c *Collector[O]) MidEpisode() int {
 	return k
 }
 
-// fillReturnsToGo sets the discounted returns to go of an episode's sub-episodes, given in order.
-func fillReturnsToGo[O episode.Observation](segs []*episode.Trajectory[O], gamma float64) {
-	g := 0.0
-	for k := len(segs) - 1; k >= 0; k-- {
-		s := segs[k]
-		s.ReturnToGo = make([]float64, s.Len())
-		for t := s.Len() - 1; t >= 0; t-- {
-			g = s.Rewards[t] + gamma*g
-			s.ReturnToGo[t] = g
+// FillReturnsToGo sets the discounted returns to go (a diagnostic: the critic's target scale) of
+// the sub-episodes of each episode in ended (Batch.Ended), given in order. It writes into
+// sub-episodes that earlier calls returned, so it belongs to whoever owns those: a collector
+// running beside the training steps leaves it to the trainer.
+func FillReturnsToGo[O episode.Observation](ended [][]*episode.Trajectory[O], gamma float64) {
+	for _, segs := range ended {
+		g := 0.0
+		for k := len(segs) - 1; k >= 0; k-- {
+			s := segs[k]
+			s.ReturnToGo = make([]float64, s.Len())
+			for t := s.Len() - 1; t >= 0; t-- {
+				g = s.Rewards[t] + gamma*g
+				s.ReturnToGo[t] = g
+			}
 		}
 	}
 }

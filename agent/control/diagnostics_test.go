@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn/optim"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -109,7 +110,8 @@ func TestDiagnosticsOfTheClip(t *testing.T) {
 	}
 }
 
-// The collector fills the returns to go of every segment of an episode once it ends, and only then.
+// FillReturnsToGo over the collector's ended episodes fills the returns to go of every segment of
+// an episode once it ends, and only then.
 func TestCollectFillsReturnsToGoAtEpisodeEnd(t *testing.T) {
 	s, l, _ := newCopySampler(t, 2, 4)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -119,6 +121,7 @@ func TestCollectFillsReturnsToGoAtEpisodeEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		collect.FillReturnsToGo(col.Ended, l.Config().Gamma)
 		all = append(all, col.Trajectories...)
 	}
 	ended := 0

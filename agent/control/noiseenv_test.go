@@ -56,6 +56,6 @@ func newNoiseCollector(l *Learner, k, n int, seed uint64) (*collect.Collector[fl
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := collect.New(env, enc, l.Model, collect.Options{Gamma: 0.99, Seed: int64(seed)})
+	c, err := collect.New(env, enc, l.Model, collect.Options{Seed: int64(seed)})
 	return c, env, err
 }

@@ -30,7 +30,7 @@ func TestReplayBytesPerStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := collect.New(env, enc, l.Model, collect.Options{Gamma: 0.99, Seed: 1})
+	c, err := collect.New(env, enc, l.Model, collect.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +47,7 @@ func TestReplayBytesPerStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		collect.FillReturnsToGo(b.Ended, 0.99)
 		for _, s := range b.Trajectories {
 			if err := buf.Add(rng, s, float64(s.Iteration)); err != nil {
 				t.Fatal(err)

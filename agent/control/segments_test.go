@@ -30,7 +30,7 @@ func newCopySampler(t *testing.T, n int, seed int64) (*collect.Collector[float32
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := collect.New(env, enc, l.Model, collect.Options{Gamma: l.Config().Gamma, Seed: seed})
+	s, err := collect.New(env, enc, l.Model, collect.Options{Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestCollectorRejectsMismatchedEnvs(t *testing.T) {
 	}
 	defer next.Close()
 	enc, _ := NewEncoder(next.ObservationSpace())
-	if _, err := collect.New(next, enc, l.Model, collect.Options{Gamma: 0.9, Seed: 1}); err == nil {
+	if _, err := collect.New(next, enc, l.Model, collect.Options{Seed: 1}); err == nil {
 		t.Error("an env with next-step autoreset: no error")
 	}
 	bigger, err := registry.MakeVec("Copy-v0", 1, map[string]any{"base": 3, "autoreset": "disabled"})
@@ -150,7 +150,7 @@ func TestCollectorRejectsMismatchedEnvs(t *testing.T) {
 	}
 	defer bigger.Close()
 	enc, _ = NewEncoder(bigger.ObservationSpace())
-	if _, err := collect.New(bigger, enc, l.Model, collect.Options{Gamma: 0.9, Seed: 1}); err == nil {
+	if _, err := collect.New(bigger, enc, l.Model, collect.Options{Seed: 1}); err == nil {
 		t.Error("an env with another action count: no error")
 	}
 }

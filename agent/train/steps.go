@@ -75,7 +75,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = collect.New(r.env, r.enc, r.learner.Model, collect.Options{Gamma: cfg.Gamma, Seed: cfg.Seed}); err != nil {
+	if r.sampler, err = collect.New(r.env, r.enc, r.learner.Model, collect.Options{Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
 	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
@@ -286,6 +286,7 @@ func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, err
 	if err != nil {
 		return 0, err
 	}
+	collect.FillReturnsToGo(col.Ended, r.cfg.Gamma)
 	r.col = col
 	row.MaxProb, row.Support = r.sampler.Window()
 	if len(col.Returns) > 0 {
