@@ -187,6 +187,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.OnPolicyStep, "on-policy-step", c.OnPolicyStep, "also step on the fresh sub-episodes (mlp)")
 	fs.IntVar(&c.TrainSteps, "train-steps", c.TrainSteps, "gradient steps per iteration (0 or 1: one, the paper's), each on --sub-episodes drawn afresh from the replay (mlp): each env step is trained on train-steps × sub-episodes / num-envs rows (25 at the paper's 1 × 25 / 1)")
 	fs.Float64Var(&c.TrustRegion, "trust-region", c.TrustRegion, "weight λ of a trust region to the lagged policy (needs --target-lag, separate form): soft λ·KL(π‖π̃) as Trust-PCL, sparse λ·½‖π − π̃‖² (0: none)")
+	fs.BoolVar(&c.Overlap, "overlap", c.Overlap, "step the env copies for the next iteration while the learner trains, with the policy before this iteration's steps (mlp; wall time near the larger of the two; needs GOMAXPROCS >= 2)")
 	fs.Float64Var(&c.TargetLag, "target-lag", c.TargetLag, "bootstrap from a lagged copy of the network, θ̄ ← L·θ̄ + (1−L)·θ after each gradient step (mlp; the released Trust-PCL: 0.99; 0: from the network itself)")
 	fs.Float64Var(&c.LearningRate, "lr", c.LearningRate, "Adam learning rate")
 	fs.Float64Var(&c.AdamBeta1, "adam-beta1", c.AdamBeta1, "Adam beta1")

@@ -15,7 +15,7 @@ import (
 func MLPFlag(name string) bool {
 	switch name {
 	case "net", "mlp-hidden", "norm-obs", "grid", "num-envs", "steps-per-iter", "sub-episodes", "replay-steps", "recency-weight", "on-policy-step",
-		"train-steps", "target-lag", "trust-region":
+		"train-steps", "target-lag", "trust-region", "overlap":
 		return true
 	}
 	return false

@@ -88,6 +88,12 @@ type StepSamplingConfig struct {
 	// θ̄ ← TargetLag·θ̄ + (1−TargetLag)·θ after every gradient step (the released Trust-PCL's
 	// use_target_values with target_network_lag 0.99); 0 bootstraps from the network itself.
 	TargetLag float64 `json:"target_lag,omitempty"`
+	// Overlap steps the env copies for the next iteration, with a snapshot of the policy taken
+	// before this iteration's training steps, while those steps run: the wall time approaches
+	// the larger of env stepping and training instead of their sum, and the behaviour policy is
+	// one iteration older (off-policy PCL learns from it all the same). Runs without it are what
+	// they were, bit for bit.
+	Overlap bool `json:"overlap,omitempty"`
 }
 
 // GradientSteps is the number of replay gradient steps per iteration: TrainSteps, at least 1.

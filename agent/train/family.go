@@ -63,11 +63,11 @@ const (
 	ToolPerLength               // pcl eval --per-length: every curriculum level
 	ToolRecord                  // pcl eval --record: a long episode drawn as a GIF
 	ToolObserver                // an Observer: watches the episodes regime's batches
-	ToolReplaySteps             // --train-steps and --target-lag: the steps regime's replay steps
+	ToolReplaySteps             // --train-steps, --target-lag and --overlap: the steps regime's levers
 )
 
 var toolNames = [...]string{"pcl diagnose", "pcl compare", "pcl play --run", "pcl eval --per-length", "pcl eval --record",
-	"an Observer", "--train-steps and --target-lag"}
+	"an Observer", "--train-steps, --target-lag and --overlap"}
 
 func (t Tool) String() string {
 	if t < 0 || int(t) >= len(toolNames) {

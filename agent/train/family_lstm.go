@@ -38,7 +38,7 @@ func (lstmFamily) defaults(cfg config.Config, _ func(string) bool) (config.Confi
 // newRegime refuses the replay ratio and target values of long-episode runs: an algorithmic-task
 // iteration takes its own two steps (fresh, replayed) and bootstraps from the network.
 func (lstmFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
-	if cfg.TrainSteps > 1 || cfg.TargetLag > 0 {
+	if cfg.TrainSteps > 1 || cfg.TargetLag > 0 || cfg.Overlap {
 		return nil, &UnsupportedError{Tool: ToolReplaySteps, Family: config.NetLSTM, Subject: cfg.Env}
 	}
 	return newEpisodes(ctx, cfg, opts)

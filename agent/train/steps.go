@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
@@ -34,6 +35,9 @@ type stepsRun struct {
 	evalEnv envs.VecEnv // nil without greedy evaluation
 	enc     control.Encoder
 	learner *control.Learner
+	// actor is the policy the sampler acts with under --overlap: a snapshot of the learner's
+	// network (nil: the sampler acts with the learner's own).
+	actor   *control.MLP
 	sampler *collect.Collector[float32]
 	evaler  *collect.Collector[float32] // nil without greedy evaluation
 	replay  *replay.Buffer[float32]
@@ -75,7 +79,17 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = collect.New(r.env, r.enc, r.learner.Model, collect.Options{Seed: cfg.Seed}); err != nil {
+	var acting collect.Actor[float32] = r.learner.Model
+	if cfg.Overlap {
+		if r.actor, err = control.NewMLP(cfg, r.enc.Dim(), K, eng); err != nil {
+			return nil, err
+		}
+		if cfg.NormObs {
+			r.actor.Norm = control.NewNormalizer(r.enc.Dim())
+		}
+		acting = r.actor
+	}
+	if r.sampler, err = collect.New(r.env, r.enc, acting, collect.Options{Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
 	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
@@ -217,6 +231,11 @@ type steps struct {
 	est memory.Estimate
 	st  *runstore.StepsState   // the time split and last return, saved in the checkpoint
 	col collect.Batch[float32] // the iteration's steps
+
+	// under --overlap: the context of the iteration's sampling, which the next iteration's
+	// collection (pending, running beside the training steps) runs in
+	ctx     context.Context
+	pending *prefetch
 }
 
 // newSteps makes the envs and the learner of cfg, refusing a run estimated to need too much
@@ -235,13 +254,21 @@ func newSteps(ctx context.Context, cfg config.Config, opts Options) (*steps, err
 	if r.stepsRun, err = newStepsRunChecked(ctx, cfg, opts.envMaker(), opts.Engine, m, check); err != nil {
 		return nil, err
 	}
+	if cfg.Overlap && runtime.GOMAXPROCS(0) < 2 {
+		// With one P the collecting goroutine runs only when the training goroutine is
+		// preempted, so each env step's reply waits for it: measured slower than no overlap.
+		r.log.Warn("--overlap with GOMAXPROCS=1: the collection waits on the training steps; give the process two (GOMAXPROCS=2)")
+	}
 	return r, nil
 }
 
 func (r *steps) Alpha() float64               { return r.learner.Alpha() }
 func (r *steps) SetAlpha(alpha float64) error { return r.learner.SetAlpha(alpha) }
 
-func (r *steps) close() { r.Close() }
+func (r *steps) close() {
+	r.discardPrefetch()
+	r.Close()
+}
 
 // start: a long-episode checkpoint takes everything from the run as it stands when it is saved.
 func (r *steps) start(_ context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, error) {
@@ -275,19 +302,18 @@ func (r *steps) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point 
 }
 
 func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
-	if r.cfg.ExploreDecay > 0 {
-		if err := r.sampler.SetExplore(r.cfg.ExploreAt(it), r.cfg.ExploreShare); err != nil {
-			return 0, err
-		}
+	r.ctx = ctx
+	col, err := r.takePrefetch(it)
+	if col == nil {
+		col, err = r.collect(ctx, it)
 	}
-	col, err := r.sampler.Segments(ctx, iterRNG(r.cfg.Seed, it, 1), r.cfg.StepsPerIter, it)
 	r.st.EnvSeconds += col.EnvSeconds
 	r.st.PolicySeconds += col.PolicySeconds
 	if err != nil {
 		return 0, err
 	}
 	collect.FillReturnsToGo(col.Ended, r.cfg.Gamma)
-	r.col = col
+	r.col = *col
 	row.MaxProb, row.Support = r.sampler.Window()
 	if len(col.Returns) > 0 {
 		r.st.LastMeanReturn = runstore.JSONFloat(mean(col.Returns))
@@ -301,6 +327,9 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	t0 := time.Now()
 	if r.learner.Model.Norm != nil {
 		r.learner.Model.Norm.Update(r.col.Observations)
+	}
+	if err := r.startPrefetch(it + 1); err != nil {
+		return "overlap", err
 	}
 	if r.cfg.OnPolicyStep {
 		info, err := r.learner.TrainStep(r.col.Trajectories)
@@ -381,8 +410,14 @@ func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	if cp.Last() == meta.Iteration {
 		return nil
 	}
+	lost := r.discardPrefetch()
 	meta.Steps.Window = r.sampler.WindowState()
 	meta.Steps.MidEpisode = r.sampler.MidEpisode()
+	if lost {
+		// A stop between scheduled checkpoints: the next iteration's steps were taken and are
+		// lost, so every copy starts a new episode on resume (which says so).
+		meta.Steps.MidEpisode = r.cfg.NumEnvs
+	}
 	saveReplay := func(path string) error { return r.replay.SaveFile(path) }
 	return cp.Write(meta, r.params(), saveReplay)
 }
