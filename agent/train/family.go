@@ -13,7 +13,7 @@ import (
 // Family is what differs between the two network families a run can train: the LSTM over whole
 // episodes of the algorithmic tasks (family_lstm.go) and the feed-forward networks over
 // sub-episodes of long episodes (family_mlp.go). It is chosen once, from the resolved config
-// (FamilyOf), and the training loop, the config's resolution and the commands (eval, play, bench,
+// (FamilyOf), and the training loop, the config's resolution and the commands (eval, play,
 // diagnose, compare) call through it instead of asking which family a config has.
 type Family interface {
 	// Net is the family's config.Net value.
@@ -22,8 +22,6 @@ type Family interface {
 	// use instead; subject is what the message names: the env (diagnose, compare) or the
 	// run directory (play, eval's options).
 	Supports(tool Tool, subject string) error
-	// Bench times training iterations of cfg's learner and writes the rates to w (pcl bench).
-	Bench(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error
 	// Evaluate plays the greedy policy of the checkpoint of the run in dir and writes eval's
 	// report to w.
 	Evaluate(ctx context.Context, dir string, opts EvalOptions, w io.Writer) error

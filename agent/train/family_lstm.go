@@ -14,7 +14,7 @@ import (
 
 // lstmFamily is the LSTM over whole episodes of the algorithmic tasks (config.NetLSTM): the
 // episodes regime, greedy evaluation at the curriculum level training reached and at every level,
-// and the tools built for it (bench, diagnose, compare, play).
+// and the tools built for it (diagnose, compare, play).
 type lstmFamily struct{}
 
 func (lstmFamily) Net() string { return config.NetLSTM }
@@ -24,10 +24,6 @@ func (lstmFamily) Supports(tool Tool, subject string) error {
 		return &UnsupportedError{Tool: tool, Family: config.NetLSTM, Subject: subject}
 	}
 	return nil
-}
-
-func (lstmFamily) Bench(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
-	return benchEpisodes(ctx, cfg, opts, w)
 }
 
 // defaults: the config's defaults are the algorithmic tasks' (the paper's).

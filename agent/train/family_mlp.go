@@ -29,11 +29,6 @@ func (mlpFamily) Supports(tool Tool, subject string) error {
 	return nil
 }
 
-// Bench times the long-episode loop (benchSteps).
-func (mlpFamily) Bench(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
-	return benchSteps(ctx, cfg, opts, w)
-}
-
 // defaults applies the long-episode preset (config.LongEpisodePreset) to the fields not given.
 func (mlpFamily) defaults(cfg config.Config, given func(string) bool) (config.Config, error) {
 	err := cfg.ApplyLongEpisodeDefaults(given)

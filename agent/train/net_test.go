@@ -1,15 +1,11 @@
 package train
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -92,34 +88,5 @@ func TestFamilySupports(t *testing.T) {
 				t.Errorf("%s tool %v: error %#v, want the tool, the family and the subject", env, tool, ue)
 			}
 		}
-	}
-}
-
-// The mlp family's bench times the whole long-episode loop: the env steps it took per second of
-// wall time and the shares of env stepping and training, which cannot add up to more than the
-// wall time while the two take turns.
-func TestMLPBenchTimesTheLoop(t *testing.T) {
-	cfg := smallStepsConfig()
-	var out strings.Builder
-	if err := FamilyOf(cfg).Bench(context.Background(), cfg, BenchOptions{Registry: registry.Default(), Engine: tensor.GonumEngine(), Measure: 5}, &out); err != nil {
-		t.Fatal(err)
-	}
-	var steps int
-	var wall, env, policy, train, eff float64
-	lines := strings.Split(out.String(), "\n")
-	if len(lines) < 3 {
-		t.Fatalf("bench wrote %q", out.String())
-	}
-	if _, err := fmt.Sscanf(lines[1][strings.Index(lines[1], "(")+1:], "%d env steps in %g s", &steps, &wall); err != nil {
-		t.Fatalf("line %q: %v", lines[1], err)
-	}
-	if _, err := fmt.Sscanf(lines[2], "wall time: env stepping %g%%, sampling forwards %g%%, training %g%%; overlap efficiency %g", &env, &policy, &train, &eff); err != nil {
-		t.Fatalf("line %q: %v", lines[2], err)
-	}
-	if want := 5 * cfg.NumEnvs * cfg.StepsPerIter; steps != want || !(wall > 0) {
-		t.Errorf("%d env steps in %v s, want %d", steps, wall, want)
-	}
-	if !(eff > 0 && eff <= 1.01) || env+policy+train > 101 {
-		t.Errorf("shares %v%% %v%% %v%%, overlap efficiency %v: more than the wall time", env, policy, train, eff)
 	}
 }

@@ -111,17 +111,3 @@ func TestRunWithoutDir(t *testing.T) {
 		t.Error("resume without a directory accepted")
 	}
 }
-
-// Bench trains through the loop and reports its header, the rates and the phase split.
-func TestBenchThroughLoop(t *testing.T) {
-	var out strings.Builder
-	if err := FamilyOf(smallEpisodesConfig()).Bench(context.Background(), smallEpisodesConfig(), BenchOptions{Registry: registry.Default(), Measure: 1}, &out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"bench: Copy-v0 base 3 (|A| = 12), sparse/separate, batch 8, hidden 8, BLAS ", "\niterations/s: ", "s/iteration: sampling ",
-		", two training steps ", " env steps/iteration)\ntraining step: ", " GFLOP/s (matrix products performed); bare gemm "} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("bench output %q lacks %q", out.String(), want)
-		}
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sparsepcl/sparsepcl/agent/bench"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -62,7 +63,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
-	err = fam.Bench(ctx, resolved, train.BenchOptions{Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, Measure: *iters}, stdout)
+	err = bench.Run(ctx, resolved, bench.Options{Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, Measure: *iters}, stdout)
 	if errors.Is(err, train.ErrUnsupported) {
 		return usageError{err}
 	}

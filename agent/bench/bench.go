@@ -1,4 +1,8 @@
-package train
+// Package bench times training through train's one loop: on an algorithmic task the lstm
+// learner's iterations (sampling, the two training steps, their FLOP rate against a bare gemm),
+// on a long-episode env the whole loop (env steps per second of wall time, the shares of env
+// stepping, sampling and training, and how far they overlap). pcl bench is its command.
+package bench
 
 import (
 	"context"
@@ -10,31 +14,41 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// BenchOptions are what Family.Bench needs besides the config.
-type BenchOptions struct {
+// Options are what a bench needs besides the config.
+type Options struct {
 	Registry *envs.Registry
-	Envs     EnvMaker       // the envs of a long-episode bench (nil: RegistryEnvs{Registry})
+	Envs     train.EnvMaker // the envs of a long-episode bench (nil: train.RegistryEnvs{Registry})
 	Engine   *tensor.Engine // nil: resolved from SPARSEPCL_BLAS
 	// Measure is the number of measured iterations: after one warm-up for the lstm family; all
 	// of them for the mlp family, whose iterations are short (>= 1).
 	Measure int
 }
 
-// benchSteps times the long-episode loop of cfg (pcl bench on an mlp env): opts.Measure
+// Run times cfg's training (which must be resolved, as train.Resolve leaves it) and writes the
+// figures to w: the lstm family's iterations (episodes), or the mlp family's whole loop (steps).
+func Run(ctx context.Context, cfg config.Config, opts Options, w io.Writer) error {
+	if train.FamilyOf(cfg).Net() == config.NetMLP {
+		return steps(ctx, cfg, opts, w)
+	}
+	return episodes(ctx, cfg, opts, w)
+}
+
+// steps times the long-episode loop of cfg (pcl bench on an mlp env): opts.Measure
 // iterations through the one training loop in a temporary directory, without greedy evaluation
 // or checkpoints, and writes the env steps per second of wall time, the shares of the wall time
 // spent stepping the envs (transport included), in the sampling forwards and in training, and
 // the overlap efficiency, (env time + training time) / wall time: at most 1 while the two take
 // turns, up to 2 when they run side by side.
-func benchSteps(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
+func steps(ctx context.Context, cfg config.Config, opts Options, w io.Writer) error {
 	if opts.Measure < 1 {
 		return fmt.Errorf("bench: %d measured iterations, want >= 1", opts.Measure)
 	}
 	cfg.Iters, cfg.EvalEvery, cfg.CheckpointEvery = opts.Measure, 0, 0
-	sum, err := Run(ctx, cfg, Options{Registry: opts.Registry, Envs: opts.Envs, Engine: opts.Engine, Logger: slog.New(slog.DiscardHandler)})
+	sum, err := train.Run(ctx, cfg, train.Options{Registry: opts.Registry, Envs: opts.Envs, Engine: opts.Engine, Logger: slog.New(slog.DiscardHandler)})
 	if err == nil && sum.Interrupted {
 		err = ctx.Err()
 	}
@@ -66,12 +80,12 @@ func stepFLOPs(rows, recurrentRows, hidden int, heads []int) float64 {
 	return 3 * (perRow*float64(rows) + 2.0*float64(hidden*4*hidden)*float64(recurrentRows))
 }
 
-// benchEpisodes times training iterations of the LSTM learner of cfg (pcl bench): it trains
+// episodes times training iterations of the LSTM learner of cfg (pcl bench): it trains
 // through the one training loop, with replay and without evaluation or checkpoints, in a
 // temporary directory, for one warm-up iteration and opts.Measure measured ones, each of which
 // samples a batch and takes the on-policy and the replay step. It writes the iteration rate, the
 // split between sampling and training, and the training steps' FLOP rate against a bare gemm.
-func benchEpisodes(ctx context.Context, cfg config.Config, opts BenchOptions, w io.Writer) error {
+func episodes(ctx context.Context, cfg config.Config, opts Options, w io.Writer) error {
 	if opts.Measure < 1 {
 		return fmt.Errorf("bench: %d measured iterations, want >= 1", opts.Measure)
 	}
@@ -84,7 +98,7 @@ func benchEpisodes(ctx context.Context, cfg config.Config, opts BenchOptions, w 
 	}
 	cfg.Iters, cfg.EvalEvery, cfg.CheckpointEvery, cfg.Replay = opts.Measure+1, 0, 0, true
 	clock := &benchClock{w: w, backend: eng.Backend()}
-	sum, err := Run(ctx, cfg, Options{Registry: opts.Registry, Engine: eng, Observer: clock, Logger: slog.New(slog.DiscardHandler)})
+	sum, err := train.Run(ctx, cfg, train.Options{Registry: opts.Registry, Engine: eng, Observer: clock, Logger: slog.New(slog.DiscardHandler)})
 	if err == nil && sum.Interrupted {
 		err = ctx.Err()
 	}
@@ -110,7 +124,7 @@ func benchEpisodes(ctx context.Context, cfg config.Config, opts BenchOptions, w 
 // warm-up iteration (0), adds up the sampling and training time, the env steps sampled and the
 // FLOPs of the training steps.
 type benchClock struct {
-	NopObserver
+	train.NopObserver
 	w       io.Writer
 	backend string
 	hidden  int
@@ -121,7 +135,7 @@ type benchClock struct {
 	flops         float64
 }
 
-func (b *benchClock) Start(_ context.Context, run Watched) error {
+func (b *benchClock) Start(_ context.Context, run train.Watched) error {
 	c := run.Config
 	b.hidden, b.heads = c.Hidden, run.Learner.Model.Net.Config().HeadSizes
 	fmt.Fprintf(b.w, "bench: %s base %d (|A| = %d), %s/%s, batch %d, hidden %d, BLAS %s\n",
@@ -129,7 +143,7 @@ func (b *benchClock) Start(_ context.Context, run Watched) error {
 	return nil
 }
 
-func (b *benchClock) Sampled(s Sample) error {
+func (b *benchClock) Sampled(s train.Sample) error {
 	if s.Iteration == 0 {
 		return nil
 	}
@@ -137,7 +151,7 @@ func (b *benchClock) Sampled(s Sample) error {
 	return nil
 }
 
-func (b *benchClock) AfterStep(s Step, _ pcl.StepInfo, took time.Duration) error {
+func (b *benchClock) AfterStep(s train.Step, _ pcl.StepInfo, took time.Duration) error {
 	if s.Iteration == 0 {
 		return nil
 	}
