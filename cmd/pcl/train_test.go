@@ -390,3 +390,26 @@ func TestDefaultRunDir(t *testing.T) {
 		}
 	}
 }
+
+// Long-episode runs get the GC target their replay-dominated heap wants; the algorithmic tasks
+// and an explicit GOGC keep theirs.
+func TestReplayGCPercent(t *testing.T) {
+	mlp := config.Default()
+	mlp.Env, mlp.Net = "CartPole-v1", config.NetMLP
+	lstm := config.Default()
+	for _, tc := range []struct {
+		name    string
+		cfg     config.Config
+		gogc    string
+		percent int
+		ok      bool
+	}{
+		{"mlp", mlp, "", 25, true},
+		{"mlp with GOGC", mlp, "200", 0, false},
+		{"lstm", lstm, "", 0, false},
+	} {
+		if p, ok := replayGCPercent(tc.cfg, tc.gogc); p != tc.percent || ok != tc.ok {
+			t.Errorf("%s: %d %v, want %d %v", tc.name, p, ok, tc.percent, tc.ok)
+		}
+	}
+}
