@@ -88,9 +88,10 @@ func TestLongEpisodePreset(t *testing.T) {
 	}
 }
 
-// A run over an action grid given no weight gets the automatic weight (sparse: in the unified
-// form); a run given any weight field, or without a grid, keeps a fixed weight in the separate
-// form, exactly as before the automatic default.
+// A run over an action grid given no weight gets the automatic weight (sparse: with issue 51's
+// levers, in the separate form the trust region needs; given --form unified, the automatic weight
+// alone, the default before); a run given any weight field, or without a grid, keeps a fixed
+// weight in the separate form, exactly as before the automatic default.
 func TestLongEpisodePresetWeight(t *testing.T) {
 	cases := []struct {
 		algo  string
@@ -100,7 +101,8 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 		form  string
 		alpha float64
 	}{
-		{AlgoSparse, 3, nil, true, FormUnified, 1},
+		{AlgoSparse, 3, nil, true, FormSeparate, 1},
+		{AlgoSparse, 3, []string{"form"}, true, FormUnified, 1}, // --form unified given
 		{AlgoSparse, 5, []string{"alpha"}, false, FormSeparate, 0.05},
 		{AlgoSparse, 3, []string{"alpha_auto"}, false, FormSeparate, 1}, // --alpha-auto=false given, as written
 		{AlgoSparse, 3, []string{"alpha_start", "alpha_decay"}, false, FormSeparate, 1},
@@ -113,6 +115,9 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 	for _, tc := range cases {
 		c := Default()
 		c.Algo, c.Grid = tc.algo, tc.grid
+		if slices.Contains(tc.given, "form") {
+			c.Form = FormUnified
+		}
 		if slices.Contains(tc.given, "alpha_start") {
 			c.AlphaStart, c.AlphaDecay = 10, 0.9
 		}
@@ -122,6 +127,12 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 		}
 		if c.AlphaAuto != tc.auto || c.Form != tc.form || c.Alpha != tc.alpha {
 			t.Errorf("%s grid %d given %v: alpha_auto %v, form %s, alpha %v; want %v, %s, %v", tc.algo, tc.grid, tc.given, c.AlphaAuto, c.Form, c.Alpha, tc.auto, tc.form, tc.alpha)
+		}
+		// Sparse PCL over a grid given no weight also gets issue 51's levers: four steps per
+		// iteration, a lagged target and the Tsallis trust region; every other case none.
+		levers := tc.algo == AlgoSparse && tc.grid > 0 && tc.given == nil
+		if got := c.TrainSteps == 4 && c.TargetLag == 0.9 && c.TrustRegion == 0.01; got != levers {
+			t.Errorf("%s grid %d given %v: train_steps %d, target_lag %v, trust_region %v; issue 51's levers %v", tc.algo, tc.grid, tc.given, c.TrainSteps, c.TargetLag, c.TrustRegion, levers)
 		}
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s given %v: %v", tc.algo, tc.given, err)
