@@ -47,12 +47,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	reg := registry.Default()
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote, Server: server.options()}
-	lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
-	resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
-	switch {
-	case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
-		return usageError{err}
-	case err != nil:
+	resolved, err := resolveWith(ctx, cfg, given, maker)
+	if err != nil {
 		return err
 	}
 	fam := train.FamilyOf(resolved)

@@ -71,6 +71,21 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 	return set, nil
 }
 
+// resolveWith applies every default pcl train applies to the fields of cfg not given (flags
+// by name), asking maker for the env's reward threshold; a bad field or an unknown env is a
+// usage error.
+func resolveWith(ctx context.Context, cfg config.Config, given map[string]bool, maker *envmaker.Maker) (config.Config, error) {
+	lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
+	resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
+	switch {
+	case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
+		return cfg, usageError{err}
+	case err != nil:
+		return cfg, err
+	}
+	return resolved, nil
+}
+
 // replayGCPercent is the garbage collector's target for a run of cfg (ok false: Go's default, or
 // the GOGC the environment gives). A long-episode run's heap is mostly its replay, which grows
 // slowly and allocates little besides (a training step allocates nothing), so Go's default
@@ -143,15 +158,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reg := registry.Default()
 	maker := &envmaker.Maker{Registry: reg, Servers: f.servers, ForceRemote: *f.remote, Server: f.server.options()}
 	if !*f.resume { // a resumed run keeps its config.json
-		lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
-		resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
-		switch {
-		case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
-			return usageError{err}
-		case err != nil:
+		if cfg, err = resolveWith(ctx, cfg, given, maker); err != nil {
 			return err
 		}
-		cfg = resolved
 	}
 	gcFor := cfg
 	if *f.resume {
