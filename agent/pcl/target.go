@@ -64,15 +64,39 @@ func (l *Learner[T, N]) bootstrapValues(batch []T) ([]float64, error) {
 			err = tr.laggedShifts(l.Model.Layout(), heads, steps, l.obj.Workers)
 		}
 		if err == nil {
-			l.obj.Targets = nil
-			_, err = l.obj.Evaluate(heads, steps, nil)
+			err = t.readValues(&l.obj, heads, steps)
 		}
 	}
 	t.swap(online)
 	if err != nil {
 		return nil, fmt.Errorf("pcl: lagged network: %w", err)
 	}
-	t.values = grow(t.values, len(l.obj.in.Values))
-	copy(t.values, l.obj.in.Values)
 	return t.values, nil
+}
+
+// readValues sets t.values to V of the lagged pass's rows. With a value head (the separate form)
+// V is that head, read off directly: evaluating the lagged policy's consistency for it would
+// cost a policy pass over every row (a sparsemax or a softmax over 15,625 logits at 5^6) whose
+// only use is a value the head already holds. The unified form's V is the value operator of
+// the lagged Q, so it takes the objective's pass.
+func (t *target) readValues(obj *Objective, heads []*tensor.Matrix, s Steps) error {
+	rows := (s.T + 1) * s.B
+	t.values = grow(t.values, rows)
+	if vh := obj.Heads.VHead; vh >= 0 {
+		// as Evaluate writes them: 0 past each sequence's bootstrap row
+		clear(t.values)
+		v := heads[vh].Data
+		for b := range s.B {
+			for tt := 0; tt <= s.Lengths[b]; tt++ {
+				t.values[tt*s.B+b] = float64(v[tt*s.B+b])
+			}
+		}
+		return nil
+	}
+	obj.Targets = nil
+	if _, err := obj.Evaluate(heads, s, nil); err != nil {
+		return err
+	}
+	copy(t.values, obj.in.Values)
+	return nil
 }

@@ -88,9 +88,16 @@ func TestPathLossTargets(t *testing.T) {
 }
 
 // The lagged network moves by θ̄ ← L·θ̄ + (1−L)·θ after every optimiser step, starts at the
-// network's parameters, and the learner's loss bootstraps from it.
+// network's parameters, and the learner's loss bootstraps from it: in the separate form from its
+// value head read off directly, in the unified form from its Q's value operator.
 func TestTargetLagUpdate(t *testing.T) {
-	cfg := testConfig(config.AlgoSparse, config.FormSeparate)
+	for _, form := range []string{config.FormSeparate, config.FormUnified} {
+		t.Run(form, func(t *testing.T) { testTargetLagUpdate(t, form) })
+	}
+}
+
+func testTargetLagUpdate(t *testing.T, form string) {
+	cfg := testConfig(config.AlgoSparse, form)
 	cfg.TargetLag = 0.75
 	l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
 	if err != nil {
