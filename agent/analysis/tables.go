@@ -16,8 +16,9 @@ type TableSpec struct {
 	Name string `json:"name"`
 	File string `json:"file"` // relative to the root the spec is read against
 	// Kind is "summary" (a row per arm: its seeds' return over the last 20% of the env steps,
-	// seed by seed, its last greedy return and its final policy) or "paired" (each arm against
-	// Baseline, seed by seed, with the differences).
+	// seed by seed, its last greedy return and its final policy), "paired" (each arm against
+	// Baseline, seed by seed, with the differences) or "versus" (a row per arm, also read at the
+	// first arm's wall time, seed by seed; versus.go).
 	Kind     string    `json:"kind"`
 	Arms     []ArmSpec `json:"arms"`
 	Baseline *ArmSpec  `json:"baseline,omitempty"`
@@ -43,8 +44,8 @@ func ReadTableSpecs(path string) ([]TableSpec, error) {
 		if s.Name == "" || s.File == "" || len(s.Arms) == 0 || (s.Kind == "paired") != (s.Baseline != nil) {
 			return nil, fmt.Errorf("tables: %s: table %q needs a name, a file and arms, and a baseline exactly when paired", path, s.Name)
 		}
-		if s.Kind != "summary" && s.Kind != "paired" {
-			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want summary or paired", path, s.Name, s.Kind)
+		if s.Kind != "summary" && s.Kind != "paired" && s.Kind != "versus" {
+			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want summary, paired or versus", path, s.Name, s.Kind)
 		}
 	}
 	return specs, nil
@@ -52,6 +53,9 @@ func ReadTableSpecs(path string) ([]TableSpec, error) {
 
 // RenderTable computes the table of spec from the runs under root.
 func RenderTable(root string, spec TableSpec) (string, error) {
+	if spec.Kind == "versus" {
+		return renderVersus(root, spec)
+	}
 	arms := make([][]Summary, len(spec.Arms))
 	for i, a := range spec.Arms {
 		var err error
