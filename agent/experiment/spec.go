@@ -266,11 +266,11 @@ func (g Grid) weightsOf(a string, sizes []gridSize) (envWeights, []float64, erro
 	case config.AlgoTsallis:
 		s, name = g.TsallisAlphas, "tsallis-alphas"
 		var err error
-		if qs, err = floats(g.TsallisQs, "tsallis-q"); err != nil {
+		if qs, err = floats(g.TsallisQs, "tsallis-qs"); err != nil {
 			return nil, nil, err
 		}
 		if len(qs) == 0 {
-			return nil, nil, fmt.Errorf("sweep: the tsallis algorithm needs --tsallis-q")
+			return nil, nil, fmt.Errorf("sweep: the tsallis algorithm needs --tsallis-qs")
 		}
 	default:
 		return nil, nil, fmt.Errorf("sweep: --algos: unknown algorithm %q (sparse, soft, tsallis)", a)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,7 +102,7 @@ func TestGridCells(t *testing.T) {
 		{"bad weight", "not a positive number", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "0"}},
 		{"unknown algo", "unknown algorithm", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparce", SparseAlphas: "1"}},
 		{"budget of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", ItersPerEnv: "Reverse-v0:5"}},
-		{"tsallis without q", "needs --tsallis-q", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "1"}},
+		{"tsallis without q", "needs --tsallis-qs", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "1"}},
 		{"weight of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Reverse-v0:1"}},
 		{"a task without a weight", "needs --sparse-alphas for Reverse-v0", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:1"}},
 		{"bad per-task weight", "not a positive number", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:-1"}},
@@ -108,10 +110,20 @@ func TestGridCells(t *testing.T) {
 		{"a control twice", "names auto twice", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", Controls: "auto,auto"}},
 		{"a schedule that does not start above the weight", "--alpha-start-factor 1", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", Controls: "decay", StartFactor: 1}},
 	}
+	// Every flag an error names is one of the grid's own flags.
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	(&Grid{}).RegisterFlags(fs)
+	flagName := regexp.MustCompile(`--([a-z][a-z-]*)`)
 	for _, c := range bad {
 		_, err := c.g.Cells()
 		if err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.msg)
+			continue
+		}
+		for _, m := range flagName.FindAllStringSubmatch(err.Error(), -1) {
+			if fs.Lookup(m[1]) == nil {
+				t.Errorf("%s: the error %q names --%s, which is not a flag of the grid", c.name, err, m[1])
+			}
 		}
 	}
 }
