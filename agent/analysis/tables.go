@@ -17,11 +17,15 @@ type TableSpec struct {
 	File string `json:"file"` // relative to the root the spec is read against
 	// Kind is "summary" (a row per arm: its seeds' return over the last 20% of the env steps,
 	// seed by seed, its last greedy return and its final policy), "paired" (each arm against
-	// Baseline, seed by seed, with the differences) or "versus" (a row per arm, also read at the
-	// first arm's wall time, seed by seed; versus.go).
+	// Baseline, seed by seed, with the differences), "levers" (a screen: a row per arm with its
+	// return, final policy and wall time per 1,000,000 steps) or "versus" (a row per arm, also
+	// read at the first arm's wall time, seed by seed; versus.go).
 	Kind     string    `json:"kind"`
 	Arms     []ArmSpec `json:"arms"`
 	Baseline *ArmSpec  `json:"baseline,omitempty"`
+	// Steps, when > 0, reads every run as it stood at that many env steps (a screen's budget,
+	// applied to longer runs that serve as its reference).
+	Steps int64 `json:"steps,omitempty"`
 }
 
 // ArmSpec is one row's or column's runs: globs of run directories, relative to the root.
@@ -44,8 +48,8 @@ func ReadTableSpecs(path string) ([]TableSpec, error) {
 		if s.Name == "" || s.File == "" || len(s.Arms) == 0 || (s.Kind == "paired") != (s.Baseline != nil) {
 			return nil, fmt.Errorf("tables: %s: table %q needs a name, a file and arms, and a baseline exactly when paired", path, s.Name)
 		}
-		if s.Kind != "summary" && s.Kind != "paired" && s.Kind != "versus" {
-			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want summary, paired or versus", path, s.Name, s.Kind)
+		if !slices.Contains([]string{"summary", "paired", "levers", "versus"}, s.Kind) {
+			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want summary, paired, levers or versus", path, s.Name, s.Kind)
 		}
 	}
 	return specs, nil
@@ -59,22 +63,26 @@ func RenderTable(root string, spec TableSpec) (string, error) {
 	arms := make([][]Summary, len(spec.Arms))
 	for i, a := range spec.Arms {
 		var err error
-		if arms[i], err = loadArm(root, a); err != nil {
+		if arms[i], err = loadArm(root, a, spec.Steps); err != nil {
 			return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
 		}
 	}
-	if spec.Kind == "summary" {
+	switch spec.Kind {
+	case "summary":
 		return summaryTable(spec.Arms, arms), nil
+	case "levers":
+		return leversTable(spec.Arms, arms), nil
 	}
-	base, err := loadArm(root, *spec.Baseline)
+	base, err := loadArm(root, *spec.Baseline, spec.Steps)
 	if err != nil {
 		return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
 	}
 	return pairedRows(*spec.Baseline, base, spec.Arms, arms)
 }
 
-// loadArm summarises the runs of a, ordered by seed.
-func loadArm(root string, a ArmSpec) ([]Summary, error) {
+// loadArm summarises the runs of a, ordered by seed, each as it stood at steps env steps when
+// steps > 0.
+func loadArm(root string, a ArmSpec, steps int64) ([]Summary, error) {
 	var dirs []string
 	for _, g := range a.Runs {
 		m, err := filepath.Glob(filepath.Join(root, g))
@@ -86,6 +94,14 @@ func loadArm(root string, a ArmSpec) ([]Summary, error) {
 	recs, err := LoadRecords(dirs)
 	if err != nil {
 		return nil, fmt.Errorf("arm %q: %w", a.Label, err)
+	}
+	if steps > 0 {
+		for _, r := range recs {
+			if n := len(r.Rows); n == 0 || r.Rows[n-1].EnvSteps < steps {
+				return nil, fmt.Errorf("arm %q: %s has not reached %d env steps", a.Label, r.Dir, steps)
+			}
+		}
+		recs = Until(recs, steps)
 	}
 	out := make([]Summary, len(recs))
 	for i, r := range recs {
@@ -111,6 +127,25 @@ func summaryTable(specs []ArmSpec, arms [][]Summary) string {
 			strings.Join(per, ", "), meanStdText(SampleInterval(greedy)), numf("%.2f", mp), supportText(sup))
 	}
 	b.WriteString("\nMean ± sample std (n − 1) over the seeds, with the 95% Student-t interval of the mean; the return over the last 20% of each run's env steps; max-prob and support over its last tenth. Generated from the runs by `pcl tables`.\n")
+	return b.String()
+}
+
+// leversTable has a row per arm of a screen: its return, its final policy and its wall time.
+func leversTable(specs []ArmSpec, arms [][]Summary) string {
+	var b strings.Builder
+	b.WriteString("| arm | seeds | return, last 20% | final max-prob | final support | minutes per 1M steps |\n|---|---|---|---|---|---|\n")
+	for i, a := range arms {
+		var per []string
+		for _, s := range a {
+			per = append(per, thousands(s.Last20Return))
+		}
+		mp, _ := MeanStd(field(a, func(s Summary) float64 { return s.FinalMaxProb }))
+		sup, _ := MeanStd(field(a, func(s Summary) float64 { return s.FinalSupport }))
+		perM, _ := MeanStd(field(a, func(s Summary) float64 { return s.WallSeconds / 60 / float64(s.EnvSteps) * 1e6 }))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s |\n", specs[i].Label, len(a), strings.Join(per, ", "),
+			numf("%.2f", mp), supportText(sup), wholeText(perM))
+	}
+	b.WriteString("\nThe return over the last 20% of each run's env steps (seed by seed); max-prob and support over its last tenth; minutes per 1,000,000 env steps with two runs side by side on the two cores. Generated from the runs by `pcl tables`.\n")
 	return b.String()
 }
 

@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
 )
 
 func TestThousands(t *testing.T) {
@@ -34,5 +37,31 @@ func TestReplaceTable(t *testing.T) {
 		if _, err := ReplaceTable(tc.doc, "a", "x\n"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A levers table reads each run as it stood at the screen's budget: a longer reference run
+// counts only its first Steps env steps, and a run short of them is an error.
+func TestLeversTableAtTheScreensBudget(t *testing.T) {
+	root := t.TempDir()
+	// Rows every 100 steps, a second apart (row 99 at 10,000 steps and 99 s: 165 min per 1M);
+	// the return is the row index.
+	writeRun(t, filepath.Join(root, "ref"), config.AlgoSparse, 101, 200, func(i int) float64 { return float64(i) })
+	writeRun(t, filepath.Join(root, "lever"), config.AlgoSparse, 101, 100, func(i int) float64 { return 2 * float64(i) })
+	spec := TableSpec{Name: "l", File: "x.md", Kind: "levers", Steps: 10_000, Arms: []ArmSpec{
+		{Label: "reference", Runs: []string{"ref"}}, {Label: "lever", Runs: []string{"lever"}}}}
+	got, err := RenderTable(root, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last 20 of the first 100 rows: mean(80..99) = 89.5 (the whole reference would give 179.5).
+	for _, want := range []string{"| reference | 1 | 90 | 0.50 | 3.0 | 165 |", "| lever | 1 | 179 | 0.50 | 3.0 | 165 |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	spec.Steps = 20_001
+	if _, err := RenderTable(root, spec); err == nil || !strings.Contains(err.Error(), "has not reached 20001 env steps") {
+		t.Errorf("a run short of the budget: %v", err)
 	}
 }
