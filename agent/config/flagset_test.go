@@ -1,0 +1,80 @@
+package config
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var updateFlagSet = flag.Bool("update-flagset", false, "rewrite testdata/flagset.golden from this tree's flags")
+
+// flagSetListing is what RegisterFlags gives a program, one flag a line in flag.VisitAll's order:
+// the name, the argument name -h shows (flag.UnquoteUsage: the type), the default, the groups of
+// flaggroups.go it is in and the help text as given; then the JSON name -> flag map of FieldFlags.
+func flagSetListing() []byte {
+	var b bytes.Buffer
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	c := Default()
+	c.RegisterFlags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, _ := flag.UnquoteUsage(f)
+		var groups []string
+		for _, g := range []struct {
+			name string
+			in   func(string) bool
+		}{{"mlp", MLPFlag}, {"learner", LearnerFlag}, {"replay", ReplayFlag}} {
+			if g.in(f.Name) {
+				groups = append(groups, g.name)
+			}
+		}
+		fmt.Fprintf(&b, "-%s %s default=%q groups=%s\n\t%s\n", f.Name, arg, f.DefValue, strings.Join(groups, ","), f.Usage)
+	})
+	byField := FieldFlags()
+	for _, field := range slices.Sorted(maps.Keys(byField)) {
+		fmt.Fprintf(&b, "field %s -> %s\n", field, byField[field])
+	}
+	return b.Bytes()
+}
+
+// The config flags, their defaults, help texts, groups and fields are pinned: the golden was
+// written from the hand-written registration before the flags were derived from the struct's
+// tags, so a change here is a change of what every command shows and takes.
+func TestFlagSetGolden(t *testing.T) {
+	path := filepath.Join("testdata", "flagset.golden")
+	got := flagSetListing()
+	if *updateFlagSet {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the config flags changed (-update-flagset rewrites %s):\n%s", path, lineDiff(string(want), string(got)))
+	}
+}
+
+// lineDiff lists the lines only in want (-) and only in got (+).
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for _, l := range w {
+		if !slices.Contains(g, l) {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range g {
+		if !slices.Contains(w, l) {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	return b.String()
+}
