@@ -12,7 +12,6 @@ package config
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -152,71 +151,6 @@ func (c Config) Validate() error {
 	return errors.Join(p...)
 }
 
-// RegisterFlags adds one flag per field to fs, writing into c (whose current values are the
-// defaults shown). Flag names are the JSON names with "_" replaced by "-".
-func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Env, "env", c.Env, "environment id")
-	fs.IntVar(&c.Base, "base", c.Base, "alphabet size of the algorithmic task")
-	fs.IntVar(&c.MaxSteps, "max-steps", c.MaxSteps, "cap on episode length (cut-off episodes are truncated)")
-	fs.StringVar(&c.Curriculum, "curriculum", c.Curriculum, `"shared" (one curriculum per batch, as the reference runs) or "per-copy" (lstm)`)
-	fs.StringVar(&c.Algo, "algo", c.Algo, `"sparse", "soft" or "tsallis"`)
-	fs.StringVar(&c.Form, "form", c.Form, `"separate" or "unified"`)
-	fs.Float64Var(&c.Alpha, "alpha", c.Alpha, "regularisation weight: alpha of sparse and tsallis (default 0.05), tau of soft (default 0.025); the long-episode preset (mlp runs) gives sparse 1 and soft 0.003, and, to a run over an action grid given no weight flag, the automatic weight from there (sparse in the unified form)")
-	fs.Float64Var(&c.TsallisQ, "tsallis-q", c.TsallisQ, "entropic index q of --algo tsallis")
-	fs.Float64Var(&c.AlphaStart, "alpha-start", c.AlphaStart, "start of a decaying weight, max(alpha-start * alpha-decay^(iteration/100), --alpha) (the released code's tau_start; 0: fixed --alpha)")
-	fs.Float64Var(&c.AlphaDecay, "alpha-decay", c.AlphaDecay, "factor on the weight every 100 iterations, with --alpha-start (the released code's tau_decay)")
-	fs.BoolVar(&c.AlphaAuto, "alpha-auto", c.AlphaAuto, "learn the weight from --alpha on, steering the policy's max-prob toward a target rising from 0.5 to 0.9")
-	fs.Float64Var(&c.Gamma, "gamma", c.Gamma, "discount")
-	fs.IntVar(&c.Rollout, "rollout", c.Rollout, "d of the d-step path consistency")
-	fs.Float64Var(&c.CriticWeight, "critic-weight", c.CriticWeight, "multiplier of the gradient reaching V")
-	fs.StringVar(&c.PGScale, "pg-scale", c.PGScale, `"inverse-alpha" (released code) or "none" (paper)`)
-	fs.StringVar(&c.Net, "net", c.Net, `network family: "auto" (lstm for Discrete observations, mlp for Box), "lstm" or "mlp"`)
-	fs.IntVar(&c.Hidden, "hidden", c.Hidden, "LSTM units (lstm)")
-	fs.IntVar(&c.MLPHidden, "mlp-hidden", c.MLPHidden, "units of each tanh layer of the mlp networks")
-	fs.BoolVar(&c.NormObs, "norm-obs", c.NormObs, "normalise Box observations by running mean and std (mlp)")
-	fs.Float64Var(&c.LogitInitScale, "logit-init-scale", c.LogitInitScale, "factor on the initial policy logit head; small starts near uniform, 0 uniform")
-	fs.StringVar(&c.LambdaInit, "lambda-init", c.LambdaInit, `start of the multiplier's scale exp(head): "one" or "alpha" (sparse, tsallis)`)
-	fs.Float64Var(&c.EmbedStd, "embed-std", c.EmbedStd, "std of the initial input embeddings (lstm)")
-	fs.Float64Var(&c.ValueScale, "value-scale", c.ValueScale, "V = value-scale * NN(x): larger reaches the return scale sooner (mlp, separate form)")
-	fs.IntVar(&c.Grid, "grid", c.Grid, "points per dimension of the action grid over a Box action space (0: none)")
-	fs.IntVar(&c.NumEnvs, "num-envs", c.NumEnvs, "copies stepping together (mlp)")
-	fs.IntVar(&c.StepsPerIter, "steps-per-iter", c.StepsPerIter, "env steps per copy per iteration (mlp)")
-	fs.IntVar(&c.SubEpisodes, "sub-episodes", c.SubEpisodes, "sub-episodes per replay training batch (mlp)")
-	fs.IntVar(&c.ReplaySteps, "replay-steps", c.ReplaySteps, "step replay capacity in env steps (mlp)")
-	fs.Float64Var(&c.RecencyWeight, "recency-weight", c.RecencyWeight, "sub-episode sampling weight exp(w * age) (mlp)")
-	fs.BoolVar(&c.OnPolicyStep, "on-policy-step", c.OnPolicyStep, "also step on the fresh sub-episodes (mlp)")
-	fs.IntVar(&c.TrainSteps, "train-steps", c.TrainSteps, "gradient steps per iteration (0 or 1: one, the paper's), each on --sub-episodes drawn afresh from the replay (mlp): each env step is trained on train-steps × sub-episodes / num-envs rows (25 at the paper's 1 × 25 / 1)")
-	fs.Float64Var(&c.TrustRegion, "trust-region", c.TrustRegion, "weight λ of a trust region to the lagged policy (needs --target-lag, separate form): soft λ·KL(π‖π̃) as Trust-PCL, sparse λ·½‖π − π̃‖² (0: none)")
-	fs.BoolVar(&c.Overlap, "overlap", c.Overlap, "step the env copies for the next iteration while the learner trains, with the policy before this iteration's steps (mlp; wall time near the larger of the two; needs GOMAXPROCS >= 2)")
-	fs.Float64Var(&c.TargetLag, "target-lag", c.TargetLag, "bootstrap from a lagged copy of the network, θ̄ ← L·θ̄ + (1−L)·θ after each gradient step (mlp; the released Trust-PCL: 0.99; 0: from the network itself)")
-	fs.Float64Var(&c.LearningRate, "lr", c.LearningRate, "Adam learning rate")
-	fs.Float64Var(&c.AdamBeta1, "adam-beta1", c.AdamBeta1, "Adam beta1")
-	fs.Float64Var(&c.AdamBeta2, "adam-beta2", c.AdamBeta2, "Adam beta2")
-	fs.Float64Var(&c.AdamEps, "adam-eps", c.AdamEps, "Adam (and RMSProp) epsilon")
-	fs.StringVar(&c.Optimizer, "optimizer", c.Optimizer, `"adam", "sgd" (the paper's plain gradient steps) or "rmsprop"`)
-	fs.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "global gradient-norm clip (0: off)")
-	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "fresh episodes per iteration (lstm)")
-	fs.BoolVar(&c.Replay, "replay", c.Replay, "take a second step on a replayed batch each iteration")
-	fs.IntVar(&c.ReplayBatchSize, "replay-batch", c.ReplayBatchSize, "episodes per replay step (0: --batch) (lstm)")
-	fs.IntVar(&c.ReplayCapacity, "replay-capacity", c.ReplayCapacity, "replay capacity in episodes (lstm)")
-	fs.Float64Var(&c.ReplayAlpha, "replay-alpha", c.ReplayAlpha, "softmax temperature on replay priorities")
-	fs.Float64Var(&c.ReplayUniform, "replay-uniform", c.ReplayUniform, "uniform weight of the replay sampling mixture")
-	fs.StringVar(&c.ReplayPriority, "replay-priority", c.ReplayPriority, `"reward" (paper), "recency" (released code) or "advantage" (the episode's largest surplus over V when sampled: self-imitation's rule)`)
-	fs.StringVar(&c.ReplayEviction, "replay-eviction", c.ReplayEviction, `"random" or "fifo"`)
-	fs.Float64Var(&c.Explore, "explore", c.Explore, "probability that a sampled step takes a uniformly random action instead of the policy's (0: the policy alone)")
-	fs.Float64Var(&c.ExploreShare, "explore-share", c.ExploreShare, "fraction of the copies, the first ones, that --explore (0: every copy); with a curriculum, the rest keep it moving")
-	fs.Float64Var(&c.ExploreTemp, "explore-temp", c.ExploreTemp, "exploring actions from softmax(logits/T) instead of uniform ones (0: uniform)")
-	fs.Float64Var(&c.ExploreDecay, "explore-decay", c.ExploreDecay, "factor on --explore every 100 iterations, the released code's schedule form (0: a constant --explore)")
-	fs.IntVar(&c.Iters, "iters", c.Iters, "total number of training iterations (with --resume: the run's new total, above the iterations done)")
-	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed")
-	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "greedy evaluation period (0: off)")
-	fs.IntVar(&c.EvalEpisodes, "eval-episodes", c.EvalEpisodes, "episodes per greedy evaluation")
-	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint period (0: only at the end)")
-	fs.Float64Var(&c.RewardThreshold, "threshold", c.RewardThreshold, "greedy reward that counts as solved; not given: the env's registered reward_threshold (Copy 25, DuplicatedInput 9, RepeatCopy 75, Reverse 25, ReversedAddition 25; Gymnasium's spec for other envs, e.g. CartPole-v1 475, FrozenLake-v1 0.7), none when it registers none")
-	fs.BoolVar(&c.StopAtThreshold, "stop-at-threshold", c.StopAtThreshold, "stop once greedy reward reaches --threshold")
-	fs.Float64Var(&c.MaxLoss, "max-loss", c.MaxLoss, "stop the run when a training step's loss exceeds this (0: no ceiling)")
-}
-
 // WriteFile writes c as indented JSON to path atomically: a temporary file in the same directory
 // is written, fsynced and renamed over path, so a crash leaves the old or the new file, never a torn
 // one (a run dir's config.json is rewritten on every resume).
@@ -243,10 +177,11 @@ func Diff(a, b Config) []string {
 	return out
 }
 
-// field is one field of a Config, its sections flattened, with its JSON name.
+// field is one field of a Config, its sections flattened, with its JSON name and its struct tag.
 type field struct {
 	name string
 	v    reflect.Value
+	tag  reflect.StructTag
 }
 
 // fields lists c's fields in the order config.json has them, through the embedded sections.
@@ -260,7 +195,7 @@ func fieldsOf(rv reflect.Value) []field {
 			continue
 		}
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		out = append(out, field{name: name, v: rv.FieldByIndex(sf.Index)})
+		out = append(out, field{name: name, v: rv.FieldByIndex(sf.Index), tag: sf.Tag})
 	}
 	return out
 }

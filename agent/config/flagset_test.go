@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -77,4 +78,39 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// Every field's tags make a flag a program can use: a help text, a known group, a name no other
+// flag has; and only no_threshold is without a flag.
+func TestFlagTags(t *testing.T) {
+	seen := map[string]string{}
+	for _, s := range configFlags() {
+		if s.help == "" {
+			t.Errorf("%s (--%s) has no help tag", s.name, s.flag)
+		}
+		if !slices.Contains([]string{"", "learner", "mlp", "replay"}, s.group) {
+			t.Errorf("%s has the unknown group %q", s.name, s.group)
+		}
+		if other, ok := seen[s.flag]; ok {
+			t.Errorf("%s and %s both have the flag --%s", other, s.name, s.flag)
+		}
+		seen[s.flag] = s.name
+	}
+	for _, f := range fields(Config{}) {
+		if f.tag.Get("flag") == "-" && f.name != "no_threshold" {
+			t.Errorf("%s is tagged flag:\"-\"; only no_threshold has no flag", f.name)
+		}
+	}
+}
+
+// A field of a kind no flag takes is refused loudly at registration, naming the field.
+func TestRegisterUnknownKind(t *testing.T) {
+	v := reflect.ValueOf(&struct{ X []int }{}).Elem().Field(0)
+	s := flagSpec{field: field{name: "x", v: v}, flag: "x"}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "field x") {
+			t.Errorf("registering a []int field: recovered %v, want a panic naming the field", r)
+		}
+	}()
+	s.register(flag.NewFlagSet("", flag.ContinueOnError))
 }
