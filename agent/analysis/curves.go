@@ -258,7 +258,7 @@ func configFields(cfg config.Config) map[string]string {
 // variant is one algorithm at one weight with one value of each differing setting: the runs a
 // band averages over seeds.
 type variant struct {
-	algo     string
+	algo     config.Algo
 	alpha    float64
 	settings string // "name value, ..." of the settings where it departs from the most common
 }
@@ -393,7 +393,7 @@ func CurveFigures(out string, runs []Record) ([]string, error) {
 			colour[v] = colours.Next(v.algo)
 		}
 		// Legends name what differs between bands; the title says what they share.
-		var algos []string
+		var algos []config.Algo
 		seedsLo, seedsHi := len(g.runs), 0
 		for _, v := range variants {
 			algos = append(algos, v.algo)

@@ -17,13 +17,13 @@ import (
 
 // writeRun writes a run directory with n rows whose return is ret(i) (NaN before the first
 // completed episode) and max-probability 0.5, without diagnostics.
-func writeRun(t *testing.T, dir, algo string, seed int64, n int, ret func(i int) float64) {
+func writeRun(t *testing.T, dir string, algo config.Algo, seed int64, n int, ret func(i int) float64) {
 	t.Helper()
 	writeRunWith(t, dir, algo, seed, n, ret, nil, func(i int) runstore.Diagnostics { return runstore.NoDiagnostics() })
 }
 
 // writeRunWith is writeRun with edit applied to the config and diag(i) as row i's diagnostics.
-func writeRunWith(t *testing.T, dir, algo string, seed int64, n int, ret func(i int) float64, edit func(*config.Config), diag func(i int) runstore.Diagnostics) {
+func writeRunWith(t *testing.T, dir string, algo config.Algo, seed int64, n int, ret func(i int) float64, edit func(*config.Config), diag func(i int) runstore.Diagnostics) {
 	t.Helper()
 	c := config.Default()
 	c.Env, c.Net, c.Grid, c.Algo, c.Seed = "HalfCheetah-v5", config.NetMLP, 3, algo, seed

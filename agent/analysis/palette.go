@@ -13,7 +13,7 @@ func rgb(r, g, b uint8) color.NRGBA { return color.NRGBA{R: r, G: g, B: b, A: 25
 // reds, oranges and browns, soft PCL in blues and purples, Tsallis PCL in greens. Every figure of
 // every report draws with these, so sparse is the same colour everywhere; several shades each, so
 // that a search over weights or settings has no two bands of one algorithm alike.
-func shades(algo string) []color.NRGBA {
+func shades(algo config.Algo) []color.NRGBA {
 	switch algo {
 	case config.AlgoSparse:
 		return []color.NRGBA{rgb(0xd6, 0x27, 0x28), rgb(0xff, 0x7f, 0x0e), rgb(0x8c, 0x56, 0x4b), rgb(0xe3, 0x77, 0xc2),
@@ -27,9 +27,9 @@ func shades(algo string) []color.NRGBA {
 
 // Palette hands out colours per algorithm within one figure: the i-th band of an algorithm gets
 // its i-th shade (cycling when there are more bands than shades).
-type Palette map[string]int
+type Palette map[config.Algo]int
 
-func (p Palette) Next(algo string) color.NRGBA {
+func (p Palette) Next(algo config.Algo) color.NRGBA {
 	s := shades(algo)
 	c := s[p[algo]%len(s)]
 	p[algo]++

@@ -75,8 +75,8 @@ func TestBandPerIteration(t *testing.T) {
 // Every figure draws an algorithm in its own family of shades: no shade of one algorithm is a
 // shade of another, and the first bands are the colours the committed figures use.
 func TestPalette(t *testing.T) {
-	algos := []string{config.AlgoSparse, config.AlgoSoft, config.AlgoTsallis}
-	seen := map[[3]uint8]string{}
+	algos := []config.Algo{config.AlgoSparse, config.AlgoSoft, config.AlgoTsallis}
+	seen := map[[3]uint8]config.Algo{}
 	for _, a := range algos {
 		for _, c := range shades(a) {
 			k := [3]uint8{c.R, c.G, c.B}

@@ -48,7 +48,7 @@ func newVecEnv(t *testing.T, tk task, n int) envs.VecEnv {
 // newModel builds a small, freshly initialised model for env, with its parameters scaled up by
 // sharpen so that the policy is far from uniform (greedy choices are then clear-cut and sparsemax
 // has a small support).
-func newModel(t *testing.T, env envs.VecEnv, algo, form string, seed int64, sharpen float32) *pcl.LSTM {
+func newModel(t *testing.T, env envs.VecEnv, algo config.Algo, form string, seed int64, sharpen float32) *pcl.LSTM {
 	t.Helper()
 	spec, err := pcl.SpecOf(env)
 	if err != nil {
@@ -189,7 +189,7 @@ func TestSampleEpisodesMatchTheEnvironment(t *testing.T) {
 	tests := []struct {
 		name     string
 		task     task
-		algo     string
+		algo     config.Algo
 		form     string
 		greedy   bool
 		maxSteps int
@@ -265,7 +265,7 @@ func TestSampledActionsFollowTheLearnersPolicy(t *testing.T) {
 	tests := []struct {
 		name   string
 		task   task
-		algo   string
+		algo   config.Algo
 		form   string
 		greedy bool
 	}{
@@ -343,8 +343,8 @@ func TestStochasticActionsHaveThePolicysFrequencies(t *testing.T) {
 	const n = 2000
 	tk := task{"Copy-v0", 2}
 	env := newVecEnv(t, tk, n)
-	for _, algo := range []string{config.AlgoSoft, config.AlgoSparse} {
-		t.Run(algo, func(t *testing.T) {
+	for _, algo := range []config.Algo{config.AlgoSoft, config.AlgoSparse} {
+		t.Run(string(algo), func(t *testing.T) {
 			m := newModel(t, env, algo, config.FormSeparate, 2, 3)
 			res, err := newSampler(t, env, m, 1).Episodes(context.Background(), rng(9), mode(false), 0, 0)
 			if err != nil {
@@ -501,8 +501,8 @@ func TestExploreMixesUniformActions(t *testing.T) {
 	const n, explore = 4000, 0.3
 	tk := task{"Copy-v0", 2}
 	env := newVecEnv(t, tk, n)
-	for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
-		t.Run(algo, func(t *testing.T) {
+	for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
+		t.Run(string(algo), func(t *testing.T) {
 			m := newModel(t, env, algo, config.FormSeparate, 2, 6)
 			s := newSampler(t, env, m, 1)
 			if err := s.SetExplore(explore, 0); err != nil {

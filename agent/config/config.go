@@ -21,12 +21,20 @@ import (
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
-// Algorithms and forms accepted by Config.Algo and Config.Form.
-const (
-	AlgoSparse  = "sparse"  // sparse PCL: sparsemax policy, Tsallis (q = 2) consistency
-	AlgoSoft    = "soft"    // soft PCL: softmax policy, Shannon consistency
-	AlgoTsallis = "tsallis" // general Tsallis-q PCL with an entmax policy (q = TsallisQ)
+// Algo is a PCL algorithm, the value of Config.Algo: AlgoSparse, AlgoSoft or AlgoTsallis (Validate
+// rejects any other). It is a string in config.json and on the command line.
+type Algo string
 
+// The algorithms accepted by Config.Algo.
+const (
+	AlgoSparse  Algo = "sparse"  // sparse PCL: sparsemax policy, Tsallis (q = 2) consistency
+	AlgoSoft    Algo = "soft"    // soft PCL: softmax policy, Shannon consistency
+	AlgoTsallis Algo = "tsallis" // general Tsallis-q PCL with an entmax policy (q = TsallisQ)
+)
+
+// The values accepted by Config's other string fields: Form, PGScale, ReplayPriority,
+// ReplayEviction, Curriculum, LambdaInit and Net.
+const (
 	FormSeparate = "separate" // policy logits, V and multiplier heads
 	FormUnified  = "unified"  // one Q head; policy and V derived from it through the value operator
 
@@ -111,7 +119,7 @@ func Default() Config {
 // the algorithmic tasks, and sparse's and tsallis's 0.05 are provisional values (sparse PCL reaches
 // Copy base 2 with it in the train tests) until the experiment search sets them. base is unused
 // for now; it is in the signature because the search may make alpha depend on |A|.
-func DefaultAlpha(algo string, base int) float64 {
+func DefaultAlpha(algo Algo, base int) float64 {
 	switch algo {
 	case AlgoSoft:
 		return 0.025 // the pcl_rl README's tau for the algorithmic tasks

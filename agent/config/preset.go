@@ -13,7 +13,7 @@ import (
 // evidence it rests on.
 type PresetValue struct {
 	Field, Value string
-	Algo         string
+	Algo         Algo
 	Unless       []string
 	OnGrid       bool
 	Source       string

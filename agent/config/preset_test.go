@@ -44,7 +44,7 @@ func flagValue(t *testing.T, c *Config, name string) string {
 // Every preset value names a field with a flag and parses; with nothing given each lands on its
 // field (for its algorithm only), and a field given keeps its value.
 func TestLongEpisodePreset(t *testing.T) {
-	for _, algo := range []string{AlgoSparse, AlgoSoft, AlgoTsallis} {
+	for _, algo := range []Algo{AlgoSparse, AlgoSoft, AlgoTsallis} {
 		c := Default()
 		c.Algo, c.Grid = algo, 3 // over an action grid, where every value applies
 		if err := c.ApplyLongEpisodeDefaults(func(string) bool { return false }); err != nil {
@@ -94,7 +94,7 @@ func TestLongEpisodePreset(t *testing.T) {
 // weight in the separate form, exactly as before the automatic default.
 func TestLongEpisodePresetWeight(t *testing.T) {
 	cases := []struct {
-		algo  string
+		algo  Algo
 		grid  int
 		given []string
 		auto  bool

@@ -21,7 +21,7 @@ type EnvConfig struct {
 // (fixed, scheduled or learned) and the path consistency's discount and length.
 type AlgorithmConfig struct {
 	// Algo is "sparse", "soft" or "tsallis".
-	Algo string `json:"algo" group:"learner" help:"\"sparse\", \"soft\" or \"tsallis\""`
+	Algo Algo `json:"algo" group:"learner" help:"\"sparse\", \"soft\" or \"tsallis\""`
 	// Form is "separate" (default) or "unified".
 	Form string `json:"form" group:"learner" help:"\"separate\" or \"unified\""`
 	// Alpha is the regularisation weight: alpha for sparse/tsallis, tau for soft.

@@ -134,7 +134,7 @@ func (c Config) validateTrustRegion(p *problems) {
 		p.bad("trust_region", c.TrustRegion, "needs the separate form (the unified form's policy would depend on the lagged one): set %s separate", "form")
 	}
 	if c.Algo != AlgoSoft && c.Algo != AlgoSparse {
-		p.bad("trust_region", c.TrustRegion, "is defined for soft and sparse PCL, not %s "+c.Algo, "algo")
+		p.bad("trust_region", c.TrustRegion, "is defined for soft and sparse PCL, not %s "+string(c.Algo), "algo")
 	}
 }
 

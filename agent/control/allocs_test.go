@@ -20,7 +20,7 @@ func TestTrainStepAllocatesNothing(t *testing.T) {
 	}
 	t.Setenv(tensor.EnvWorkers, "1")
 	for _, k := range []int{729, 15625} {
-		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 			for _, peaked := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/A=%d/peaked=%v", algo, k, peaked), func(t *testing.T) {
 					l := benchLearner(t, algo, k)
@@ -56,7 +56,7 @@ func TestTrainStepAllocatesNothing(t *testing.T) {
 // the lagged pass swaps the parameters in place and keeps its own scratch.
 func TestTrainStepWithLeversAllocatesNothing(t *testing.T) {
 	t.Setenv(tensor.EnvWorkers, "1")
-	for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+	for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 		l := benchLearnerWith(t, algo, 729, func(c *config.Config) { c.TargetLag, c.TrustRegion = 0.9, 0.01 })
 		segs := benchSegments(rand.New(rand.NewPCG(1, 2)), 729)
 		for range 3 {
@@ -80,7 +80,7 @@ func TestTrainStepAllocationsWithWorkers(t *testing.T) {
 		t.Skip("a few paper-sized steps")
 	}
 	t.Setenv(tensor.EnvWorkers, "2")
-	for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+	for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 		l := benchLearner(t, algo, 729)
 		segs := benchSegments(rand.New(rand.NewPCG(1, 2)), 729)
 		if _, err := l.TrainStep(segs); err != nil {

@@ -34,12 +34,12 @@ func benchSegments(rng *rand.Rand, k int) []*Segment {
 	return segs
 }
 
-func benchLearner(b testing.TB, algo string, k int) *Learner {
+func benchLearner(b testing.TB, algo config.Algo, k int) *Learner {
 	return benchLearnerWith(b, algo, k, func(*config.Config) {})
 }
 
 // benchLearnerWith is benchLearner with edit applied to its config.
-func benchLearnerWith(b testing.TB, algo string, k int, edit func(*config.Config)) *Learner {
+func benchLearnerWith(b testing.TB, algo config.Algo, k int, edit func(*config.Config)) *Learner {
 	cfg := config.Default()
 	cfg.Net, cfg.Algo, cfg.Alpha, cfg.Gamma = config.NetMLP, algo, 0.1, 0.99
 	edit(&cfg)
@@ -57,7 +57,7 @@ func benchLearnerWith(b testing.TB, algo string, k int, edit func(*config.Config
 // BenchmarkTrainStep is one paper-sized training step (25 x 100 steps) at the HalfCheetah grids.
 func BenchmarkTrainStep(b *testing.B) {
 	for _, k := range []int{729, 15625} {
-		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				l := benchLearner(b, algo, k)
 				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
@@ -74,7 +74,7 @@ func BenchmarkTrainStep(b *testing.B) {
 // BenchmarkPolicyStep is one sampling step of one copy: the forward pass, the policy and a draw.
 func BenchmarkPolicyStep(b *testing.B) {
 	for _, k := range []int{729, 15625} {
-		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				l := benchLearner(b, algo, k)
 				x := tensor.New(1, 17)
@@ -105,7 +105,7 @@ func BenchmarkPolicyStep(b *testing.B) {
 // PCL), and x-floor the step over those three. ns/op is the time of one round of the four.
 func BenchmarkTrainStepVsGemm(b *testing.B) {
 	for _, k := range []int{15625, 729} {
-		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				fast, ref := benchLearner(b, algo, k), benchLearner(b, algo, k)
 				ref.Objective().Reference = true
@@ -183,7 +183,7 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 // disturbs less. The env (noiseEnv) costs next to nothing.
 func BenchmarkSampleStep(b *testing.B) {
 	for _, k := range []int{15625, 729} {
-		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 			for _, n := range []int{1, 8} {
 				b.Run(fmt.Sprintf("%s/A=%d/copies=%d", algo, k, n), func(b *testing.B) {
 					benchSampleStep(b, benchLearner(b, algo, k), k, n)
@@ -255,7 +255,7 @@ func benchSampleStep(b *testing.B, l *Learner, k, n int) {
 // disturbs least; with OPENBLAS_NUM_THREADS=1 SPARSEPCL_WORKERS=1 it is the single-core cost.
 func BenchmarkTrainStepPhases(b *testing.B) {
 	for _, k := range []int{729, 15625} {
-		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				l := benchLearner(b, algo, k)
 				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
@@ -506,7 +506,7 @@ func BenchmarkTrainStepPeaked(b *testing.B) {
 // a trust region (the lagged policy's shifts too), and prints each as a ratio to the plain step.
 func BenchmarkTrainStepLevers(b *testing.B) {
 	for _, k := range []int{729, 15625} {
-		for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
 				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
 				learner := func(lag, lambda float64) *Learner {

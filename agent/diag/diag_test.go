@@ -89,7 +89,7 @@ func TestInspectUniformPolicy(t *testing.T) {
 	if eps[0].TotalReward() != 2 || eps[1].TotalReward() != -0.5 || eps[2].TotalReward() != -0.5 {
 		t.Fatalf("rewards %v %v %v", eps[0].Rewards, eps[1].Rewards, eps[2].Rewards)
 	}
-	for _, algo := range []string{config.AlgoSparse, config.AlgoSoft} {
+	for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 		cfg := config.Default()
 		cfg.Algo, cfg.Alpha, cfg.Hidden, cfg.Base = algo, 0.01, 8, 3
 		eng, err := tensor.NewEngine()

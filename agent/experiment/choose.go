@@ -6,13 +6,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/config"
 )
 
 // Choice is the weight chosen for one task and algorithm (and q) from a weight search.
 type Choice struct {
-	Env, Algo string
-	Q         float64
-	Alpha     float64
+	Env   string
+	Algo  config.Algo
+	Q     float64
+	Alpha float64
 	// Score is the chosen weight's fraction of the maximum reward ("of max"), averaged over the
 	// sizes where every candidate weight has finished runs; Sizes counts those sizes.
 	Score float64
@@ -25,8 +28,9 @@ type Choice struct {
 // Cells of one weight only are not a choice and are left out.
 func ChooseWeights(groups []*Group) []Choice {
 	type key struct {
-		env, algo string
-		q         float64
+		env  string
+		algo config.Algo
+		q    float64
 	}
 	type size struct {
 		key
@@ -88,8 +92,8 @@ func ChooseWeights(groups []*Group) []Choice {
 // WeightFlags turns choices into the sweep plan flags that run them, e.g.
 // "--sparse-alphas Copy-v0:0.01,Reverse-v0:0.05 --soft-alphas Copy-v0:0.025".
 func WeightFlags(choices []Choice) string {
-	byAlgo := map[string][]string{}
-	var algos []string
+	byAlgo := map[config.Algo][]string{}
+	var algos []config.Algo
 	for _, c := range choices {
 		if _, ok := byAlgo[c.Algo]; !ok {
 			algos = append(algos, c.Algo)

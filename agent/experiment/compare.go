@@ -36,11 +36,11 @@ func (c Compare) Cells() ([]Cell, error) {
 	if len(bases) == 0 {
 		return nil, fmt.Errorf("compare: --bases is empty")
 	}
-	algos := []string{config.AlgoSparse, config.AlgoSoft}
-	weights := map[string]map[int]float64{}
+	algos := []config.Algo{config.AlgoSparse, config.AlgoSoft}
+	weights := map[config.Algo]map[int]float64{}
 	for i, algo := range algos {
 		s := []string{c.SparseAlpha, c.SoftAlpha}[i]
-		w, err := baseWeights(s, algo+"-alpha", bases, func(b int) float64 { return config.DefaultAlpha(algo, b) })
+		w, err := baseWeights(s, string(algo)+"-alpha", bases, func(b int) float64 { return config.DefaultAlpha(algo, b) })
 		if err != nil {
 			return nil, err
 		}

@@ -58,7 +58,7 @@ type Manifest struct {
 type Cell struct {
 	Env   string
 	Base  int
-	Algo  string
+	Algo  config.Algo
 	Alpha float64
 	Q     float64 // Tsallis q (tsallis algo only)
 	Iters int     // 0: the spec's base config's

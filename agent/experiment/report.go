@@ -64,7 +64,7 @@ type Group struct {
 	Env        string
 	Base       int
 	Actions    int
-	Algo       string
+	Algo       config.Algo
 	Alpha, Q   float64
 	Control    string // WeightControl of the runs' config: "" when the weight is fixed
 	Iters      int
@@ -465,7 +465,7 @@ func figurePanels(groups []*Group) []*figurePanel {
 // bands are the panel's sampled-reward bands (one per group with finished seeds), their greedy
 // counterparts, the groups' algorithms and seed counts. A band whose seed count differs from
 // another's names its own.
-func (p *figurePanel) bands() (bands, greedy []plot.Band, algos []string, seeds []int) {
+func (p *figurePanel) bands() (bands, greedy []plot.Band, algos []config.Algo, seeds []int) {
 	colours := analysis.Palette{}
 	for _, g := range p.groups {
 		band, n := bandOf(g, sampledReward)
@@ -497,7 +497,7 @@ func (p *figurePanel) bands() (bands, greedy []plot.Band, algos []string, seeds 
 
 // draw writes the panel's figure and, when there are greedy evaluations, its -greedy figure;
 // the title gives the seed count (lo-hi) the bands share.
-func (p *figurePanel) draw(out string, bands, greedy []plot.Band, algos []string, lo, hi int) ([]string, error) {
+func (p *figurePanel) draw(out string, bands, greedy []plot.Band, algos []config.Algo, lo, hi int) ([]string, error) {
 	f := fmt.Sprintf("%s-A%d.png", strings.TrimSuffix(p.env, "-v0"), p.actions)
 	title := fmt.Sprintf("%s %s: %s\n%s", p.env, plot.SizeLabel(p.actions, p.groups[0].Base, 0), plot.AlgosLabel(algos), plot.SeedsLabel(lo, hi))
 	if err := plot.Bands(filepath.Join(out, f), title, "iteration", "mean sampled episode reward", bands); err != nil {

@@ -60,6 +60,15 @@ func splitList(s string) []string {
 	return out
 }
 
+// algoList is a comma-separated list of algorithms (Grid.weightsOf rejects an unknown one).
+func algoList(s string) []config.Algo {
+	var out []config.Algo
+	for _, a := range splitList(s) {
+		out = append(out, config.Algo(a))
+	}
+	return out
+}
+
 func floats(s, name string) ([]float64, error) {
 	var out []float64
 	for _, f := range splitList(s) {
@@ -121,11 +130,11 @@ func (g Grid) Cells() ([]Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	algos := splitList(g.Algos)
+	algos := algoList(g.Algos)
 	if len(algos) == 0 {
 		return nil, fmt.Errorf("sweep: --algos is empty")
 	}
-	weights := map[string]envWeights{}
+	weights := map[config.Algo]envWeights{}
 	qs := []float64{0}
 	for _, a := range algos {
 		w, aqs, err := g.weightsOf(a, sizes)
@@ -255,7 +264,7 @@ func (g Grid) itersPerEnv(sizes []gridSize) (map[string]int, error) {
 
 // weightsOf parses algorithm a's weights for the envs of sizes and, for Tsallis PCL, its entropic
 // indices (nil for the others).
-func (g Grid) weightsOf(a string, sizes []gridSize) (envWeights, []float64, error) {
+func (g Grid) weightsOf(a config.Algo, sizes []gridSize) (envWeights, []float64, error) {
 	var s, name string
 	var qs []float64
 	switch a {

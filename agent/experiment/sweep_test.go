@@ -482,7 +482,7 @@ func TestLocal(t *testing.T) {
 }
 
 func TestBestWeights(t *testing.T) {
-	g := func(algo string, alpha, final float64, finished int) *Group {
+	g := func(algo config.Algo, alpha, final float64, finished int) *Group {
 		return &Group{Env: "Copy-v0", Base: 5, Algo: algo, Alpha: alpha, FinalMean: final, Finished: finished}
 	}
 	cases := []struct {
@@ -506,7 +506,7 @@ func TestBestWeights(t *testing.T) {
 }
 
 func TestChooseWeights(t *testing.T) {
-	g := func(env, algo string, base int, alpha, frac float64, finished int) *Group {
+	g := func(env string, algo config.Algo, base int, alpha, frac float64, finished int) *Group {
 		return &Group{Env: env, Algo: algo, Base: base, Alpha: alpha, FracMean: frac, Finished: finished}
 	}
 	groups := []*Group{

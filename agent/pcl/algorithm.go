@@ -16,8 +16,8 @@ import (
 // (tsallis.go); the weight alpha is not part of the algorithm but of the heads (Heads.Alpha), so
 // that it is held once and can change during training (Heads.SetAlpha).
 type Algorithm interface {
-	// Name is the algorithm's name in config.Config.Algo.
-	Name() string
+	// Name is the algorithm as config.Config.Algo names it.
+	Name() config.Algo
 	// Q is the entropic index of the policy: 1 for the softmax, 2 for the sparsemax.
 	Q() float64
 

@@ -15,7 +15,8 @@ import (
 // falling through to one of the others.
 func TestNewHeadsByAlgorithm(t *testing.T) {
 	cases := []struct {
-		algo, form         string
+		algo               config.Algo
+		form               string
 		q                  float64
 		sizes              []int
 		vHead, lambda, big int

@@ -59,9 +59,12 @@ func maxIndex(x []float32) int {
 // algorithm and form at the long-episode grids' action counts, with any number of workers, and
 // with sparse PCL's gradient delivered as sparse rows.
 func TestFastPathMatchesReference(t *testing.T) {
-	type algoForm struct{ algo, form string }
+	type algoForm struct {
+		algo config.Algo
+		form string
+	}
 	var cases []algoForm
-	for _, a := range []string{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
+	for _, a := range []config.Algo{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
 		for _, f := range []string{config.FormSeparate, config.FormUnified} {
 			cases = append(cases, algoForm{a, f})
 		}
@@ -150,7 +153,7 @@ func compareRel(t *testing.T, name string, got, want *tensor.Matrix, tol float64
 
 // The fast path's loss and gradients are bit for bit the same whatever the number of workers.
 func TestFastPathIndependentOfWorkers(t *testing.T) {
-	for ci, algo := range []string{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
+	for ci, algo := range []config.Algo{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
 		for _, form := range []string{config.FormSeparate, config.FormUnified} {
 			cfg := testConfig(algo, form)
 			cfg.Alpha = 0.1

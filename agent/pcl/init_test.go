@@ -45,7 +45,7 @@ func TestLSTMHeadInitialisations(t *testing.T) {
 		t.Errorf("scale 0.5: weight %v, Glorot's %v", hw.Value.Data[3], w.Value.Data[3])
 	}
 
-	for _, algo := range []string{config.AlgoSparse, config.AlgoTsallis} {
+	for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoTsallis} {
 		m := build(func(c *config.Config) { c.Algo, c.LambdaInit = algo, config.LambdaInitAlpha })
 		_, lb := m.Net.Head(m.LambdaHead)
 		if got := float64(lb.Value.Data[0]); math.Abs(got-math.Log(0.05)) > 1e-6 {

@@ -13,7 +13,7 @@ import (
 
 var testSpec = Spec{ObsVocab: 3, ActionComponents: []int{2, 2, 2}} // |A| = 8, Copy with base 2
 
-func testConfig(algo, form string) config.Config {
+func testConfig(algo config.Algo, form string) config.Config {
 	c := config.Default()
 	c.Algo, c.Form, c.Hidden, c.Rollout, c.Gamma = algo, form, 8, 3, 0.9
 	c.Alpha = 0.3
@@ -210,7 +210,10 @@ func slowLoss(t *testing.T, m *LSTM, cfg config.Config, eps []*episode.Episode) 
 	return directLoss(in, cfg.Gamma, cfg.Rollout)
 }
 
-var algoForms = []struct{ algo, form string }{
+var algoForms = []struct {
+	algo config.Algo
+	form string
+}{
 	{config.AlgoSoft, config.FormSeparate}, {config.AlgoSoft, config.FormUnified},
 	{config.AlgoSparse, config.FormSeparate}, {config.AlgoSparse, config.FormUnified},
 	{config.AlgoTsallis, config.FormSeparate}, {config.AlgoTsallis, config.FormUnified},
@@ -256,7 +259,7 @@ func TestGradientThroughNetworkFiniteDifferences(t *testing.T) {
 		}
 		scaleLogitHead(l, 4)
 		rng := rand.New(rand.NewPCG(uint64(i), 9))
-		checkGradientFD(t, l, randomEpisodes(rng, 4), rng, af.algo+"/"+af.form)
+		checkGradientFD(t, l, randomEpisodes(rng, 4), rng, string(af.algo)+"/"+af.form)
 	}
 }
 

@@ -1,6 +1,7 @@
 package pcl
 
 import (
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -11,7 +12,7 @@ import (
 type Soft struct{}
 
 // Name is "soft".
-func (Soft) Name() string { return "soft" }
+func (Soft) Name() config.Algo { return config.AlgoSoft }
 
 // Q is 1: the softmax.
 func (Soft) Q() float64 { return 1 }

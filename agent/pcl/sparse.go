@@ -1,6 +1,7 @@
 package pcl
 
 import (
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -16,7 +17,7 @@ import (
 type Sparse struct{}
 
 // Name is "sparse".
-func (Sparse) Name() string { return "sparse" }
+func (Sparse) Name() config.Algo { return config.AlgoSparse }
 
 // Q is 2: the sparsemax.
 func (Sparse) Q() float64 { return 2 }

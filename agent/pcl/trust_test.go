@@ -22,7 +22,7 @@ func TestTrustRegionStepAtTabularOptimum(t *testing.T) {
 		t.Fatal(err)
 	}
 	S, A := m.States, m.Actions
-	for _, algo := range []string{config.AlgoSoft, config.AlgoSparse} {
+	for _, algo := range []config.Algo{config.AlgoSoft, config.AlgoSparse} {
 		sparse := algo == config.AlgoSparse
 		obj := tabular.Soft(weight)
 		if sparse {
@@ -120,7 +120,7 @@ func TestTrustRegionStepAtTabularOptimum(t *testing.T) {
 // algorithms; a trust region without a lagged network, in the unified form or for Tsallis PCL is
 // refused.
 func TestTrustRegionGradientFiniteDifferences(t *testing.T) {
-	for i, algo := range []string{config.AlgoSoft, config.AlgoSparse} {
+	for i, algo := range []config.Algo{config.AlgoSoft, config.AlgoSparse} {
 		cfg := testConfig(algo, config.FormSeparate)
 		cfg.PGScale, cfg.CriticWeight, cfg.Seed = config.PGScaleNone, 1, int64(40+i)
 		cfg.TargetLag, cfg.TrustRegion = 0.5, 0.2
@@ -137,7 +137,7 @@ func TestTrustRegionGradientFiniteDifferences(t *testing.T) {
 			}
 		}
 		eps := randomEpisodes(rng, 4)
-		checkGradientFD(t, l, eps, rng, algo+" with a trust region")
+		checkGradientFD(t, l, eps, rng, string(algo)+" with a trust region")
 		// The trust region is used: the loss moves with λ.
 		with, _ := l.Loss(eps, false)
 		l.obj.trust.Lambda = 0

@@ -1,6 +1,7 @@
 package pcl
 
 import (
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -15,7 +16,7 @@ type Tsallis struct {
 }
 
 // Name is "tsallis".
-func (Tsallis) Name() string { return "tsallis" }
+func (Tsallis) Name() config.Algo { return config.AlgoTsallis }
 
 // Q is the entropic index.
 func (t Tsallis) Q() float64 { return t.EntropicIndex }

@@ -10,7 +10,7 @@ import (
 
 // AlgoLabel names an algorithm with its regularisation weight: "sparse α = 0.05", "soft τ = 0.01"
 // (soft PCL's weight is its temperature), "tsallis q = 1.5, α = 0.1".
-func AlgoLabel(algo string, weight, q float64) string {
+func AlgoLabel(algo config.Algo, weight, q float64) string {
 	switch algo {
 	case config.AlgoSoft:
 		return fmt.Sprintf("soft τ = %g", weight)
@@ -21,11 +21,11 @@ func AlgoLabel(algo string, weight, q float64) string {
 }
 
 // AlgosLabel names the algorithms of a comparison in order, without repeats: "sparse vs soft PCL".
-func AlgosLabel(algos []string) string {
+func AlgosLabel(algos []config.Algo) string {
 	var seen []string
 	for _, a := range algos {
-		if !slices.Contains(seen, a) {
-			seen = append(seen, a)
+		if !slices.Contains(seen, string(a)) {
+			seen = append(seen, string(a))
 		}
 	}
 	return strings.Join(seen, " vs ") + " PCL"

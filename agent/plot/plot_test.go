@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg/draw"
@@ -311,17 +312,17 @@ func TestFigureIsAPNGOfTheStatedSize(t *testing.T) {
 
 func TestLabels(t *testing.T) {
 	for got, want := range map[string]string{
-		AlgoLabel("sparse", 0.05, 0):                     "sparse α = 0.05",
-		AlgoLabel("soft", 0.01, 0):                       "soft τ = 0.01",
-		AlgoLabel("tsallis", 0.1, 1.5):                   "tsallis q = 1.5, α = 0.1",
-		AlgosLabel([]string{"sparse", "sparse", "soft"}): "sparse vs soft PCL",
-		SizeLabel(20, 5, 0):                              "|A| = 20 (base 5)",
-		SizeLabel(15625, 0, 5):                           "grid 5 (|A| = 15,625)",
-		SizeLabel(0, 0, 3):                               "grid 3",
-		SizeLabel(2, 0, 0):                               "|A| = 2",
-		SeedsLabel(1, 1):                                 "1 seed",
-		SeedsLabel(5, 5):                                 "mean and min–max over 5 seeds",
-		SeedsLabel(1, 3):                                 "mean and min–max over 1–3 seeds",
+		AlgoLabel("sparse", 0.05, 0):                          "sparse α = 0.05",
+		AlgoLabel("soft", 0.01, 0):                            "soft τ = 0.01",
+		AlgoLabel("tsallis", 0.1, 1.5):                        "tsallis q = 1.5, α = 0.1",
+		AlgosLabel([]config.Algo{"sparse", "sparse", "soft"}): "sparse vs soft PCL",
+		SizeLabel(20, 5, 0):                                   "|A| = 20 (base 5)",
+		SizeLabel(15625, 0, 5):                                "grid 5 (|A| = 15,625)",
+		SizeLabel(0, 0, 3):                                    "grid 3",
+		SizeLabel(2, 0, 0):                                    "|A| = 2",
+		SeedsLabel(1, 1):                                      "1 seed",
+		SeedsLabel(5, 5):                                      "mean and min–max over 5 seeds",
+		SeedsLabel(1, 3):                                      "mean and min–max over 1–3 seeds",
 	} {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)

@@ -22,7 +22,7 @@ type alphaControl struct {
 	ctrl  weight.Controller
 	auto  *weight.Auto // the automatic weight's state, nil otherwise
 	check *weight.CollapseCheck
-	algo  string
+	algo  config.Algo
 	log   *slog.Logger
 	name  func(field string) string // names a config field in the warning (Options.FieldName)
 }

@@ -24,7 +24,8 @@ func TestResolve(t *testing.T) {
 	}
 	cases := []struct {
 		name             string
-		env, algo        string
+		env              string
+		algo             config.Algo
 		given            []string
 		lookup           ThresholdLookup
 		alpha            float64

@@ -20,7 +20,7 @@ import (
 )
 
 // smallCopyConfig is Copy with base 2 (|A| = 8) at a batch size small enough for CI.
-func smallCopyConfig(algo string, alpha float64) config.Config {
+func smallCopyConfig(algo config.Algo, alpha float64) config.Config {
 	c := config.Default()
 	c.Env, c.Base, c.Algo, c.Alpha = "Copy-v0", 2, algo, alpha
 	c.BatchSize, c.Hidden, c.LearningRate = 32, 32, 0.01
@@ -37,7 +37,7 @@ func TestCopyBase2ReachesThreshold(t *testing.T) {
 		t.Skip("training run")
 	}
 	cases := []struct {
-		algo  string
+		algo  config.Algo
 		alpha float64
 	}{{config.AlgoSparse, 0.05}, {config.AlgoSoft, 0.025}}
 	for _, tc := range cases {
