@@ -48,7 +48,7 @@ func newVecEnv(t *testing.T, tk task, n int) envs.VecEnv {
 // newModel builds a small, freshly initialised model for env, with its parameters scaled up by
 // sharpen so that the policy is far from uniform (greedy choices are then clear-cut and sparsemax
 // has a small support).
-func newModel(t *testing.T, env envs.VecEnv, algo config.Algo, form string, seed int64, sharpen float32) *pcl.LSTM {
+func newModel(t *testing.T, env envs.VecEnv, algo config.Algo, form config.Form, seed int64, sharpen float32) *pcl.LSTM {
 	t.Helper()
 	spec, err := pcl.SpecOf(env)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestSampleEpisodesMatchTheEnvironment(t *testing.T) {
 		name     string
 		task     task
 		algo     config.Algo
-		form     string
+		form     config.Form
 		greedy   bool
 		maxSteps int
 	}{
@@ -266,7 +266,7 @@ func TestSampledActionsFollowTheLearnersPolicy(t *testing.T) {
 		name   string
 		task   task
 		algo   config.Algo
-		form   string
+		form   config.Form
 		greedy bool
 	}{
 		{"sparse greedy", task{"Copy-v0", 3}, config.AlgoSparse, config.FormSeparate, true},

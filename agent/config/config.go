@@ -32,12 +32,36 @@ const (
 	AlgoTsallis Algo = "tsallis" // general Tsallis-q PCL with an entmax policy (q = TsallisQ)
 )
 
-// The values accepted by Config's other string fields: Form, PGScale, ReplayPriority,
-// ReplayEviction, Curriculum, LambdaInit and Net.
-const (
-	FormSeparate = "separate" // policy logits, V and multiplier heads
-	FormUnified  = "unified"  // one Q head; policy and V derived from it through the value operator
+// Form is how the network's heads parameterise the policy and V, the value of Config.Form:
+// FormSeparate or FormUnified (Validate rejects any other).
+type Form string
 
+// The forms accepted by Config.Form.
+const (
+	FormSeparate Form = "separate" // policy logits, V and multiplier heads
+	FormUnified  Form = "unified"  // one Q head; policy and V derived from it through the value operator
+)
+
+// Net is a network family, the value of Config.Net: NetAuto, NetLSTM or NetMLP (Validate rejects
+// any other).
+type Net string
+
+// The network families accepted by Config.Net.
+const (
+	// NetAuto picks the network family from the env's observation space (train.ResolveNet): an
+	// LSTM for a Discrete observation (the algorithmic tasks), feed-forward networks for a Box or
+	// any other space.
+	NetAuto Net = "auto"
+	// NetLSTM is the recurrent network of the algorithmic tasks, trained on whole episodes.
+	NetLSTM Net = "lstm"
+	// NetMLP is the paper's continuous-control model: separate feed-forward policy and value
+	// networks, trained on sub-episodes cut from copies that keep running across iterations.
+	NetMLP Net = "mlp"
+)
+
+// The values accepted by Config's other string fields: PGScale, ReplayPriority, ReplayEviction,
+// Curriculum and LambdaInit.
+const (
 	// PGScaleInverseAlpha divides the gradient that reaches the policy (the per-step regularisation
 	// terms) by alpha, as the released PCL code does (its policy loss is -adv * sum gamma^i log pi,
 	// i.e. the gradient of C^2/2 divided by tau).
@@ -65,16 +89,6 @@ const (
 	// log alpha (exp = alpha).
 	LambdaInitOne   = "one"
 	LambdaInitAlpha = "alpha"
-
-	// NetAuto picks the network family from the env's observation space (train.ResolveNet): an
-	// LSTM for a Discrete observation (the algorithmic tasks), feed-forward networks for a Box or
-	// any other space.
-	NetAuto = "auto"
-	// NetLSTM is the recurrent network of the algorithmic tasks, trained on whole episodes.
-	NetLSTM = "lstm"
-	// NetMLP is the paper's continuous-control model: separate feed-forward policy and value
-	// networks, trained on sub-episodes cut from copies that keep running across iterations.
-	NetMLP = "mlp"
 )
 
 // Config is one training run's complete configuration, in sections by the part of the run each

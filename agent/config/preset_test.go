@@ -98,7 +98,7 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 		grid  int
 		given []string
 		auto  bool
-		form  string
+		form  Form
 		alpha float64
 	}{
 		{AlgoSparse, 3, nil, true, FormSeparate, 1},

@@ -23,7 +23,7 @@ type AlgorithmConfig struct {
 	// Algo is "sparse", "soft" or "tsallis".
 	Algo Algo `json:"algo" group:"learner" help:"\"sparse\", \"soft\" or \"tsallis\""`
 	// Form is "separate" (default) or "unified".
-	Form string `json:"form" group:"learner" help:"\"separate\" or \"unified\""`
+	Form Form `json:"form" group:"learner" help:"\"separate\" or \"unified\""`
 	// Alpha is the regularisation weight: alpha for sparse/tsallis, tau for soft.
 	Alpha float64 `json:"alpha" group:"learner" help:"regularisation weight: alpha of sparse and tsallis (default 0.05), tau of soft (default 0.025); the long-episode preset (mlp runs) gives sparse 1 and soft 0.003, and, to a run over an action grid given no weight flag, the automatic weight from there (sparse in the unified form)"`
 	// TsallisQ is the entropic index q of the tsallis algo (1 < q; q = 2 is sparse).
@@ -57,7 +57,7 @@ type AlgorithmConfig struct {
 // sets the size of its policy head over a Box action space.
 type NetworkConfig struct {
 	// Net is "auto" (default: lstm for Discrete observations, mlp for Box), "lstm" or "mlp".
-	Net string `json:"net" group:"mlp" help:"network family: \"auto\" (lstm for Discrete observations, mlp for Box), \"lstm\" or \"mlp\""`
+	Net Net `json:"net" group:"mlp" help:"network family: \"auto\" (lstm for Discrete observations, mlp for Box), \"lstm\" or \"mlp\""`
 	// Hidden is the number of LSTM units; 128 (paper).
 	Hidden int `json:"hidden" group:"learner" help:"LSTM units (lstm)"`
 	// MLPHidden is the units of each of the two tanh layers of the mlp networks; 64 (paper).

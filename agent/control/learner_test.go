@@ -15,7 +15,7 @@ const (
 	testActions = 6
 )
 
-func testConfig(algo config.Algo, form string, seed int64) config.Config {
+func testConfig(algo config.Algo, form config.Form, seed int64) config.Config {
 	c := config.Default()
 	c.Net, c.Algo, c.Form, c.MLPHidden, c.Rollout, c.Gamma = config.NetMLP, algo, form, 8, 3, 0.9
 	c.Alpha, c.TsallisQ, c.Seed = 0.3, 1.5, seed
@@ -24,7 +24,7 @@ func testConfig(algo config.Algo, form string, seed int64) config.Config {
 
 var algoForms = []struct {
 	algo config.Algo
-	form string
+	form config.Form
 }{
 	{config.AlgoSoft, config.FormSeparate}, {config.AlgoSoft, config.FormUnified},
 	{config.AlgoSparse, config.FormSeparate}, {config.AlgoSparse, config.FormUnified},

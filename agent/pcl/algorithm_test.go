@@ -16,7 +16,7 @@ import (
 func TestNewHeadsByAlgorithm(t *testing.T) {
 	cases := []struct {
 		algo               config.Algo
-		form               string
+		form               config.Form
 		q                  float64
 		sizes              []int
 		vHead, lambda, big int

@@ -61,11 +61,11 @@ func maxIndex(x []float32) int {
 func TestFastPathMatchesReference(t *testing.T) {
 	type algoForm struct {
 		algo config.Algo
-		form string
+		form config.Form
 	}
 	var cases []algoForm
 	for _, a := range []config.Algo{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
-		for _, f := range []string{config.FormSeparate, config.FormUnified} {
+		for _, f := range []config.Form{config.FormSeparate, config.FormUnified} {
 			cases = append(cases, algoForm{a, f})
 		}
 	}
@@ -154,7 +154,7 @@ func compareRel(t *testing.T, name string, got, want *tensor.Matrix, tol float64
 // The fast path's loss and gradients are bit for bit the same whatever the number of workers.
 func TestFastPathIndependentOfWorkers(t *testing.T) {
 	for ci, algo := range []config.Algo{config.AlgoSoft, config.AlgoSparse, config.AlgoTsallis} {
-		for _, form := range []string{config.FormSeparate, config.FormUnified} {
+		for _, form := range []config.Form{config.FormSeparate, config.FormUnified} {
 			cfg := testConfig(algo, form)
 			cfg.Alpha = 0.1
 			const K = 729

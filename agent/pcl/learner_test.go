@@ -13,7 +13,7 @@ import (
 
 var testSpec = Spec{ObsVocab: 3, ActionComponents: []int{2, 2, 2}} // |A| = 8, Copy with base 2
 
-func testConfig(algo config.Algo, form string) config.Config {
+func testConfig(algo config.Algo, form config.Form) config.Config {
 	c := config.Default()
 	c.Algo, c.Form, c.Hidden, c.Rollout, c.Gamma = algo, form, 8, 3, 0.9
 	c.Alpha = 0.3
@@ -212,7 +212,7 @@ func slowLoss(t *testing.T, m *LSTM, cfg config.Config, eps []*episode.Episode) 
 
 var algoForms = []struct {
 	algo config.Algo
-	form string
+	form config.Form
 }{
 	{config.AlgoSoft, config.FormSeparate}, {config.AlgoSoft, config.FormUnified},
 	{config.AlgoSparse, config.FormSeparate}, {config.AlgoSparse, config.FormUnified},
@@ -259,7 +259,7 @@ func TestGradientThroughNetworkFiniteDifferences(t *testing.T) {
 		}
 		scaleLogitHead(l, 4)
 		rng := rand.New(rand.NewPCG(uint64(i), 9))
-		checkGradientFD(t, l, randomEpisodes(rng, 4), rng, string(af.algo)+"/"+af.form)
+		checkGradientFD(t, l, randomEpisodes(rng, 4), rng, string(af.algo)+"/"+string(af.form))
 	}
 }
 

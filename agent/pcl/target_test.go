@@ -91,12 +91,12 @@ func TestPathLossTargets(t *testing.T) {
 // network's parameters, and the learner's loss bootstraps from it: in the separate form from its
 // value head read off directly, in the unified form from its Q's value operator.
 func TestTargetLagUpdate(t *testing.T) {
-	for _, form := range []string{config.FormSeparate, config.FormUnified} {
-		t.Run(form, func(t *testing.T) { testTargetLagUpdate(t, form) })
+	for _, form := range []config.Form{config.FormSeparate, config.FormUnified} {
+		t.Run(string(form), func(t *testing.T) { testTargetLagUpdate(t, form) })
 	}
 }
 
-func testTargetLagUpdate(t *testing.T, form string) {
+func testTargetLagUpdate(t *testing.T, form config.Form) {
 	cfg := testConfig(config.AlgoSparse, form)
 	cfg.TargetLag = 0.75
 	l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())

@@ -17,7 +17,7 @@ import (
 // diagnose, compare) call through it instead of asking which family a config has.
 type Family interface {
 	// Net is the family's config.Net value.
-	Net() string
+	Net() config.Net
 	// Supports returns nil when the family has tool, or an *UnsupportedError that says what to
 	// use instead; subject is what the message names: the env (diagnose, compare) or the
 	// run directory (play, eval's options).
@@ -81,8 +81,8 @@ var ErrUnsupported = errors.New("not supported by the network family")
 // command can give its advice. It wraps ErrUnsupported.
 type UnsupportedError struct {
 	Tool    Tool
-	Family  string // config.NetLSTM or config.NetMLP
-	Subject string // the env or the run directory the tool was asked of
+	Family  config.Net // config.NetLSTM or config.NetMLP
+	Subject string     // the env or the run directory the tool was asked of
 }
 
 func (e *UnsupportedError) Error() string {

@@ -17,7 +17,7 @@ import (
 // and the tools built for it (diagnose, compare, play).
 type lstmFamily struct{}
 
-func (lstmFamily) Net() string { return config.NetLSTM }
+func (lstmFamily) Net() config.Net { return config.NetLSTM }
 
 func (lstmFamily) Supports(tool Tool, subject string) error {
 	if tool == ToolRecord || tool == ToolReplaySteps {

@@ -19,7 +19,7 @@ import (
 // episodes, one of which can be drawn as a GIF.
 type mlpFamily struct{}
 
-func (mlpFamily) Net() string { return config.NetMLP }
+func (mlpFamily) Net() config.Net { return config.NetMLP }
 
 func (mlpFamily) Supports(tool Tool, subject string) error {
 	switch tool {

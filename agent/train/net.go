@@ -9,7 +9,7 @@ import (
 // NetFor is the network family an observation space calls for: the LSTM (config.NetLSTM) for a
 // Discrete observation, a token it embeds and reads over whole episodes (the algorithmic tasks);
 // the feed-forward networks (config.NetMLP) for every other space, flattened into a vector.
-func NetFor(obs envs.Space) string {
+func NetFor(obs envs.Space) config.Net {
 	if _, ok := obs.(envs.Discrete); ok {
 		return config.NetLSTM
 	}

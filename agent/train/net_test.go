@@ -17,7 +17,7 @@ func TestNetFor(t *testing.T) {
 	tests := []struct {
 		name string
 		obs  envs.Space
-		want string
+		want config.Net
 	}{
 		{"Discrete", envs.Discrete{N: 6}, config.NetLSTM},
 		{"Box", envs.NewBox(-1, 1, envs.Float32, 4), config.NetMLP},
@@ -38,7 +38,8 @@ func TestNetFor(t *testing.T) {
 // that was given.
 func TestResolveNetFollowsTheObservationSpace(t *testing.T) {
 	type tc struct {
-		env, net, want string
+		env       string
+		net, want config.Net
 	}
 	tests := []tc{
 		{"HalfCheetah-v5", config.NetAuto, config.NetMLP},
@@ -71,7 +72,7 @@ func TestResolveNetFollowsTheObservationSpace(t *testing.T) {
 // refuses the same way.
 func TestFamilySupports(t *testing.T) {
 	tools := []Tool{ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolRecord, ToolObserver, ToolReplaySteps}
-	lacks := map[string][]Tool{config.NetLSTM: {ToolRecord, ToolReplaySteps},
+	lacks := map[config.Net][]Tool{config.NetLSTM: {ToolRecord, ToolReplaySteps},
 		config.NetMLP: {ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolObserver}}
 	for _, env := range []string{"Copy-v0", "CartPole-v1"} {
 		cfg := config.Default()

@@ -29,7 +29,7 @@ func TestResolve(t *testing.T) {
 		given            []string
 		lookup           ThresholdLookup
 		alpha            float64
-		net              string
+		net              config.Net
 		gamma, threshold float64
 		noThreshold      bool
 		alphaIn, gammaIn float64

@@ -374,7 +374,7 @@ func TestDefaultRunDir(t *testing.T) {
 	cases := []struct {
 		env       string
 		base, grd int
-		net       string
+		net       config.Net
 		want      string
 	}{
 		{"Copy-v0", 5, 0, config.NetLSTM, "runs/Copy-v0-base5-sparse-seed1"},
