@@ -114,3 +114,25 @@ func TestRegisterUnknownKind(t *testing.T) {
 	}()
 	s.register(flag.NewFlagSet("", flag.ContinueOnError))
 }
+
+// Each flag writes into its own field and no other: setting it to a value other than its default
+// changes exactly the field FieldFlags names for it.
+func TestEachFlagWritesItsField(t *testing.T) {
+	for field, name := range FieldFlags() {
+		c := Default()
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		c.RegisterFlags(fs)
+		f := fs.Lookup(name)
+		other := map[string]string{"true": "false", "false": "true"}[f.DefValue]
+		if other == "" {
+			other = "7" // parses as every int, float and string flag, and is no flag's default
+		}
+		if err := fs.Set(name, other); err != nil {
+			t.Fatalf("--%s %s: %v", name, other, err)
+		}
+		diff := Diff(Default(), c)
+		if len(diff) != 1 || !strings.HasPrefix(diff[0], field+": ") {
+			t.Errorf("--%s %s changed %q, want %s alone", name, other, diff, field)
+		}
+	}
+}
