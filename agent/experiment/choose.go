@@ -106,3 +106,73 @@ func WeightFlags(choices []Choice) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// SteadyChoice is the weight the steady rule picks for one task size and algorithm (and q).
+type SteadyChoice struct {
+	Env    string
+	Base   int
+	Algo   config.Algo
+	Q      float64
+	Alpha  float64
+	Passed int     // the chosen weight's runs that pass by the steady rule (SteadyPass)
+	Seeds  int     // its finished runs
+	Greedy float64 // their mean last-10% greedy reward
+}
+
+// ChooseSteady picks, for each task size and algorithm, the weight with the most runs that pass
+// by the steady rule, ties broken by the higher mean last-10% greedy reward, then by the order
+// the weights were given (docs/results/figure1-levers/PROTOCOL.md, step 2). A cell is chosen only
+// when each of its two or more weights has every run finished: no weight wins by missing runs.
+func ChooseSteady(groups []*Group) []SteadyChoice {
+	type key struct {
+		env  string
+		base int
+		algo config.Algo
+		q    float64
+	}
+	byKey := map[key][]*Group{}
+	var keys []key
+	for _, g := range groups {
+		if g.Control != "" {
+			continue
+		}
+		k := key{g.Env, g.Base, g.Algo, g.Q}
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], g)
+	}
+	var out []SteadyChoice
+	for _, k := range keys {
+		gs := byKey[k]
+		if len(gs) < 2 || slices.ContainsFunc(gs, func(g *Group) bool { return g.Finished == 0 || g.Finished < len(g.Runs) }) {
+			continue
+		}
+		best := gs[0]
+		for _, g := range gs[1:] {
+			if g.Passed > best.Passed || (g.Passed == best.Passed && greedier(g.GreedyMean, best.GreedyMean)) {
+				best = g
+			}
+		}
+		out = append(out, SteadyChoice{Env: k.env, Base: k.base, Algo: k.algo, Q: k.q, Alpha: best.Alpha,
+			Passed: best.Passed, Seeds: best.Finished, Greedy: best.GreedyMean})
+	}
+	return out
+}
+
+// greedier reports a > b, a NaN (no greedy evaluation) below every number.
+func greedier(a, b float64) bool {
+	if math.IsNaN(a) {
+		return false
+	}
+	return math.IsNaN(b) || a > b
+}
+
+// SteadyWeightFlags turns steady choices into the sweep plan flags that run them, as WeightFlags.
+func SteadyWeightFlags(choices []SteadyChoice) string {
+	cs := make([]Choice, len(choices))
+	for i, c := range choices {
+		cs[i] = Choice{Env: c.Env, Algo: c.Algo, Q: c.Q, Alpha: c.Alpha}
+	}
+	return WeightFlags(cs)
+}

@@ -256,6 +256,7 @@ func Report(dir, out string) ([]*Group, error) {
 		}
 	}
 	writeChosenWeights(&b, groups)
+	writeSteadyChoices(&b, groups)
 	writeNotFinished(&b, dir, results)
 	if err := atomicfile.WriteFile(filepath.Join(out, ReportFile), []byte(b.String()), 0o644); err != nil {
 		return groups, fmt.Errorf("sweep: %w", err)
@@ -302,6 +303,26 @@ func writeGroupTable(b *strings.Builder, groups []*Group) {
 			g.Iters, g.Finished, len(g.Runs), pm(g.FinalMean, g.FinalStd), pm(g.GreedyMean, g.GreedyStd), num(g.FracMean, 2), length, g.Threshold, g.Passed, g.Finished, g.Solved, g.Finished, reach,
 			g.GreedySolved, g.Finished)
 	}
+}
+
+// writeSteadyChoices writes the weight chosen per task size and algorithm by the steady rule,
+// when there are choices.
+func writeSteadyChoices(b *strings.Builder, groups []*Group) {
+	choices := ChooseSteady(groups)
+	if len(choices) == 0 {
+		return
+	}
+	b.WriteString("\n## Chosen by the steady rule\n\nPer task size and algorithm, the weight with the most runs that pass by the steady rule, ties broken by the mean last-10% greedy reward (docs/results/figure1-levers/PROTOCOL.md):\n\n")
+	b.WriteString("| task | \\|A\\| | algo | weight | passed | greedy |\n|---|---|---|---|---|---|\n")
+	for _, c := range choices {
+		n, err := NumActions(c.Env, c.Base)
+		actions := strconv.Itoa(n)
+		if err != nil {
+			actions = "-"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %g | %d/%d | %s |\n", strings.TrimSuffix(c.Env, "-v0"), actions, c.Algo, c.Alpha, c.Passed, c.Seeds, num(c.Greedy, 2))
+	}
+	fmt.Fprintf(b, "\nAs sweep plan flags: `%s`\n", SteadyWeightFlags(choices))
 }
 
 // writeChosenWeights writes the weight chosen per task and algorithm, when there are choices.

@@ -534,6 +534,52 @@ func TestChooseWeights(t *testing.T) {
 	}
 }
 
+// The steady rule picks the most passes, then the higher last-10% greedy mean (a NaN below every
+// number), then the first weight given; a cell with an unfinished run, or one weight only, is not
+// chosen.
+func TestChooseSteady(t *testing.T) {
+	g := func(env string, algo config.Algo, base int, alpha float64, passed int, greedy float64, finished, runs int) *Group {
+		return &Group{Env: env, Algo: algo, Base: base, Alpha: alpha, Passed: passed, GreedyMean: greedy, Finished: finished, Runs: make([]RunResult, runs)}
+	}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name   string
+		groups []*Group
+		want   []SteadyChoice
+	}{
+		{"most passes, though a lower greedy mean",
+			[]*Group{g("Copy-v0", "sparse", 40, 0.01, 2, 20, 3, 3), g("Copy-v0", "sparse", 40, 0.05, 3, 10, 3, 3)},
+			[]SteadyChoice{{Env: "Copy-v0", Base: 40, Algo: "sparse", Alpha: 0.05, Passed: 3, Seeds: 3, Greedy: 10}}},
+		{"a tie in passes: the greedy mean",
+			[]*Group{g("Copy-v0", "soft", 40, 0.005, 0, 3, 3, 3), g("Copy-v0", "soft", 40, 0.025, 0, 8, 3, 3), g("Copy-v0", "soft", 40, 0.05, 0, nan, 3, 3)},
+			[]SteadyChoice{{Env: "Copy-v0", Base: 40, Algo: "soft", Alpha: 0.025, Seeds: 3, Greedy: 8}}},
+		{"a NaN greedy mean loses to any number",
+			[]*Group{g("Reverse-v0", "sparse", 32, 0.01, 0, nan, 3, 3), g("Reverse-v0", "sparse", 32, 0.05, 0, -1, 3, 3)},
+			[]SteadyChoice{{Env: "Reverse-v0", Base: 32, Algo: "sparse", Alpha: 0.05, Seeds: 3, Greedy: -1}}},
+		{"a full tie keeps the first weight",
+			[]*Group{g("Copy-v0", "sparse", 40, 0.1, 1, 5, 3, 3), g("Copy-v0", "sparse", 40, 0.01, 1, 5, 3, 3)},
+			[]SteadyChoice{{Env: "Copy-v0", Base: 40, Algo: "sparse", Alpha: 0.1, Passed: 1, Seeds: 3, Greedy: 5}}},
+		{"an unfinished run: no choice yet",
+			[]*Group{g("Copy-v0", "sparse", 40, 0.01, 3, 30, 3, 3), g("Copy-v0", "sparse", 40, 0.05, 0, 1, 2, 3)}, nil},
+		{"one weight: no choice", []*Group{g("Copy-v0", "sparse", 40, 0.01, 3, 30, 3, 3)}, nil},
+	} {
+		got := ChooseSteady(tc.groups)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	var b strings.Builder
+	writeSteadyChoices(&b, []*Group{g("Copy-v0", "sparse", 40, 0.01, 3, 30.5, 3, 3), g("Copy-v0", "sparse", 40, 0.05, 0, 1, 3, 3)})
+	if want := "| Copy | 160 | sparse | 0.01 | 3/3 | 30.50 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("the report's steady choices lack %q:\n%s", want, b.String())
+	}
+	both := ChooseSteady([]*Group{g("Copy-v0", "sparse", 40, 0.01, 3, 30, 3, 3), g("Copy-v0", "sparse", 40, 0.05, 0, 1, 3, 3),
+		g("Copy-v0", "soft", 40, 0.005, 0, 2, 3, 3), g("Copy-v0", "soft", 40, 0.025, 1, 9, 3, 3)})
+	if f, w := SteadyWeightFlags(both), "--sparse-alphas Copy-v0:0.01 --soft-alphas Copy-v0:0.025"; f != w {
+		t.Errorf("flags %q, want %q", f, w)
+	}
+}
+
 // A manifest may be planned again with larger budgets (its runs resume to them), never smaller.
 func TestWriteGrowsBudgets(t *testing.T) {
 	dir := t.TempDir()
