@@ -1,0 +1,37 @@
+# Sourced by the experiment scripts that run pcl sweeps (scripts/large-actions,
+# scripts/figure1-levers): restore, save and sweep, with PCL the pcl binary.
+#
+# Run directories do not outlive the machine; docs/results keeps each finished run's config,
+# metrics and provenance. restore copies those into a sweep replanned on a fresh machine (pcl sweep
+# counts a run whose metrics reach its budget as finished without its checkpoint, and never trains
+# it again), so that only the missing runs are run; save copies the finished runs back.
+restore() { # sweep-dir results-dir
+  local r
+  for r in "$2"/runs/*/; do
+    [ -d "$r" ] || continue
+    r=${r%/}
+    [ -e "$1/runs/${r##*/}" ] || { mkdir -p "$1/runs" && cp -r "$r" "$1/runs/"; }
+  done
+}
+save() { # sweep-dir results-dir
+  local r iters
+  for r in "$1"/runs/*/; do
+    r=${r%/}
+    [ -f "$r/config.json" ] && [ -f "$r/metrics.csv" ] || continue
+    iters=$(grep -o '"iters": *[0-9]*' "$r/config.json" | grep -o '[0-9]*$')
+    [ "$(tail -n +2 "$r/metrics.csv" | wc -l)" -ge "$iters" ] || continue
+    mkdir -p "$2/runs/${r##*/}"
+    cp "$r"/{config.json,metrics.csv,run.json} "$2/runs/${r##*/}/"
+  done
+}
+# sweep sweep-dir results-dir [pcl sweep run flags]: restore, run, save and report.
+sweep() {
+  local dir=$1 out=$2
+  shift 2
+  local rc=0
+  restore "$dir" "$out"
+  "$PCL" sweep run --dir "$dir" "$@" || rc=$? # interrupted or a run failed: keep what finished
+  save "$dir" "$out"
+  "$PCL" sweep report --dir "$dir" --out "$out"
+  return "$rc"
+}
