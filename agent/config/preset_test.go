@@ -88,8 +88,8 @@ func TestLongEpisodePreset(t *testing.T) {
 	}
 }
 
-// A run over an action grid given no weight gets the automatic weight (sparse: with issue 51's
-// levers, in the separate form the trust region needs; given --form unified, the automatic weight
+// A run over an action grid given no weight gets the automatic weight with issue 51's levers (in
+// the separate form the trust region needs; sparse given --form unified: the automatic weight
 // alone, the default before); a run given any weight field, or without a grid, keeps a fixed
 // weight in the separate form, exactly as before the automatic default.
 func TestLongEpisodePresetWeight(t *testing.T) {
@@ -108,6 +108,8 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 		{AlgoSparse, 3, []string{"alpha_start", "alpha_decay"}, false, FormSeparate, 1},
 		{AlgoSparse, 0, nil, false, FormSeparate, 1}, // no action grid (CartPole): the fixed weight
 		{AlgoSoft, 3, nil, true, FormSeparate, 0.003},
+		{AlgoSoft, 5, nil, true, FormSeparate, 0.003},
+		{AlgoSoft, 3, []string{"target_lag"}, true, FormSeparate, 0.003}, // --target-lag given: no trust region either
 		{AlgoSoft, 3, []string{"alpha"}, false, FormSeparate, 0.05},
 		{AlgoSoft, 0, nil, false, FormSeparate, 0.003},
 		{AlgoTsallis, 3, nil, false, FormSeparate, 0.05},
@@ -128,9 +130,9 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 		if c.AlphaAuto != tc.auto || c.Form != tc.form || c.Alpha != tc.alpha {
 			t.Errorf("%s grid %d given %v: alpha_auto %v, form %s, alpha %v; want %v, %s, %v", tc.algo, tc.grid, tc.given, c.AlphaAuto, c.Form, c.Alpha, tc.auto, tc.form, tc.alpha)
 		}
-		// Sparse PCL over a grid given no weight also gets issue 51's levers: four steps per
-		// iteration, a lagged target and the Tsallis trust region; every other case none.
-		levers := tc.algo == AlgoSparse && tc.grid > 0 && tc.given == nil
+		// Sparse and soft PCL over a grid given no weight also get issue 51's levers: four steps
+		// per iteration, a lagged target and a trust region; every other case none.
+		levers := tc.algo != AlgoTsallis && tc.grid > 0 && tc.given == nil
 		if got := c.TrainSteps == 4 && c.TargetLag == 0.9 && c.TrustRegion == 0.01; got != levers {
 			t.Errorf("%s grid %d given %v: train_steps %d, target_lag %v, trust_region %v; issue 51's levers %v", tc.algo, tc.grid, tc.given, c.TrainSteps, c.TargetLag, c.TrustRegion, levers)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 func TestTrainEvalBadInput(t *testing.T) {
@@ -411,5 +412,35 @@ func TestReplayGCPercent(t *testing.T) {
 		if p, ok := replayGCPercent(tc.cfg, tc.gogc); p != tc.percent || ok != tc.ok {
 			t.Errorf("%s: %d %v, want %d %v", tc.name, p, ok, tc.percent, tc.ok)
 		}
+	}
+}
+
+// `pcl train --algo soft` over HalfCheetah's action grid runs soft PCL's grid default (the
+// automatic weight with four steps per iteration, a lagged target and the trust region: issue
+// 51's chosen configuration), and a short run of it trains without the collapse warning.
+func TestSoftGridDefaultTrainsWithoutCollapse(t *testing.T) {
+	needServer(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	var o, e bytes.Buffer
+	args := []string{"train", "--out", dir, "--env", "HalfCheetah-v5", "--grid", "3", "--norm-obs", "--algo", "soft", "--iters", "60", "--eval-every", "20"}
+	if code := runMain(context.Background(), args, &o, &e); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, e.String())
+	}
+	cfg, err := runstore.Dir(dir).Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Algo != config.AlgoSoft || !cfg.AlphaAuto || cfg.TrainSteps != 4 || cfg.TargetLag != 0.9 || cfg.TrustRegion != 0.01 || cfg.Form != config.FormSeparate {
+		t.Errorf("soft's grid default: algo %s, alpha_auto %v, train_steps %d, target_lag %v, trust_region %v, form %s", cfg.Algo, cfg.AlphaAuto, cfg.TrainSteps, cfg.TargetLag, cfg.TrustRegion, cfg.Form)
+	}
+	if strings.Contains(e.String(), "policy collapsed") {
+		t.Errorf("the short run warned of a collapse:\n%s", e.String())
+	}
+	rows, err := runstore.Dir(dir).Metrics()
+	if err != nil || len(rows) != 60 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	if _, _, ok, err := train.CollapseOf(cfg, rows); ok || err != nil {
+		t.Errorf("the collapse check over its metrics: flagged %v, %v", ok, err)
 	}
 }
