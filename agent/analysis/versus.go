@@ -140,38 +140,88 @@ func renderVersus(root string, spec TableSpec) (string, error) {
 	return versusTable(spec.Arms, arms)
 }
 
-// versusTable renders the versus kind: a row per arm.
+// versusRow is one arm's figures, seed by seed.
+type versusRow struct {
+	full, atRef    map[int64]float64 // last-20% return at the whole budget and at the reference's wall time
+	steps, minutes []float64         // env steps at the reference's wall time; wall minutes of each run
+}
+
+// versusFigures reads arm a against the reference's wall time per seed.
+func versusFigures(label string, a []curve, ref map[int64]float64) (versusRow, error) {
+	r := versusRow{full: map[int64]float64{}, atRef: map[int64]float64{}}
+	for _, c := range a {
+		w, ok := ref[c.seed]
+		if !ok {
+			return r, fmt.Errorf("tables: arm %q has a run of seed %d, the reference none", label, c.seed)
+		}
+		cut := until(c.rows, w)
+		r.full[c.seed], r.atRef[c.seed] = last20(c.rows), last20(cut)
+		if len(cut) > 0 {
+			r.steps = append(r.steps, float64(cut[len(cut)-1].EnvSteps))
+		}
+		if len(c.rows) > 0 {
+			r.minutes = append(r.minutes, c.rows[len(c.rows)-1].WallSeconds/60)
+		}
+	}
+	return r, nil
+}
+
+// bySeed is m's values in the order of seeds.
+func bySeed(m map[int64]float64, seeds []int64) []float64 {
+	out := make([]float64, len(seeds))
+	for i, s := range seeds {
+		out[i] = m[s]
+	}
+	return out
+}
+
+// pairedText is the mean paired difference of x from the reference's values of the same seeds,
+// with its 95% interval.
+func pairedText(x, ref map[int64]float64, seeds []int64) string {
+	d := make([]float64, len(seeds))
+	for i, s := range seeds {
+		d[i] = x[s] - ref[s]
+	}
+	iv := SampleInterval(d)
+	return fmt.Sprintf("%s (%s to %s)", signed(iv.Mean), thousands(iv.Lower), thousands(iv.Upper))
+}
+
+// versusTable renders the versus kind: a row per arm, the first the reference.
 func versusTable(specs []ArmSpec, arms [][]curve) (string, error) {
 	ref := map[int64]float64{}
+	var seeds []int64
 	for _, c := range arms[0] {
 		if len(c.rows) > 0 {
 			ref[c.seed] = c.rows[len(c.rows)-1].WallSeconds
+			seeds = append(seeds, c.seed)
+		}
+	}
+	rows := make([]versusRow, len(arms))
+	for i, a := range arms {
+		var err error
+		if rows[i], err = versusFigures(specs[i].Label, a, ref); err != nil {
+			return "", err
+		}
+		if i > 0 && len(rows[i].full) != len(seeds) {
+			return "", fmt.Errorf("tables: arm %q has %d seeds, the reference %d", specs[i].Label, len(rows[i].full), len(seeds))
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| arm | seeds | return, last 20%% | per seed | minutes a run | at %s's wall time: return, last 20%% | env steps by then |\n|---|---|---|---|---|---|---|\n", specs[0].Label)
-	for i, a := range arms {
-		var full, atRef, steps, minutes []float64
-		var per []string
-		for _, c := range a {
-			w, ok := ref[c.seed]
-			if !ok {
-				return "", fmt.Errorf("tables: arm %q has a run of seed %d, the reference %q none", specs[i].Label, c.seed, specs[0].Label)
-			}
-			cut := until(c.rows, w)
-			full, atRef = append(full, last20(c.rows)), append(atRef, last20(cut))
-			per = append(per, thousands(full[len(full)-1]))
-			if len(cut) > 0 {
-				steps = append(steps, float64(cut[len(cut)-1].EnvSteps))
-			}
-			if len(c.rows) > 0 {
-				minutes = append(minutes, c.rows[len(c.rows)-1].WallSeconds/60)
-			}
+	b.WriteString("| arm | seeds | return, last 20% | per seed | minutes a run | at the first row's wall time | env steps by then | paired difference from the first row: whole budget; its wall time |\n|---|---|---|---|---|---|---|---|\n")
+	for i, r := range rows {
+		full := bySeed(r.full, seeds)
+		per := make([]string, len(full))
+		for k, x := range full {
+			per[k] = thousands(x)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", specs[i].Label, len(a), intervalText(SampleInterval(full)),
-			strings.Join(per, ", "), rangeText(minutes, wholeText), intervalText(SampleInterval(atRef)), rangeText(steps, thousands))
+		diff := "–"
+		if i > 0 {
+			diff = pairedText(r.full, rows[0].full, seeds) + "; " + pairedText(r.atRef, rows[0].atRef, seeds)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", specs[i].Label, len(full), intervalText(SampleInterval(full)),
+			strings.Join(per, ", "), rangeText(r.minutes, wholeText), intervalText(SampleInterval(bySeed(r.atRef, seeds))), rangeText(r.steps, thousands), diff)
 	}
-	fmt.Fprintf(&b, "\nMean ± sample std (n − 1) over the seeds, with the 95%% Student-t interval of the mean; the return over the last 20%% of a run's env steps, at its whole budget and cut where %s's run of the same seed ended. Minutes: each run's wall time, two runs side by side on two cores. Generated from the runs by `pcl tables`.\n", specs[0].Label)
+	b.WriteString("\nMean ± sample std (n − 1) over the seeds, with the 95% Student-t interval of the mean; the return over the last 20% of a run's env steps, at its whole budget and cut where the first row's run of the same seed ended (equal wall time); the paired differences by seed, with their 95% interval. Minutes: each run's wall time, two runs side by side on two cores. Generated from the runs by `pcl tables`.\n")
 	return b.String(), nil
 }
 

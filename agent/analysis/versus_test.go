@@ -62,6 +62,8 @@ func TestVersusTable(t *testing.T) {
 		"| 10, 5 | 5-10 | 7 ± 3 (",
 		"| arm | 2 | 110 ± 0 (110 to 110) | 110, 110 | 20 | 104 ± 2 (",
 		"| 200-500 |",
+		// paired: 100 and 104.5 at the whole budget, 95.5 and 97 at the reference's wall time
+		"| +102 (", "; +96 (",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
