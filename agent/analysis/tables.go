@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -80,9 +81,8 @@ func RenderTable(root string, spec TableSpec) (string, error) {
 	return pairedRows(*spec.Baseline, base, spec.Arms, arms)
 }
 
-// loadArm summarises the runs of a, ordered by seed, each as it stood at steps env steps when
-// steps > 0.
-func loadArm(root string, a ArmSpec, steps int64) ([]Summary, error) {
+// dirs are the run directories a's globs match under root; a glob that matches none is an error.
+func (a ArmSpec) dirs(root string) ([]string, error) {
 	var dirs []string
 	for _, g := range a.Runs {
 		m, err := filepath.Glob(filepath.Join(root, g))
@@ -90,6 +90,16 @@ func loadArm(root string, a ArmSpec, steps int64) ([]Summary, error) {
 			return nil, fmt.Errorf("arm %q: no run directory matches %s", a.Label, g)
 		}
 		dirs = append(dirs, m...)
+	}
+	return dirs, nil
+}
+
+// loadArm summarises the runs of a, ordered by seed, each as it stood at steps env steps when
+// steps > 0.
+func loadArm(root string, a ArmSpec, steps int64) ([]Summary, error) {
+	dirs, err := a.dirs(root)
+	if err != nil {
+		return nil, err
 	}
 	recs, err := LoadRecords(dirs)
 	if err != nil {
@@ -107,7 +117,7 @@ func loadArm(root string, a ArmSpec, steps int64) ([]Summary, error) {
 	for i, r := range recs {
 		out[i] = Summarise(r)
 	}
-	slices.SortFunc(out, func(x, y Summary) int { return int(x.Cfg.Seed - y.Cfg.Seed) })
+	slices.SortFunc(out, func(x, y Summary) int { return cmp.Compare(x.Cfg.Seed, y.Cfg.Seed) })
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -30,21 +31,17 @@ type curve struct {
 
 // loadCurves reads the runs of a, ordered by seed.
 func loadCurves(root string, a ArmSpec) ([]curve, error) {
-	var out []curve
-	for _, g := range a.Runs {
-		dirs, err := filepath.Glob(filepath.Join(root, g))
-		if err != nil || len(dirs) == 0 {
-			return nil, fmt.Errorf("arm %q: no run directory matches %s", a.Label, g)
-		}
-		for _, d := range dirs {
-			c, err := readCurve(d)
-			if err != nil {
-				return nil, fmt.Errorf("arm %q: %w", a.Label, err)
-			}
-			out = append(out, c)
+	dirs, err := a.dirs(root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]curve, len(dirs))
+	for i, d := range dirs {
+		if out[i], err = readCurve(d); err != nil {
+			return nil, fmt.Errorf("arm %q: %w", a.Label, err)
 		}
 	}
-	slices.SortFunc(out, func(x, y curve) int { return int(x.seed - y.seed) })
+	slices.SortFunc(out, func(x, y curve) int { return cmp.Compare(x.seed, y.seed) })
 	return out, nil
 }
 
