@@ -59,16 +59,23 @@ const (
 	NetMLP Net = "mlp"
 )
 
-// The values accepted by Config's other string fields: PGScale, ReplayPriority, ReplayEviction,
-// Curriculum and LambdaInit.
+// PGScale is the scale of the gradient that reaches the policy, the value of Config.PGScale:
+// PGScaleInverseAlpha or PGScaleNone (Validate rejects any other).
+type PGScale string
+
+// The policy-gradient scales accepted by Config.PGScale.
 const (
 	// PGScaleInverseAlpha divides the gradient that reaches the policy (the per-step regularisation
 	// terms) by alpha, as the released PCL code does (its policy loss is -adv * sum gamma^i log pi,
 	// i.e. the gradient of C^2/2 divided by tau).
-	PGScaleInverseAlpha = "inverse-alpha"
+	PGScaleInverseAlpha PGScale = "inverse-alpha"
 	// PGScaleNone uses the plain gradient of C^2/2 for every parameter, as the paper's Algorithm 1.
-	PGScaleNone = "none"
+	PGScaleNone PGScale = "none"
+)
 
+// The values accepted by Config's other string fields: ReplayPriority, ReplayEviction, Curriculum
+// and LambdaInit.
+const (
 	PriorityReward  = "reward"  // replay priority = total episode reward (the paper)
 	PriorityRecency = "recency" // replay priority = iteration of collection (what the released code did)
 	// PriorityAdvantage: replay priority = the episode's largest surplus over the value when it was

@@ -50,7 +50,7 @@ type AlgorithmConfig struct {
 	// PGScale is "inverse-alpha" (default, the released code: policy gradient = grad(C^2/2)/alpha)
 	// or "none" (the paper's Algorithm 1: plain grad(C^2/2)). The default follows the code because
 	// its learning rate, clipping and Adam settings were tuned with that scaling.
-	PGScale string `json:"pg_scale" group:"learner" help:"\"inverse-alpha\" (released code) or \"none\" (paper)"`
+	PGScale PGScale `json:"pg_scale" group:"learner" help:"\"inverse-alpha\" (released code) or \"none\" (paper)"`
 }
 
 // NetworkConfig is the network family, its sizes and initialisation, and the action grid that
