@@ -73,16 +73,23 @@ const (
 	PGScaleNone PGScale = "none"
 )
 
-// The values accepted by Config's other string fields: ReplayPriority, ReplayEviction, Curriculum
-// and LambdaInit.
+// Priority is the rule that gives each stored episode its replay priority, the value of
+// Config.ReplayPriority: PriorityReward, PriorityRecency or PriorityAdvantage (Validate rejects
+// any other).
+type Priority string
+
+// The replay priorities accepted by Config.ReplayPriority.
 const (
-	PriorityReward  = "reward"  // replay priority = total episode reward (the paper)
-	PriorityRecency = "recency" // replay priority = iteration of collection (what the released code did)
+	PriorityReward  Priority = "reward"  // replay priority = total episode reward (the paper)
+	PriorityRecency Priority = "recency" // replay priority = iteration of collection (what the released code did)
 	// PriorityAdvantage: replay priority = the episode's largest surplus over the value when it was
 	// sampled (pcl.Objective.Surpluses), self-imitation learning's rule: a rare rewarded action is
 	// drawn first, whatever the episode's total reward.
-	PriorityAdvantage = "advantage"
+	PriorityAdvantage Priority = "advantage"
+)
 
+// The values accepted by Config's other string fields: ReplayEviction, Curriculum and LambdaInit.
+const (
 	EvictRandom = "random" // overwrite a uniformly random episode when full (paper and code)
 	EvictFIFO   = "fifo"
 

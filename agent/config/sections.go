@@ -159,7 +159,7 @@ type EpisodeSamplingConfig struct {
 	// ReplayUniform is the uniform mixture weight; 0.1 (paper: 0.1 + 0.9 softmax).
 	ReplayUniform float64 `json:"replay_uniform" group:"replay" help:"uniform weight of the replay sampling mixture"`
 	// ReplayPriority is "reward" (default, the paper), "recency" (the released code) or "advantage".
-	ReplayPriority string `json:"replay_priority" group:"replay" help:"\"reward\" (paper), \"recency\" (released code) or \"advantage\" (the episode's largest surplus over V when sampled: self-imitation's rule)"`
+	ReplayPriority Priority `json:"replay_priority" group:"replay" help:"\"reward\" (paper), \"recency\" (released code) or \"advantage\" (the episode's largest surplus over V when sampled: self-imitation's rule)"`
 	// ReplayEviction is "random" (default) or "fifo".
 	ReplayEviction string `json:"replay_eviction" group:"replay" help:"\"random\" or \"fifo\""`
 	// Explore is the probability that a step of a fresh episode takes a uniformly random action

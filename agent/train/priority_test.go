@@ -48,7 +48,7 @@ func (w *surplusWatcher) Trained(it int) error {
 // was sampled under (before the iteration's steps): the replay's distribution is the softmax of
 // those surpluses, episode by episode. The reward priority gives another distribution.
 func TestAdvantagePriorityStoresSurpluses(t *testing.T) {
-	for _, prio := range []string{config.PriorityAdvantage, config.PriorityReward} {
+	for _, prio := range []config.Priority{config.PriorityAdvantage, config.PriorityReward} {
 		cfg := smallEpisodesConfig()
 		cfg.Iters, cfg.EvalEvery, cfg.ReplayPriority, cfg.ReplayUniform = 1, 0, prio, 0
 		w := &surplusWatcher{}
