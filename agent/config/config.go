@@ -88,11 +88,19 @@ const (
 	PriorityAdvantage Priority = "advantage"
 )
 
-// The values accepted by Config's other string fields: ReplayEviction, Curriculum and LambdaInit.
-const (
-	EvictRandom = "random" // overwrite a uniformly random episode when full (paper and code)
-	EvictFIFO   = "fifo"
+// Eviction is what a full episode replay overwrites, the value of Config.ReplayEviction:
+// EvictRandom or EvictFIFO (Validate rejects any other). Its values are the names
+// replay.NewEpisodes takes.
+type Eviction string
 
+// The evictions accepted by Config.ReplayEviction.
+const (
+	EvictRandom Eviction = "random" // overwrite a uniformly random episode when full (paper and code)
+	EvictFIFO   Eviction = "fifo"   // overwrite the oldest episode when full
+)
+
+// The values accepted by Config's other string fields: Curriculum and LambdaInit.
+const (
 	// CurriculumShared: one curriculum for the whole training batch (as the reference code ran: gym
 	// kept the curriculum in class attributes shared by every instance).
 	CurriculumShared = "shared"

@@ -161,7 +161,7 @@ type EpisodeSamplingConfig struct {
 	// ReplayPriority is "reward" (default, the paper), "recency" (the released code) or "advantage".
 	ReplayPriority Priority `json:"replay_priority" group:"replay" help:"\"reward\" (paper), \"recency\" (released code) or \"advantage\" (the episode's largest surplus over V when sampled: self-imitation's rule)"`
 	// ReplayEviction is "random" (default) or "fifo".
-	ReplayEviction string `json:"replay_eviction" group:"replay" help:"\"random\" or \"fifo\""`
+	ReplayEviction Eviction `json:"replay_eviction" group:"replay" help:"\"random\" or \"fifo\""`
 	// Explore is the probability that a step of a fresh episode takes a uniformly random action
 	// instead of the policy's draw (0: the policy alone, as the paper samples). Path consistency
 	// holds off-policy, so such episodes train and fill the replay like the policy's own.

@@ -148,7 +148,7 @@ func (d Dir) Replay() (*replay.Buffer[int32], Meta, error) {
 	if err != nil {
 		return nil, Meta{}, err
 	}
-	buf, err := replay.NewEpisodes(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction)
+	buf, err := replay.NewEpisodes(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, string(cfg.ReplayEviction))
 	if err != nil {
 		return nil, Meta{}, err
 	}

@@ -88,7 +88,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 		}
 	}
 	if cfg.Replay {
-		if r.buf, err = replay.NewEpisodes(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, cfg.ReplayEviction); err != nil {
+		if r.buf, err = replay.NewEpisodes(cfg.ReplayCapacity, cfg.ReplayAlpha, cfg.ReplayUniform, string(cfg.ReplayEviction)); err != nil {
 			return nil, err
 		}
 	}
