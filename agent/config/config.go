@@ -99,14 +99,22 @@ const (
 	EvictFIFO   Eviction = "fifo"   // overwrite the oldest episode when full
 )
 
-// The values accepted by Config's other string fields: Curriculum and LambdaInit.
+// Curriculum is whether an algorithmic task's env copies share one curriculum or have one each,
+// the value of Config.Curriculum: CurriculumShared or CurriculumPerCopy (Validate rejects any
+// other).
+type Curriculum string
+
+// The curriculum modes accepted by Config.Curriculum.
 const (
 	// CurriculumShared: one curriculum for the whole training batch (as the reference code ran: gym
 	// kept the curriculum in class attributes shared by every instance).
-	CurriculumShared = "shared"
+	CurriculumShared Curriculum = "shared"
 	// CurriculumPerCopy: each env copy has its own curriculum (gym >= 2020 semantics).
-	CurriculumPerCopy = "per-copy"
+	CurriculumPerCopy Curriculum = "per-copy"
+)
 
+// The values accepted by Config's other string field, LambdaInit.
+const (
 	// LambdaInitOne starts the multiplier's log-scale head at 0 (exp = 1); LambdaInitAlpha at
 	// log alpha (exp = alpha).
 	LambdaInitOne   = "one"

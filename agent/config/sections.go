@@ -14,7 +14,7 @@ type EnvConfig struct {
 	// MaxSteps caps episode length; a cut-off episode is truncated (200 as in pcl_rl).
 	MaxSteps int `json:"max_steps" group:"learner" help:"cap on episode length (cut-off episodes are truncated)"`
 	// Curriculum is "shared" (default, like the reference runs) or "per-copy".
-	Curriculum string `json:"curriculum" group:"learner" help:"\"shared\" (one curriculum per batch, as the reference runs) or \"per-copy\" (lstm)"`
+	Curriculum Curriculum `json:"curriculum" group:"learner" help:"\"shared\" (one curriculum per batch, as the reference runs) or \"per-copy\" (lstm)"`
 }
 
 // AlgorithmConfig is the consistency the learner minimises: the algorithm, its form, its weight

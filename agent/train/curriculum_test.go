@@ -21,7 +21,7 @@ func TestSyncEvalCurriculum(t *testing.T) {
 	start := algorithmic.Copy.StartMinLength()
 	cases := []struct {
 		name       string
-		curriculum string
+		curriculum config.Curriculum
 		train      []int // training min_length per curriculum
 		want       []int // evaluation min_length per copy
 	}{
