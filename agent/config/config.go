@@ -113,12 +113,16 @@ const (
 	CurriculumPerCopy Curriculum = "per-copy"
 )
 
-// The values accepted by Config's other string field, LambdaInit.
+// LambdaInit is where the sparse (and Tsallis) multiplier's log-scale head starts, the value of
+// Config.LambdaInit: LambdaInitOne or LambdaInitAlpha (Validate rejects any other).
+type LambdaInit string
+
+// The multiplier starts accepted by Config.LambdaInit.
 const (
 	// LambdaInitOne starts the multiplier's log-scale head at 0 (exp = 1); LambdaInitAlpha at
 	// log alpha (exp = alpha).
-	LambdaInitOne   = "one"
-	LambdaInitAlpha = "alpha"
+	LambdaInitOne   LambdaInit = "one"
+	LambdaInitAlpha LambdaInit = "alpha"
 )
 
 // Config is one training run's complete configuration, in sections by the part of the run each

@@ -71,7 +71,7 @@ type NetworkConfig struct {
 	// LambdaInit sets where the sparse (and Tsallis) multiplier's log-scale head starts: "one"
 	// (default: bias 0, exp(head) = 1, as the paper's parameterisation initialises it) or "alpha"
 	// (bias log α, so exp(head) starts at the weight: the multiplier's scale at the optimum).
-	LambdaInit string `json:"lambda_init" group:"learner" help:"start of the multiplier's scale exp(head): \"one\" or \"alpha\" (sparse, tsallis)"`
+	LambdaInit LambdaInit `json:"lambda_init" group:"learner" help:"start of the multiplier's scale exp(head): \"one\" or \"alpha\" (sparse, tsallis)"`
 	// EmbedStd is the truncated-normal std of the LSTM's input embeddings; 0.01 (the released code).
 	EmbedStd float64 `json:"embed_std" group:"learner" help:"std of the initial input embeddings (lstm)"`
 	// ValueScale multiplies the mlp value network's output: V = ValueScale * NN(x). Under Adam the
