@@ -125,6 +125,18 @@ const (
 	LambdaInitAlpha LambdaInit = "alpha"
 )
 
+// Optimizer is the optimiser of every parameter, the value of Config.Optimizer: OptimizerAdam,
+// OptimizerSGD or OptimizerRMSProp (Validate rejects any other). Its values are the names
+// optim.New takes.
+type Optimizer string
+
+// The optimisers accepted by Config.Optimizer.
+const (
+	OptimizerAdam    Optimizer = "adam"    // Adam, the released code's
+	OptimizerSGD     Optimizer = "sgd"     // plain gradient steps, the paper's Algorithm 1
+	OptimizerRMSProp Optimizer = "rmsprop" // RMSProp: decay 0.9, epsilon AdamEps, no momentum
+)
+
 // Config is one training run's complete configuration, in sections by the part of the run each
 // shapes. The sections are embedded, so their fields read as Config's own (cfg.Alpha) and
 // config.json lists them flat, in the order below; that order is the one config.json has always
@@ -153,7 +165,7 @@ func Default() Config {
 			LambdaInit: LambdaInitOne, EmbedStd: 0.01,
 		},
 		StepSamplingConfig: StepSamplingConfig{NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01},
-		OptimiserConfig:    OptimiserConfig{Optimizer: "adam", LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10},
+		OptimiserConfig:    OptimiserConfig{Optimizer: OptimizerAdam, LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10},
 		EpisodeSamplingConfig: EpisodeSamplingConfig{
 			BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
 			ReplayAlpha: 0.5, ReplayUniform: 0.1, ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,

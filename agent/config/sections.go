@@ -130,7 +130,7 @@ func (c StepSamplingConfig) RowsPerEnvStep() float64 {
 type OptimiserConfig struct {
 	// Optimizer is "adam" (default: the released code's), "sgd" (plain gradient steps, the paper's
 	// Algorithm 1) or "rmsprop" (decay 0.9, epsilon AdamEps, no momentum).
-	Optimizer string `json:"optimizer" group:"learner" help:"\"adam\", \"sgd\" (the paper's plain gradient steps) or \"rmsprop\""`
+	Optimizer Optimizer `json:"optimizer" group:"learner" help:"\"adam\", \"sgd\" (the paper's plain gradient steps) or \"rmsprop\""`
 	// LearningRate is 0.005 (paper).
 	LearningRate float64 `json:"learning_rate" flag:"lr" group:"learner" help:"Adam learning rate"`
 	// AdamBeta1 is 0.9 (TF default, used by pcl_rl).

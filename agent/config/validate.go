@@ -139,7 +139,7 @@ func (c Config) validateTrustRegion(p *problems) {
 }
 
 func (c OptimiserConfig) validate(p *problems) {
-	if c.Optimizer != "adam" && c.Optimizer != "sgd" && c.Optimizer != "rmsprop" {
+	if c.Optimizer != OptimizerAdam && c.Optimizer != OptimizerSGD && c.Optimizer != OptimizerRMSProp {
 		p.bad("optimizer", c.Optimizer, `must be "adam", "sgd" or "rmsprop"`)
 	}
 	if !(c.LearningRate > 0) {

@@ -109,7 +109,7 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 // newOptimizer is the optimiser o names over params, with o's learning rate and Adam settings
 // (RMSProp takes the epsilon too, SGD the learning rate alone).
 func newOptimizer(params []*nn.Param, o config.OptimiserConfig) (optim.Optimizer, error) {
-	return optim.New(o.Optimizer, params, optim.AdamConfig{LR: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
+	return optim.New(string(o.Optimizer), params, optim.AdamConfig{LR: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
 }
 
 // Config is the learner's config, with the current weight alpha.

@@ -1,6 +1,7 @@
 package pcl
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -322,6 +323,28 @@ func checkGradientFD(t *testing.T, l *EpisodeLearner, eps []*episode.Episode, rn
 		}
 		if math.Abs(fd-analytic) > 0.02*math.Abs(fd)+1e-3 {
 			t.Errorf("%s trial %d: directional derivative %v, finite difference %v", label, trial, analytic, fd)
+		}
+	}
+}
+
+// Each optimiser config accepts is one optim.New makes: config names them again, as it imports
+// no optimiser.
+func TestLearnerBuildsEveryConfigOptimizer(t *testing.T) {
+	for _, tc := range []struct {
+		name config.Optimizer
+		want string
+	}{{config.OptimizerAdam, "*optim.Adam"}, {config.OptimizerSGD, "*optim.SGD"}, {config.OptimizerRMSProp, "*optim.RMSProp"}} {
+		cfg := testConfig(config.AlgoSparse, config.FormSeparate)
+		cfg.Optimizer = tc.name
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := fmt.Sprintf("%T", l.Opt); got != tc.want {
+			t.Errorf("%s: optimiser %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }
