@@ -7,13 +7,19 @@ import (
 	"testing"
 )
 
+// Broken paths and fragments that name no heading (GitHub's anchors: punctuation dropped, a
+// repeated heading numbered, headings inside fenced code not counted) are found; the rest pass.
 func TestCheckFindsBrokenLinks(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "docs", "results"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"docs/a.md", "docs/results/fig.png"} {
-		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+	pages := map[string]string{
+		"docs/a.md":            "# Part\n\n## 6. Beyond the paper's data use (issue 51)\n\n## Part\n\n```\n# not a heading\n```\n",
+		"docs/results/fig.png": "",
+	}
+	for f, text := range pages {
+		if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -22,6 +28,8 @@ func TestCheckFindsBrokenLinks(t *testing.T) {
 		"[gone](docs/b.md) [anchor](#results) [web](https://example.com/x) [frag](docs/a.md#part)",
 		"```", "[in code](nowhere.md)", "```",
 		`![titled](docs/missing.png "a title")`,
+		"## Results",
+		"[punctuation](docs/a.md#6-beyond-the-papers-data-use-issue-51) [second](docs/a.md#part-1) [code](docs/a.md#not-a-heading) [here](#nowhere) [renamed](docs/a.md#parts)",
 	}, "\n")
 	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte(readme), 0o644); err != nil {
 		t.Fatal(err)
@@ -38,7 +46,9 @@ func TestCheckFindsBrokenLinks(t *testing.T) {
 	for _, b := range broken {
 		got = append(got, b.String())
 	}
-	want := []string{"README.md:2: docs/b.md does not exist", "README.md:6: docs/missing.png does not exist", "docs/page.md:1: a.png does not exist"}
+	want := []string{"README.md:2: docs/b.md does not exist", "README.md:6: docs/missing.png does not exist",
+		"README.md:8: docs/a.md#not-a-heading names no heading", "README.md:8: #nowhere names no heading", "README.md:8: docs/a.md#parts names no heading",
+		"docs/page.md:1: a.png does not exist"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("broken links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
