@@ -18,6 +18,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -196,7 +198,10 @@ type Options struct {
 }
 
 // Create makes dir (when missing) and a new event file in it, named after the time, the host and
-// the process, and writes the file_version event.
+// the process, and writes the file_version event. TensorBoard reads a directory's event files in
+// name order, so the new name always sorts after the files already there: a resumed run started in
+// the same second as the file before it (a pid that sorts lower, or a clock set back) names its
+// file one second after that file's, or its recomputed rows would be read first and purged as stale.
 func Create(dir string, opts Options) (*Writer, error) {
 	now := opts.Now
 	if now == nil {
@@ -210,9 +215,17 @@ func Create(dir string, opts Options) (*Writer, error) {
 		host = "localhost"
 	}
 	t := now()
+	last, err := lastFileName(dir)
+	if err != nil {
+		return nil, err
+	}
 	var f *os.File
-	for n := 0; ; n++ {
-		name := fmt.Sprintf("%s%d.%s.%d.%d", FilePrefix, t.Unix(), host, os.Getpid(), n)
+	for n, sec := 0, t.Unix(); ; n++ {
+		name := fmt.Sprintf("%s%d.%s.%d.%d", FilePrefix, sec, host, os.Getpid(), n)
+		if name <= last {
+			sec = fileSeconds(last) + 1
+			name = fmt.Sprintf("%s%d.%s.%d.%d", FilePrefix, sec, host, os.Getpid(), n)
+		}
 		f, err = os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			break
@@ -227,6 +240,26 @@ func Create(dir string, opts Options) (*Writer, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// lastFileName is the name of dir's event file that sorts last ("" when it has none).
+func lastFileName(dir string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, FilePrefix+"*"))
+	if err != nil {
+		return "", fmt.Errorf("tfevents: %w", err)
+	}
+	last := ""
+	for _, f := range files {
+		last = max(last, filepath.Base(f))
+	}
+	return last, nil
+}
+
+// fileSeconds is the Unix time in an event file's name (0 when it has none).
+func fileSeconds(name string) int64 {
+	rest := strings.TrimPrefix(name, FilePrefix)
+	sec, _ := strconv.ParseInt(rest[:strings.IndexByte(rest+".", '.')], 10, 64)
+	return sec
 }
 
 // Path is the event file's path.

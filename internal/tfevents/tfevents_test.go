@@ -143,3 +143,40 @@ func TestReadRecordsCorrupt(t *testing.T) {
 		t.Errorf("good: %q, %v", recs, err)
 	}
 }
+
+// TensorBoard reads a directory's event files in name order: a new file must sort after the
+// files already there, whatever their names, or a resumed run's rows would be read first.
+func TestCreateSortsAfterExistingFiles(t *testing.T) {
+	wall := time.Unix(1700000000, 0)
+	for _, tc := range []struct {
+		name     string
+		existing string // an event file already in the directory ("" for none)
+		wantSec  string // the new file name's seconds
+	}{
+		{"empty directory", "", "1700000000"},
+		{"older file", FilePrefix + "1699999999.zz.99999.0", "1700000000"},
+		{"same second, sorts later", FilePrefix + "1700000000.zzzz.99999.0", "1700000001"},
+		{"clock set back", FilePrefix + "1800000000.a.1.0", "1800000001"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.existing != "" {
+				if err := os.WriteFile(filepath.Join(dir, tc.existing), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, err := Create(dir, Options{Now: func() time.Time { return wall }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			name := filepath.Base(w.Path())
+			if !strings.HasPrefix(name, FilePrefix+tc.wantSec+".") {
+				t.Errorf("new file %s, want seconds %s", name, tc.wantSec)
+			}
+			if name <= tc.existing {
+				t.Errorf("new file %s sorts before %s", name, tc.existing)
+			}
+		})
+	}
+}
