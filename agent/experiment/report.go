@@ -43,6 +43,8 @@ type RunResult struct {
 	// Passed is the steady pass rule (SteadyPass): a finished run whose mean greedy reward over the
 	// last 10% of its budget is at or above the threshold, at the curriculum's top level.
 	Passed bool
+	// Rising is the budget rule's "still rising" (StillRising) of a finished run.
+	Rising bool
 }
 
 // SteadyPass is the pass rule every report states by this name: the mean greedy reward over the
@@ -57,6 +59,48 @@ func SteadyPass(env string, base int, threshold, finalGreedy float64, level int)
 		return level >= t.TopLevel()
 	}
 	return true
+}
+
+// RisingPercent is the margin of StillRising, in percent of the task's threshold.
+const RisingPercent = 5
+
+// StillRising is the budget rule's "still rising" (docs/results/figure1-levers/PROTOCOL.md,
+// addendum 2): the mean greedy reward over the last 10% of a run's iterations exceeds the mean
+// over the 10% before that by at least RisingPercent (5%) of the task's threshold (of its
+// magnitude, for a negative one). rows are the run's metrics to its end. The last 10% is the
+// steady rule's window: for rows ending at iteration n-1, iterations n - max(1, n/10) to n-1; the
+// 10% before has the same width just below it. A window without a greedy evaluation does not rise.
+func StillRising(rows []runstore.Row, threshold float64) bool {
+	if len(rows) == 0 {
+		return false
+	}
+	n := rows[len(rows)-1].Iteration + 1
+	from, width := lastTenth(n)
+	last, before := meanGreedy(rows, from, n), meanGreedy(rows, from-width, from)
+	if math.IsNaN(last) || math.IsNaN(before) {
+		return false
+	}
+	return last-before >= math.Abs(threshold)*RisingPercent/100
+}
+
+// lastTenth is the first iteration of the last 10% of a run of n iterations, and the window's
+// width (at least one iteration).
+func lastTenth(n int) (from, width int) {
+	width = max(1, n/10)
+	return n - width, width
+}
+
+// meanGreedy is the mean greedy reward of the evaluations in rows at iterations from to to-1
+// (NaN: none).
+func meanGreedy(rows []runstore.Row, from, to int) float64 {
+	var greedy []float64
+	for _, x := range rows {
+		if x.Iteration >= from && x.Iteration < to && !math.IsNaN(x.GreedyReward) {
+			greedy = append(greedy, x.GreedyReward)
+		}
+	}
+	m, _ := analysis.MeanStd(greedy) // NaN without evaluations
+	return m
 }
 
 // Group is the runs of one cell: the same config apart from the seed.
@@ -82,10 +126,11 @@ type Group struct {
 	// GreedySolved counts the finished runs whose greedy evaluation reached it: the policy itself,
 	// which is what decides an exploring run (its sampled reward counts the random actions).
 	GreedySolved int
-	// Passed counts the finished runs that pass by the steady rule (SteadyPass).
-	Passed     int
-	MedianIt   float64 // median iteration to the threshold over the solved runs (NaN: none)
-	MedianWall float64
+	// Passed counts the finished runs that pass by the steady rule (SteadyPass), Rising those
+	// still rising at the end (StillRising).
+	Passed, Rising int
+	MedianIt       float64 // median iteration to the threshold over the solved runs (NaN: none)
+	MedianWall     float64
 }
 
 // Gather reads every run of the sweep in dir.
@@ -136,26 +181,22 @@ func readRun(dir string, r Run) RunResult {
 		}
 	}
 	if st.State == Finished && len(res.Rows) > 0 {
-		last := res.Rows[len(res.Rows)-1].Iteration + 1
-		from := last - max(1, last/10)
+		n := res.Rows[len(res.Rows)-1].Iteration + 1
+		from, _ := lastTenth(n)
 		s, k := 0.0, 0
-		var greedy []float64
 		for _, x := range res.Rows {
-			if x.Iteration < from {
-				continue
-			}
-			s += x.MeanReward
-			k++
-			if !math.IsNaN(x.GreedyReward) {
-				greedy = append(greedy, x.GreedyReward)
+			if x.Iteration >= from {
+				s += x.MeanReward
+				k++
 			}
 		}
 		res.Final = s / float64(k)
-		res.FinalGreedy, _ = analysis.MeanStd(greedy) // NaN without evaluations
+		res.FinalGreedy = meanGreedy(res.Rows, from, n)
 		if t, ok, err := success.ForEnv(c.Env, c.Base); ok && err == nil {
 			res.Fraction = t.Fraction(res.Final, max(res.Level, t.Task.StartMinLength()))
 		}
 		res.Passed = SteadyPass(c.Env, c.Base, c.RewardThreshold, res.FinalGreedy, res.Level)
+		res.Rising = StillRising(res.Rows, c.RewardThreshold)
 	}
 	return res
 }
@@ -204,6 +245,9 @@ func Groups(results []RunResult) []*Group {
 			}
 			if r.Passed {
 				g.Passed++
+			}
+			if r.Rising {
+				g.Rising++
 			}
 			if r.Reach != nil {
 				g.Solved++

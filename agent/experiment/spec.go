@@ -3,6 +3,7 @@ package experiment
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -15,11 +16,15 @@ import (
 type Grid struct {
 	// Preset "figure1" is the paper's tasks and sizes, "figure1-largest" each task's largest size
 	// of them (Envs, Actions and Bases must be empty).
-	Preset  string
-	Envs    string // comma-separated env ids
-	Actions string // comma-separated |A| (the base is derived per task), or
-	Bases   string // comma-separated bases
-	Algos   string // comma-separated algorithms
+	Preset string
+	Envs   string // comma-separated env ids
+	// Actions are comma-separated |A| (the base is derived per task), each for every task, or
+	// env:|A| for one ("40,Copy-v0:160": Copy at 160, the others at 40); Bases the same in bases
+	// instead.
+	Actions, Bases string
+	// Algos are comma-separated algorithms, each for every task, or env:algo for one
+	// ("sparse,Reverse-v0:soft": soft PCL alone on Reverse, sparse PCL on the others).
+	Algos string
 	// Weights per algorithm: comma-separated values, each for every task, or env:value for one
 	// task ("Copy-v0:0.01,Reverse-v0:0.05,0.1": 0.01 on Copy, 0.05 on Reverse, 0.1 on the others).
 	SparseAlphas, SoftAlphas, TsallisAlphas string
@@ -38,9 +43,9 @@ type Grid struct {
 func (g *Grid) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&g.Preset, "preset", "", `"figure1": the paper's tasks and sizes; "figure1-largest": each task's largest of them`)
 	fs.StringVar(&g.Envs, "envs", "", "comma-separated env ids")
-	fs.StringVar(&g.Actions, "actions", "", "comma-separated action-space sizes |A| (the base is derived per task)")
-	fs.StringVar(&g.Bases, "bases", "", "comma-separated bases (instead of --actions)")
-	fs.StringVar(&g.Algos, "algos", "sparse,soft", "comma-separated algorithms")
+	fs.StringVar(&g.Actions, "actions", "", "comma-separated action-space sizes |A| (the base is derived per task), each for every task or env:|A| for one")
+	fs.StringVar(&g.Bases, "bases", "", "comma-separated bases (instead of --actions), each for every task or env:base for one")
+	fs.StringVar(&g.Algos, "algos", "sparse,soft", "comma-separated algorithms, each for every task or env:algo for one")
 	fs.StringVar(&g.SparseAlphas, "sparse-alphas", "", "comma-separated alphas of sparse PCL, each for every task or env:alpha for one")
 	fs.StringVar(&g.SoftAlphas, "soft-alphas", "", "comma-separated taus of soft PCL, each for every task or env:tau for one")
 	fs.StringVar(&g.TsallisAlphas, "tsallis-alphas", "", "comma-separated alphas of Tsallis PCL, each for every task or env:alpha for one")
@@ -60,13 +65,38 @@ func splitList(s string) []string {
 	return out
 }
 
-// algoList is a comma-separated list of algorithms (Grid.weightsOf rejects an unknown one).
-func algoList(s string) []config.Algo {
-	var out []config.Algo
-	for _, a := range splitList(s) {
-		out = append(out, config.Algo(a))
+// perEnv are the items of a list flag per env id, "" holding those given for every env not named:
+// "40,Copy-v0:160" is {"": [40], "Copy-v0": [160]}.
+type perEnv map[string][]string
+
+func splitPerEnv(s string) perEnv {
+	p := perEnv{}
+	for _, item := range splitList(s) {
+		env, value, ok := strings.Cut(item, ":")
+		if !ok {
+			env, value = "", item
+		}
+		p[env] = append(p[env], value)
 	}
-	return out
+	return p
+}
+
+// of are env's items: those given for it, else those given for every env.
+func (p perEnv) of(env string) []string {
+	if v, ok := p[env]; ok {
+		return v
+	}
+	return p[""]
+}
+
+// named refuses an env named in flag name that the sweep does not run.
+func (p perEnv) named(name string, sizes []gridSize) error {
+	for _, env := range slices.Sorted(maps.Keys(p)) {
+		if env != "" && !hasEnv(sizes, env) {
+			return fmt.Errorf("sweep: --%s names %s, which the sweep does not run", name, env)
+		}
+	}
+	return nil
 }
 
 func floats(s, name string) ([]float64, error) {
@@ -130,14 +160,14 @@ func (g Grid) Cells() ([]Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	algos := algoList(g.Algos)
-	if len(algos) == 0 {
-		return nil, fmt.Errorf("sweep: --algos is empty")
+	algosOf, algos, err := g.algos(sizes)
+	if err != nil {
+		return nil, err
 	}
 	weights := map[config.Algo]envWeights{}
 	qs := []float64{0}
 	for _, a := range algos {
-		w, aqs, err := g.weightsOf(a, sizes)
+		w, aqs, err := g.weightsOf(a, sizes, algosOf)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +182,7 @@ func (g Grid) Cells() ([]Cell, error) {
 	}
 	var cells []Cell
 	for _, s := range sizes {
-		for _, a := range algos {
+		for _, a := range algosOf[s.env] {
 			aq := []float64{0}
 			if a == config.AlgoTsallis {
 				aq = qs
@@ -216,33 +246,77 @@ func (g Grid) sizes() ([]gridSize, error) {
 	if (g.Actions == "") == (g.Bases == "") {
 		return nil, fmt.Errorf("sweep: give exactly one of --actions and --bases")
 	}
+	list, name := g.Actions, "actions"
+	if list == "" {
+		list, name = g.Bases, "bases"
+	}
+	per := splitPerEnv(list)
 	for _, env := range envs {
-		if g.Actions != "" {
-			as, err := ints(g.Actions, "actions")
-			if err != nil {
-				return nil, err
-			}
-			for _, a := range as {
-				b, err := BaseFor(env, a)
-				if err != nil {
-					return nil, err
-				}
-				sizes = append(sizes, gridSize{env, b})
-			}
-			continue
-		}
-		bs, err := ints(g.Bases, "bases")
+		ns, err := ints(strings.Join(per.of(env), ","), name)
 		if err != nil {
 			return nil, err
 		}
-		for _, b := range bs {
-			if _, err := NumActions(env, b); err != nil {
+		if len(ns) == 0 {
+			return nil, fmt.Errorf("sweep: --%s gives no size for %s", name, env)
+		}
+		for _, n := range ns {
+			b := n
+			if name == "actions" {
+				b, err = BaseFor(env, n)
+			} else {
+				_, err = NumActions(env, n)
+			}
+			if err != nil {
 				return nil, err
 			}
 			sizes = append(sizes, gridSize{env, b})
 		}
 	}
+	if err := per.named(name, sizes); err != nil {
+		return nil, err
+	}
 	return sizes, nil
+}
+
+// algos are the algorithms each env of sizes runs (--algos), and all of them in the order they
+// first appear.
+func (g Grid) algos(sizes []gridSize) (map[string][]config.Algo, []config.Algo, error) {
+	per := splitPerEnv(g.Algos)
+	if len(per) == 0 {
+		return nil, nil, fmt.Errorf("sweep: --algos is empty")
+	}
+	if err := per.named("algos", sizes); err != nil {
+		return nil, nil, err
+	}
+	for _, item := range splitList(g.Algos) {
+		_, a, ok := strings.Cut(item, ":")
+		if !ok {
+			a = item
+		}
+		switch config.Algo(a) {
+		case config.AlgoSparse, config.AlgoSoft, config.AlgoTsallis:
+		default:
+			return nil, nil, fmt.Errorf("sweep: --algos: unknown algorithm %q (sparse, soft, tsallis)", a)
+		}
+	}
+	of := map[string][]config.Algo{}
+	var all []config.Algo
+	for _, s := range sizes {
+		if _, ok := of[s.env]; ok {
+			continue
+		}
+		names := per.of(s.env)
+		if len(names) == 0 {
+			return nil, nil, fmt.Errorf("sweep: --algos gives no algorithm for %s", s.env)
+		}
+		for _, a := range names {
+			of[s.env] = append(of[s.env], config.Algo(a))
+			if !slices.Contains(all, config.Algo(a)) {
+				all = append(all, config.Algo(a))
+			}
+		}
+	}
+	return of, all, nil
 }
 
 // itersPerEnv parses --iters-per-env (env:iterations, ...) for the envs of sizes.
@@ -262,9 +336,9 @@ func (g Grid) itersPerEnv(sizes []gridSize) (map[string]int, error) {
 	return iters, nil
 }
 
-// weightsOf parses algorithm a's weights for the envs of sizes and, for Tsallis PCL, its entropic
-// indices (nil for the others).
-func (g Grid) weightsOf(a config.Algo, sizes []gridSize) (envWeights, []float64, error) {
+// weightsOf parses algorithm a's weights for the envs of sizes that run it (algosOf) and, for
+// Tsallis PCL, its entropic indices (nil for the others).
+func (g Grid) weightsOf(a config.Algo, sizes []gridSize, algosOf map[string][]config.Algo) (envWeights, []float64, error) {
 	var s, name string
 	var qs []float64
 	switch a {
@@ -289,11 +363,18 @@ func (g Grid) weightsOf(a config.Algo, sizes []gridSize) (envWeights, []float64,
 		return nil, nil, err
 	}
 	for env := range w {
-		if env != "" && !hasEnv(sizes, env) {
+		switch {
+		case env == "":
+		case !hasEnv(sizes, env):
 			return nil, nil, fmt.Errorf("sweep: --%s names %s, which the sweep does not run", name, env)
+		case !slices.Contains(algosOf[env], a):
+			return nil, nil, fmt.Errorf("sweep: --%s names %s, where --algos does not run %s", name, env, a)
 		}
 	}
 	for _, sz := range sizes {
+		if !slices.Contains(algosOf[sz.env], a) {
+			continue
+		}
 		if len(w.of(sz.env)) == 0 {
 			return nil, nil, fmt.Errorf("sweep: algorithm %s needs --%s for %s", a, name, sz.env)
 		}

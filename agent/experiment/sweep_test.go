@@ -49,6 +49,16 @@ func TestGridCells(t *testing.T) {
 				{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "decay", AlphaStart: 0.5}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05, Control: "auto"}}},
 		{"weights per task", Grid{Envs: "Copy-v0,Reverse-v0,RepeatCopy-v0", Bases: "4", Algos: "sparse", SparseAlphas: "Copy-v0:0.01,Reverse-v0:0.05,Reverse-v0:0.2,0.1"},
 			[]Cell{{Env: "Copy-v0", Base: 4, Algo: "sparse", Alpha: 0.01}, {Env: "Reverse-v0", Base: 4, Algo: "sparse", Alpha: 0.05}, {Env: "Reverse-v0", Base: 4, Algo: "sparse", Alpha: 0.2}, {Env: "RepeatCopy-v0", Base: 4, Algo: "sparse", Alpha: 0.1}}},
+		{"sizes per task", Grid{Envs: "Copy-v0,Reverse-v0", Actions: "Copy-v0:160,Copy-v0:20,Reverse-v0:128", Algos: "sparse", SparseAlphas: "0.01"},
+			[]Cell{{Env: "Copy-v0", Base: 40, Algo: "sparse", Alpha: 0.01}, {Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.01}, {Env: "Reverse-v0", Base: 32, Algo: "sparse", Alpha: 0.01}}},
+		{"a size for every task but one", Grid{Envs: "Copy-v0,ReversedAddition-v0", Actions: "40,Copy-v0:160", Algos: "sparse", SparseAlphas: "0.05"},
+			[]Cell{{Env: "Copy-v0", Base: 40, Algo: "sparse", Alpha: 0.05}, {Env: "ReversedAddition-v0", Base: 5, Algo: "sparse", Alpha: 0.05}}},
+		{"bases per task", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "Copy-v0:5,4", Algos: "sparse", SparseAlphas: "0.05"},
+			[]Cell{{Env: "Copy-v0", Base: 5, Algo: "sparse", Alpha: 0.05}, {Env: "Reverse-v0", Base: 4, Algo: "sparse", Alpha: 0.05}}},
+		{"algorithms per task", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "4", Algos: "Copy-v0:sparse,Copy-v0:soft,Reverse-v0:soft", SparseAlphas: "Copy-v0:0.01", SoftAlphas: "Copy-v0:0.025,Reverse-v0:0.005"},
+			[]Cell{{Env: "Copy-v0", Base: 4, Algo: "sparse", Alpha: 0.01}, {Env: "Copy-v0", Base: 4, Algo: "soft", Alpha: 0.025}, {Env: "Reverse-v0", Base: 4, Algo: "soft", Alpha: 0.005}}},
+		{"algorithms for every task but one", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "4", Algos: "sparse,soft,Reverse-v0:soft", SparseAlphas: "0.01", SoftAlphas: "0.02"},
+			[]Cell{{Env: "Copy-v0", Base: 4, Algo: "sparse", Alpha: 0.01}, {Env: "Copy-v0", Base: 4, Algo: "soft", Alpha: 0.02}, {Env: "Reverse-v0", Base: 4, Algo: "soft", Alpha: 0.02}}},
 	}
 	for _, c := range ok {
 		got, err := c.g.Cells()
@@ -104,6 +114,14 @@ func TestGridCells(t *testing.T) {
 		{"budget of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", ItersPerEnv: "Reverse-v0:5"}},
 		{"tsallis without q", "needs --tsallis-qs", Grid{Envs: "Copy-v0", Bases: "5", Algos: "tsallis", TsallisAlphas: "1"}},
 		{"weight of an absent env", "does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Reverse-v0:1"}},
+		{"size of an absent env", "--actions names Reverse-v0, which the sweep does not run", Grid{Envs: "Copy-v0", Actions: "40,Reverse-v0:128", Algos: "sparse", SparseAlphas: "1"}},
+		{"a task without a size", "--actions gives no size for Reverse-v0", Grid{Envs: "Copy-v0,Reverse-v0", Actions: "Copy-v0:160", Algos: "sparse", SparseAlphas: "1"}},
+		{"bad per-task size", "not a positive integer", Grid{Envs: "Copy-v0", Bases: "Copy-v0:x", Algos: "sparse", SparseAlphas: "1"}},
+		{"algorithm of an absent env", "--algos names Reverse-v0, which the sweep does not run", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse,Reverse-v0:soft", SparseAlphas: "1", SoftAlphas: "1"}},
+		{"a task without an algorithm", "--algos gives no algorithm for Reverse-v0", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "5", Algos: "Copy-v0:sparse", SparseAlphas: "1"}},
+		{"unknown per-task algo", "unknown algorithm \"sparce\"", Grid{Envs: "Copy-v0", Bases: "5", Algos: "Copy-v0:sparce", SparseAlphas: "1"}},
+		{"a weight where its algorithm does not run", "--sparse-alphas names Reverse-v0, where --algos does not run sparse",
+			Grid{Envs: "Copy-v0,Reverse-v0", Bases: "5", Algos: "sparse,Reverse-v0:soft", SparseAlphas: "Copy-v0:1,Reverse-v0:1", SoftAlphas: "1"}},
 		{"a task without a weight", "needs --sparse-alphas for Reverse-v0", Grid{Envs: "Copy-v0,Reverse-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:1"}},
 		{"bad per-task weight", "not a positive number", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "Copy-v0:-1"}},
 		{"unknown control", "unknown control \"anneal\"", Grid{Envs: "Copy-v0", Bases: "5", Algos: "sparse", SparseAlphas: "1", Controls: "fixed,anneal"}},
@@ -620,7 +638,7 @@ func TestReportGreedyAndLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	var greedy []float64
-	lo, hi := math.MaxInt, 0
+	lo, hi, rising := math.MaxInt, 0, 0
 	for i := range m.Runs {
 		if _, err := RunIndex(context.Background(), dir, i, quiet()); err != nil {
 			t.Fatal(err)
@@ -634,6 +652,9 @@ func TestReportGreedyAndLength(t *testing.T) {
 			s += r.GreedyReward
 		}
 		greedy = append(greedy, s/2)
+		if StillRising(rows, m.Runs[i].Config.RewardThreshold) {
+			rising++
+		}
 		lv := rows[len(rows)-1].Curriculum
 		lo, hi = min(lo, lv), max(hi, lv)
 	}
@@ -645,6 +666,9 @@ func TestReportGreedyAndLength(t *testing.T) {
 	g := groups[0]
 	if math.IsNaN(g.GreedyMean) || math.Abs(g.GreedyMean-wantMean) > 1e-12 || math.Abs(g.GreedyStd-wantStd) > 1e-12 || g.LevelMin != lo || g.LevelMax != hi {
 		t.Errorf("greedy %v ± %v, length %d-%d; want %v ± %v, length %d-%d", g.GreedyMean, g.GreedyStd, g.LevelMin, g.LevelMax, wantMean, wantStd, lo, hi)
+	}
+	if g.Rising != rising {
+		t.Errorf("%d runs rising, want %d (StillRising of their metrics)", g.Rising, rising)
 	}
 	rep, err := os.ReadFile(filepath.Join(dir, "report", ReportFile))
 	if err != nil {
@@ -708,7 +732,7 @@ func TestRunBeyondTheBudget(t *testing.T) {
 
 // A group counts its seeds solved by sampled reward and, apart, by greedy evaluation: an
 // exploring run's policy can pass the threshold while its sampled reward (with the random
-// actions) stays below.
+// actions) stays below. It counts the runs still rising too.
 func TestGroupsCountGreedySolved(t *testing.T) {
 	c := tiny()
 	c.Env, c.Base, c.Algo, c.Alpha = "Copy-v0", 5, "sparse", 0.05
@@ -717,11 +741,11 @@ func TestGroupsCountGreedySolved(t *testing.T) {
 	for i, reach := range [][2]*runstore.Row{{nil, row}, {row, row}, {nil, nil}} {
 		c.Seed = int64(i + 1)
 		results = append(results, RunResult{Run: Run{ID: ID(c), Config: c}, Status: Status{State: Finished},
-			Reach: reach[0], GreedyReach: reach[1], Final: 1, FinalGreedy: 2, Fraction: math.NaN()})
+			Reach: reach[0], GreedyReach: reach[1], Final: 1, FinalGreedy: 2, Fraction: math.NaN(), Rising: i > 0})
 	}
 	g := Groups(results)
-	if len(g) != 1 || g[0].Finished != 3 || g[0].Solved != 1 || g[0].GreedySolved != 2 {
-		t.Fatalf("groups %+v, want one of 3 finished seeds, 1 solved by sampled reward and 2 by greedy", g)
+	if len(g) != 1 || g[0].Finished != 3 || g[0].Solved != 1 || g[0].GreedySolved != 2 || g[0].Rising != 2 {
+		t.Fatalf("groups %+v, want one of 3 finished seeds, 1 solved by sampled reward, 2 by greedy and 2 rising", g)
 	}
 }
 

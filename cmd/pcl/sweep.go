@@ -14,20 +14,21 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
-const sweepUsage = `usage: pcl sweep plan|run|report|k8s [flags]
+const sweepUsage = `usage: pcl sweep plan|run|report|choose|k8s [flags]
 
   plan    write a grid of runs into <out>/manifest.json
   run     run one run of the manifest by index (Slurm/Kubernetes array), or every unfinished one locally with --jobs
   report  figures and report.md of the runs, finished or not
+  choose  issue 48's step 3: each size's and algorithm's lever set from the credit sweeps, and the evaluation sweeps' plan flags
   k8s     print the Kubernetes Indexed Job that runs the sweep (kubectl apply -f -)
 
 Run 'pcl sweep <subcommand> -h' for its flags.
 `
 
-// runSweep dispatches `pcl sweep plan|run|report` (logic in agent/experiment).
+// runSweep dispatches `pcl sweep plan|run|report|choose|k8s` (logic in agent/experiment).
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("sweep: give a subcommand: plan, run, report or k8s (run 'pcl sweep -h' for what they do)")}
+		return usageError{errors.New("sweep: give a subcommand: plan, run, report, choose or k8s (run 'pcl sweep -h' for what they do)")}
 	}
 	switch args[0] {
 	case "plan":
@@ -36,13 +37,15 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sweepRun(ctx, args[1:], stdout, stderr)
 	case "report":
 		return sweepReport(args[1:], stdout, stderr)
+	case "choose":
+		return sweepChoose(args[1:], stdout, stderr)
 	case "k8s":
 		return sweepK8s(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, sweepUsage) // where the subcommands' -h writes
 		return flag.ErrHelp
 	}
-	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report, k8s)", args[0])}
+	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report, choose, k8s)", args[0])}
 }
 
 // sweepPlanIgnores says why a config flag does not apply to sweep plan ("" when it does): the
@@ -150,6 +153,51 @@ func sweepReport(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "sweep: report of %d finished runs out of %d in %s\n", fin, all, filepath.Join(*out, experiment.ReportFile))
 	if fin < all {
 		fmt.Fprintf(stdout, "sweep: %d runs are not finished; the report lists them\n", all-fin)
+	}
+	return nil
+}
+
+// sweepChoose is issue 48's step 3 (docs/results/figure1-levers/PROTOCOL.md): the credit sweeps
+// in, the choices and the evaluation sweeps' plan flags out, into <out>/report.md.
+func sweepChoose(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep choose", stderr)
+	out := fs.String("out", "", "`directory` for report.md (required)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `usage: pcl sweep choose --out DIR SET=SWEEP_DIR...
+
+Chooses, per task size and algorithm of the credit sweeps (one per lever set: none, advantage,
+explore, both), the lever set with the most steady passes, ties broken by fewer levers, then by
+the higher mean last-10%% greedy reward, at the weight its runs used; and each size's evaluation
+budget, %d iterations where a chosen configuration was still rising on two of three seeds, %d
+otherwise (docs/results/figure1-levers/PROTOCOL.md, steps 3 and 4, addendum 2). Writes
+<out>/report.md with the choices and, once every cell is chosen, the evaluation sweeps, each as
+pcl sweep plan flags.
+
+flags:
+`, experiment.EvalItersRising, experiment.EvalIters)
+		fs.PrintDefaults()
+	}
+	if err := parseFlagsAndArgs(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{errors.New("sweep choose: --out is required")}
+	}
+	dirs, err := experiment.ParseCreditDirs(fs.Args())
+	if err != nil {
+		return usageError{err}
+	}
+	arms, err := experiment.GatherCredit(dirs)
+	if err != nil {
+		return err
+	}
+	ch, err := experiment.WriteChoices(*out, arms)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sweep: %d configurations chosen, %d not yet, in %s\n", len(ch.Chosen), len(ch.Waiting), filepath.Join(*out, experiment.ReportFile))
+	for _, s := range append(ch.Eval, ch.Small...) {
+		fmt.Fprintf(stdout, "sweep: %s, levers %s: %s\n", s.Name, s.Set, s.Flags)
 	}
 	return nil
 }

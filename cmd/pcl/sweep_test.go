@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,11 +113,55 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"sweep", "run", "--dir", dir, "--index", "0", "--jobs", "2"}, "not both"},
 		{[]string{"sweep", "run", "--dir", t.TempDir(), "--index", "0"}, "plan the sweep first"},
 		{[]string{"sweep", "report", "--dir", t.TempDir()}, "plan the sweep first"},
+		{[]string{"sweep", "choose", "none=" + dir}, "--out is required"},
+		{[]string{"sweep", "choose", "--out", t.TempDir()}, "give the credit sweeps as set=dir"},
+		{[]string{"sweep", "choose", "--out", t.TempDir(), "all=" + dir}, "not set=dir with a lever set"},
+		{[]string{"sweep", "choose", "--out", t.TempDir(), "none=" + dir, "none=" + dir}, "lever set none given twice"},
+		{[]string{"sweep", "choose", "--out", t.TempDir(), "none=" + t.TempDir()}, "plan the sweep first"},
 	}
 	for _, c := range cases {
 		out, err := runPCL(t, c.args...)
 		if err == nil || !strings.Contains(out, c.msg) {
 			t.Errorf("pcl %s: %q, want a failure containing %q", strings.Join(c.args, " "), out, c.msg)
 		}
+	}
+}
+
+// TestSweepChoose runs two tiny credit sweeps (lever sets none and both, alike), chooses from them,
+// and plans the evaluation sweep it prints: neither set passes, so both algorithms take no levers
+// (fewer levers breaks the tie), at 2,000 iterations (nothing rises without greedy evaluations).
+func TestSweepChoose(t *testing.T) {
+	none, both, out := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, dir := range []string{none, both} {
+		if o, err := runPCL(t, append([]string{"sweep", "plan", "--out", dir, "--iters", "3"}, tinySweep...)...); err != nil {
+			t.Fatalf("plan: %s", o)
+		}
+	}
+	if o, err := runPCL(t, "sweep", "choose", "--out", out, "none="+none, "both="+both); err != nil || !strings.Contains(o, "0 configurations chosen, 2 not yet") {
+		t.Errorf("choose before the runs: %s", o)
+	}
+	for _, dir := range []string{none, both} {
+		for i := range 2 {
+			if o, err := runPCL(t, "sweep", "run", "--dir", dir, "--index", strconv.Itoa(i)); err != nil {
+				t.Fatalf("run %d: %s", i, o)
+			}
+		}
+	}
+	o, err := runPCL(t, "sweep", "choose", "--out", out, "none="+none, "both="+both)
+	if err != nil || !strings.Contains(o, "2 configurations chosen, 0 not yet") {
+		t.Fatalf("choose: %s", o)
+	}
+	_, flags, ok := strings.Cut(o, "sweep: eval-none-2000, levers none: ")
+	flags, _, _ = strings.Cut(flags, "\n")
+	if !ok || flags != "--envs Copy-v0 --actions Copy-v0:8 --algos sparse,soft --sparse-alphas Copy-v0:0.05 --soft-alphas Copy-v0:0.02 --iters 2000" {
+		t.Fatalf("choose printed %q, want the none set's sweep at 2000 iterations", o)
+	}
+	rep, err := os.ReadFile(filepath.Join(out, experiment.ReportFile))
+	if err != nil || !strings.Contains(string(rep), "| eval-none-2000 | none | 2000 | `"+flags+"` |") {
+		t.Errorf("report (%v):\n%s", err, rep)
+	}
+	eval := t.TempDir()
+	if o, err := runPCL(t, append([]string{"sweep", "plan", "--out", eval, "--seed", "1", "--seeds", "5"}, strings.Fields(flags)...)...); err != nil || !strings.Contains(o, "10 runs planned") {
+		t.Errorf("planning the printed flags: %s", o)
 	}
 }
