@@ -99,3 +99,39 @@ func TestMaxAndSupport(t *testing.T) {
 		}
 	}
 }
+
+// kRowGatherAbove lists, in ascending order, exactly the entries a plain loop finds above the
+// threshold: at lengths around its 16-wide blocks, with none, a few, most and all entries above,
+// and with NaN entries (never above).
+func TestRowGatherAboveMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, k := range []int{1, 15, 16, 17, 31, 32, 33, 729, 15625} {
+		h := make([]float32, k)
+		for i := range h {
+			h[i] = float32(rng.NormFloat64())
+			if i%97 == 5 {
+				h[i] = float32(math.NaN())
+			}
+		}
+		for _, thr := range []float32{-100, -1, 0, 1.5, 3, 100} {
+			for _, scale := range []float32{1, 2.5} {
+				var want []int32
+				for i, v := range h {
+					if v*scale > thr {
+						want = append(want, int32(i))
+					}
+				}
+				idx := make([]int32, k)
+				got := idx[:kRowGatherAbove(h, scale, thr, idx)]
+				if len(got) != len(want) {
+					t.Fatalf("K=%d t=%v scale=%v: %d entries, want %d", k, thr, scale, len(got), len(want))
+				}
+				for j := range want {
+					if got[j] != want[j] {
+						t.Fatalf("K=%d t=%v scale=%v: entry %d is %d, want %d", k, thr, scale, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}

@@ -26,6 +26,15 @@ static inline __attribute__((always_inline)) v8sf load8(const float *p) { v8sf v
 static inline __attribute__((always_inline)) v8sf splat8(float x) { return (v8sf){x, x, x, x, x, x, x, x}; }
 static inline __attribute__((always_inline)) v8sf sel8(v8si mask, v8sf a, v8sf b) { return (v8sf)((mask & (v8si)a) | (~mask & (v8si)b)); }
 static inline __attribute__((always_inline)) float hsum8(v8sf v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
+// mask8 is the sign bits of the 8 lanes of a comparison, lane l at bit l: SSE's movmskps on each
+// half, which every clone has.
+typedef float v4sf __attribute__((vector_size(16)));
+static inline __attribute__((always_inline)) unsigned mask8(v8si a) {
+	v4sf lo, hi;
+	memcpy(&lo, &a, 16);
+	memcpy(&hi, (const char *)&a + 16, 16);
+	return (unsigned)__builtin_ia32_movmskps(lo) | (unsigned)__builtin_ia32_movmskps(hi) << 4;
+}
 
 // k_exp8 is f32_exp on 8 lanes.
 static inline __attribute__((always_inline)) v8sf k_exp8(v8sf x) {
@@ -146,8 +155,6 @@ CLONES void row_count_sum_above(const float *h, int n, float scale, float t, flo
 	*sum = total;
 }
 
-// row_gather_above writes the ascending indices of the entries with scale*h[i] > t into idx and
-// returns their number. A block of 16 with an entry above t is compacted without branches.
 // row_max_pos returns in *mx the largest of 0 and the p[i], and in *cnt how many p[i] > 0.
 CLONES void row_max_pos(const float *p, int n, float *mx, int *cnt) {
 	v8sf m0 = splat8(0), m1 = m0;
@@ -177,19 +184,15 @@ CLONES void row_max_pos(const float *p, int n, float *mx, int *cnt) {
 	*cnt = c;
 }
 
+// row_gather_above writes the ascending indices of the entries with scale*h[i] > t into idx and
+// returns their number.
 CLONES int row_gather_above(const float *h, int n, float scale, float t, int32_t *idx) {
 	const v8sf sc = splat8(scale), tt = splat8(t);
 	int k = 0, i = 0;
 	for (; i + 16 <= n; i += 16) {
-		v8si a = load8(h + i) * sc > tt, b = load8(h + i + 8) * sc > tt;
-		v8si any = a | b;
-		if (!(any[0] | any[1] | any[2] | any[3] | any[4] | any[5] | any[6] | any[7])) continue;
-		int32_t tmp[16];
-		int c = 0;
-		for (int l = 0; l < 8; l++) { tmp[c] = i + l; c -= a[l]; }
-		for (int l = 0; l < 8; l++) { tmp[c] = i + 8 + l; c -= b[l]; }
-		memcpy(idx + k, tmp, (size_t)c * 4);
-		k += c;
+		// One bit per entry above t; the loop below costs one step per candidate, not per entry.
+		unsigned m = mask8(load8(h + i) * sc > tt) | mask8(load8(h + i + 8) * sc > tt) << 8;
+		for (; m; m &= m - 1) idx[k++] = i + __builtin_ctz(m);
 	}
 	for (; i < n; i++)
 		if (h[i] * scale > t) idx[k++] = i;
