@@ -244,13 +244,15 @@ func Create(dir string, opts Options) (*Writer, error) {
 
 // lastFileName is the name of dir's event file that sorts last ("" when it has none).
 func lastFileName(dir string) (string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, FilePrefix+"*"))
+	entries, err := os.ReadDir(dir) // not a glob: a run directory's name may hold '[' or '*'
 	if err != nil {
 		return "", fmt.Errorf("tfevents: %w", err)
 	}
 	last := ""
-	for _, f := range files {
-		last = max(last, filepath.Base(f))
+	for _, e := range entries {
+		if name := e.Name(); strings.HasPrefix(name, FilePrefix) {
+			last = max(last, name)
+		}
 	}
 	return last, nil
 }

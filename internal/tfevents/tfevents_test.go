@@ -159,7 +159,10 @@ func TestCreateSortsAfterExistingFiles(t *testing.T) {
 		{"clock set back", FilePrefix + "1800000000.a.1.0", "1800000001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := filepath.Join(t.TempDir(), "run [1]*") // glob metacharacters in the name
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if tc.existing != "" {
 				if err := os.WriteFile(filepath.Join(dir, tc.existing), nil, 0o644); err != nil {
 					t.Fatal(err)
