@@ -7,9 +7,12 @@ package provenance
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +48,10 @@ type Session struct {
 	// today's checkout names yesterday's commit here and today's in Commit.
 	BinaryCommit string `json:"binary_commit,omitempty"`
 	BinaryDirty  *bool  `json:"binary_dirty,omitempty"`
+	// BinarySHA256 is the hex SHA-256 of the executable file: it names the binary even without a
+	// VCS stamp, and a rebuild of a commit that hashes the same is the same binary (Go builds are
+	// reproducible given the commit, toolchain and build directory).
+	BinarySHA256 string `json:"binary_sha256,omitempty"`
 	GoVersion    string `json:"go_version"`
 	OS           string `json:"os"`
 	Arch         string `json:"arch"`
@@ -74,12 +81,29 @@ func Collect(ctx context.Context, blas string, from int) Session {
 	if info, ok := debug.ReadBuildInfo(); ok {
 		s.BinaryCommit, s.BinaryDirty = buildVCS(info.Settings)
 	}
+	if exe, err := os.Executable(); err == nil {
+		s.BinarySHA256, _ = fileSHA256(exe) // "" when unreadable: the stamp and the tree still say much
+	}
 	if wd, err := os.Getwd(); err == nil {
 		if dir, commit, dirty, err := gitCheckout(ctx, wd); err == nil {
 			s.Commit, s.Dirty, s.CommitSource = commit, &dirty, "git "+dir
 		}
 	}
 	return s
+}
+
+// fileSHA256 is the hex SHA-256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("provenance: hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // cpuModel is the first "model name" of a /proc/cpuinfo file ("" where there is none).
@@ -203,7 +227,11 @@ func (s Session) Summary() string {
 	if commit, dirty, ok := s.Built(); ok {
 		b.WriteString("binary " + commitText(commit, dirty))
 	} else if s.Commit != "" {
-		b.WriteString("binary unstamped, work tree " + commitText(s.Commit, s.Dirty))
+		b.WriteString("binary unstamped")
+		if len(s.BinarySHA256) >= 12 {
+			b.WriteString(" (sha256 " + s.BinarySHA256[:12] + ")")
+		}
+		b.WriteString(", work tree " + commitText(s.Commit, s.Dirty))
 	} else {
 		b.WriteString("commit unknown")
 	}

@@ -3,7 +3,9 @@ package provenance
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +122,33 @@ func TestCollectDescribesThisProcess(t *testing.T) {
 	}
 }
 
+// The binary's hash is the executable's, checked against a hash computed apart from the package.
+func TestCollectHashesTheExecutable(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%x", sha256.Sum256(data))
+	if got := Collect(context.Background(), "b", 0).BinarySHA256; got != want {
+		t.Errorf("BinarySHA256 %q, want %q", got, want)
+	}
+	path := filepath.Join(t.TempDir(), "abc")
+	if err := os.WriteFile(path, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// FIPS 180-2's test vector for "abc".
+	if got, err := fileSHA256(path); err != nil || got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Errorf("fileSHA256(abc) = %q, %v", got, err)
+	}
+	if _, err := fileSHA256(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing file hashed without an error")
+	}
+}
+
 func TestAppendKeepsOneSessionPerProcess(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := Read(dir); !errors.Is(err, os.ErrNotExist) {
@@ -161,6 +190,10 @@ func TestSummary(t *testing.T) {
 			s.Commit, s.Dirty, s.CommitSource = "0123456789abcdef0123", boolp(true), "git /src"
 			s.EnvServer = map[string]string{"gymnasium": "1.4.0", "numpy": "2.4.6", "python": "3.11"}
 		}, "binary unstamped, work tree 0123456789ab (dirty), go1.26.8 linux/amd64, BLAS openblas, host h (8 cores); env server gymnasium 1.4.0, numpy 2.4.6"},
+		{"unstamped binary with its hash", func(s *Session) {
+			s.Commit, s.Dirty, s.CommitSource = "0123456789abcdef0123", boolp(false), "git /src"
+			s.BinarySHA256 = "78d8fc45c27aac1dbd5ecc99e3c45a291f324f52d5ab464bd73240108133d948"
+		}, "binary unstamped (sha256 78d8fc45c27a), work tree 0123456789ab (clean), go1.26.8 linux/amd64, BLAS openblas, host h (8 cores)"},
 		{"stamped binary run in another tree", func(s *Session) {
 			s.Commit, s.Dirty, s.CommitSource = "ffff456789abcdef0123", boolp(true), "git /src"
 			s.BinaryCommit, s.BinaryDirty = "aaaa456789abcdef0123", boolp(false)

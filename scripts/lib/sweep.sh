@@ -24,11 +24,24 @@ save() { # sweep-dir results-dir
     cp "$r"/{config.json,metrics.csv,run.json} "$2/runs/${r##*/}/"
   done
 }
+# pinned binary: fails unless the binary carries the VCS stamp of a clean tree, so that every
+# run.json names the commit that built it (go build -buildvcs=true in a clean clone; GOFLAGS may
+# say -buildvcs=false, and a git worktree gives no stamp).
+pinned() {
+  local info
+  command -v go >/dev/null || scripts/setup --go >&2
+  info=$(go version -m "$1") || { echo "sweep: cannot read the build of $1" >&2; return 2; }
+  if ! grep -q $'\tvcs.revision=' <<<"$info" || ! grep -q $'\tvcs.modified=false' <<<"$info"; then
+    echo "sweep: $1 has no clean VCS stamp; build it with go build -buildvcs=true in a clean clone" >&2
+    return 2
+  fi
+}
 # sweep sweep-dir results-dir [pcl sweep run flags]: restore, run, save and report.
 sweep() {
   local dir=$1 out=$2
   shift 2
   local rc=0
+  pinned "$PCL" || return
   restore "$dir" "$out"
   "$PCL" sweep run --dir "$dir" "$@" || rc=$? # interrupted or a run failed: keep what finished
   save "$dir" "$out"
