@@ -76,9 +76,11 @@ func SparsemaxSupport(h []float32, scale float32, scratch []float32, idx []int32
 		bound = nb
 	}
 	// Gather first: on a peaked row (a trained policy) the candidates are few, and the full-row
-	// passes, which need their count and sum, do not run.
-	k := kRowGatherAbove(h, scale, bound, idx)
-	if k > michelotStop && 128*k > len(h) {
+	// passes, which need their count and sum, do not run. The gather gives up as soon as the
+	// candidates are too many for that (a flat row): writing out hundreds of indices that the
+	// full-row passes then narrow costs more than those passes.
+	k, few := kRowGatherAbove(h, scale, bound, idx, max(michelotStop, len(h)/128))
+	if !few {
 		bound, k = michelotFullRow(h, scale, mf, m, margin, bound, idx)
 	}
 	buf := scratch[:k]
@@ -125,7 +127,7 @@ func SparsemaxSupport(h []float32, scale float32, scratch []float32, idx []int32
 // into idx and returns that bound and their number.
 func michelotFullRow(h []float32, scale, mf float32, m, margin float64, bound float32, idx []int32) (float32, int) {
 	n, s := kRowCountSumAbove(h, scale, bound, mf)
-	for n > michelotStop && 128*n > len(h) {
+	for n > max(michelotStop, len(h)/128) {
 		nb := float32(m + (s-1)/float64(n) - margin)
 		if !(nb > bound) {
 			break
@@ -138,7 +140,8 @@ func michelotFullRow(h []float32, scale, mf float32, m, margin float64, bound fl
 			break
 		}
 	}
-	return bound, kRowGatherAbove(h, scale, bound, idx)
+	k, _ := kRowGatherAbove(h, scale, bound, idx, len(h))
+	return bound, k
 }
 
 // SparseStepOnSupport is SparseStep for a row given by its threshold tau = G(z), its support size

@@ -102,7 +102,7 @@ func TestMaxAndSupport(t *testing.T) {
 
 // kRowGatherAbove lists, in ascending order, exactly the entries a plain loop finds above the
 // threshold: at lengths around its 16-wide blocks, with none, a few, most and all entries above,
-// and with NaN entries (never above).
+// and with NaN entries (never above). It gives up exactly when more than its limit are above.
 func TestRowGatherAboveMatchesLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, k := range []int{1, 15, 16, 17, 31, 32, 33, 729, 15625} {
@@ -122,7 +122,18 @@ func TestRowGatherAboveMatchesLoop(t *testing.T) {
 					}
 				}
 				idx := make([]int32, k)
-				got := idx[:kRowGatherAbove(h, scale, thr, idx)]
+				n, ok := kRowGatherAbove(h, scale, thr, idx, k)
+				if !ok {
+					t.Fatalf("K=%d t=%v scale=%v: gave up with the limit at the row's length", k, thr, scale)
+				}
+				// Just at its limit it finishes; one below, it gives up (an empty row never does).
+				if _, ok := kRowGatherAbove(h, scale, thr, make([]int32, k), len(want)); !ok {
+					t.Fatalf("K=%d t=%v scale=%v: gave up at the limit %d, the number above", k, thr, scale, len(want))
+				}
+				if _, ok := kRowGatherAbove(h, scale, thr, make([]int32, k), len(want)-1); ok && len(want) > 0 {
+					t.Fatalf("K=%d t=%v scale=%v: finished with the limit %d below the %d above", k, thr, scale, len(want)-1, len(want))
+				}
+				got := idx[:n]
 				if len(got) != len(want) {
 					t.Fatalf("K=%d t=%v scale=%v: %d entries, want %d", k, thr, scale, len(got), len(want))
 				}

@@ -185,18 +185,19 @@ CLONES void row_max_pos(const float *p, int n, float *mx, int *cnt) {
 }
 
 // row_gather_above writes the ascending indices of the entries with scale*h[i] > t into idx and
-// returns their number.
-CLONES int row_gather_above(const float *h, int n, float scale, float t, int32_t *idx) {
+// returns their number, or -1 as soon as more than limit are found (idx then holds a part).
+CLONES int row_gather_above(const float *h, int n, float scale, float t, int32_t *idx, int limit) {
 	const v8sf sc = splat8(scale), tt = splat8(t);
 	int k = 0, i = 0;
 	for (; i + 16 <= n; i += 16) {
 		// One bit per entry above t; the loop below costs one step per candidate, not per entry.
 		unsigned m = mask8(load8(h + i) * sc > tt) | mask8(load8(h + i + 8) * sc > tt) << 8;
 		for (; m; m &= m - 1) idx[k++] = i + __builtin_ctz(m);
+		if (k > limit) return -1;
 	}
 	for (; i < n; i++)
 		if (h[i] * scale > t) idx[k++] = i;
-	return k;
+	return k > limit ? -1 : k;
 }
 
 // By-value results for the kernels above: a Go variable whose address goes to C escapes to the
@@ -239,6 +240,7 @@ func kRowCountSumAbove(h []float32, scale, t, m float32) (int, float64) {
 	return int(r.cnt), float64(r.sum)
 }
 
-func kRowGatherAbove(h []float32, scale, t float32, idx []int32) int {
-	return int(C.row_gather_above(fptr(h), C.int(len(h)), C.float(scale), C.float(t), (*C.int32_t)(unsafe.Pointer(&idx[0]))))
+func kRowGatherAbove(h []float32, scale, t float32, idx []int32, limit int) (int, bool) {
+	k := int(C.row_gather_above(fptr(h), C.int(len(h)), C.float(scale), C.float(t), (*C.int32_t)(unsafe.Pointer(&idx[0])), C.int(limit)))
+	return k, k >= 0
 }

@@ -77,13 +77,16 @@ func kRowMaxPos(p []float32) (float32, int) {
 	return m, n
 }
 
-func kRowGatherAbove(h []float32, scale, t float32, idx []int32) int {
+func kRowGatherAbove(h []float32, scale, t float32, idx []int32, limit int) (int, bool) {
 	k := 0
 	for i, x := range h {
 		if x*scale > t {
+			if k == limit {
+				return -1, false
+			}
 			idx[k] = int32(i)
 			k++
 		}
 	}
-	return k
+	return k, true
 }
