@@ -51,6 +51,10 @@ type fastState struct {
 	// the two passes over the rows, kept here so that passing them allocates nothing
 	value valueJob
 	grad  gradJob
+	// exps is head 0's gradient matrix, sized, when the first pass may leave per-row work in it
+	// for the second (soft PCL's exponentials); nil when the gradient is not wanted or goes to
+	// a sparse sink.
+	exps *tensor.Matrix
 	// last head 0 of the fast path, for Objective.Probs.
 	head0 *tensor.Matrix
 	probs []float32
@@ -71,6 +75,14 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 	dense := alg.densePolicy()
 	in := o.resetInputs(s)
 	scale := m.logitScale()
+	if dHeads != nil && len(dHeads) != len(heads) {
+		return 0, fmt.Errorf("pcl: %d head gradients for %d heads", len(dHeads), len(heads))
+	}
+	fs.exps = nil
+	if dHeads != nil && !m.TakesSparseGrad() {
+		fs.exps = dHeads[0]
+		fs.exps.Reshape(heads[0].Rows, heads[0].Cols)
+	}
 	fs.value = valueJob{o: o, heads: heads, s: s, scale: scale}
 	tensor.ParallelRows(Tn*B, rowBlock, workers, &fs.value)
 	fs.value = valueJob{}
@@ -91,9 +103,6 @@ func (o *Objective) evaluateFast(heads []*tensor.Matrix, s Steps, dHeads []*tens
 	}
 	if err != nil || dHeads == nil {
 		return loss, err
-	}
-	if len(dHeads) != len(heads) {
-		return loss, fmt.Errorf("pcl: %d head gradients for %d heads", len(dHeads), len(heads))
 	}
 	o.gradientPass(heads, s, dHeads, g, workers, scale)
 	return loss, nil

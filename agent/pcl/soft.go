@@ -41,11 +41,18 @@ func (Soft) stepTerm(m *Heads, heads, dHeads []*tensor.Matrix, row, a int, z, p,
 }
 
 // fastValue keeps the row's maximum and log-sum-exp; V is the V head, or tau * logsumexp(Q/tau)
-// in the unified form.
+// in the unified form. When the gradient is wanted, the exponentials of the log-sum-exp are left
+// in the gradient's row, where fastGrad scales them into the softmax.
 func (Soft) fastValue(o *Objective, wk *rowWork, w int, heads []*tensor.Matrix, row, a int, scale float32) bool {
 	m, in := o.Heads, &o.in
 	h := heads[0].Row(row)
-	r, ok := policy.SoftRowStats(h, scale)
+	var r policy.SoftRow
+	var ok bool
+	if o.fast.exps != nil {
+		r, ok = policy.SoftRowStatsExp(h, scale, o.fast.exps.Row(row))
+	} else {
+		r, ok = policy.SoftRowStats(h, scale)
+	}
 	if !ok {
 		return false
 	}
@@ -61,8 +68,8 @@ func (Soft) fastValue(o *Objective, wk *rowWork, w int, heads []*tensor.Matrix, 
 	return true
 }
 
-// fastGrad writes d = s * w * tau * (p - onehot(a)) (+ dv * p in the unified form) in one pass of
-// exps.
+// fastGrad writes d = s * w * tau * (p - onehot(a)) (+ dv * p in the unified form) in one pass:
+// over the exponentials fastValue left in d, or of exps.
 func (Soft) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix, sink *nn.SparseRows, row, a int, wt, dv float64, d []float32, scale float32) {
 	m := o.Heads
 	st := o.fast.rows[row]
@@ -79,10 +86,14 @@ func (Soft) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix, 
 	} else {
 		c1 += dv
 	}
-	if c1 == 0 {
+	r := policy.SoftRow{M: float32(st.m), Inv: st.inv}
+	switch {
+	case c1 == 0:
 		clear(d)
-	} else {
-		policy.SoftRowExp(d, h, scale, policy.SoftRow{M: float32(st.m), Inv: st.inv}, float32(c1))
+	case o.fast.exps != nil:
+		policy.SoftRowScale(d, r, float32(c1))
+	default:
+		policy.SoftRowExp(d, h, scale, r, float32(c1))
 	}
 	if c2 != 0 {
 		d[a] += float32(c2)

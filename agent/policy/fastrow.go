@@ -37,6 +37,27 @@ func SoftRowExp(d, h []float32, scale float32, r SoftRow, c float32) {
 	kRowExpScaled(d, h, scale, r.M, r.Inv, c)
 }
 
+// SoftRowStatsExp is SoftRowStats that also writes the row's exponentials into e (len(h)) as
+// SoftRowScale takes them: SoftRowScale(e, r, c) then leaves in e what SoftRowExp(e, h, scale, r,
+// c) would write, bit for bit, without computing the exponentials a second time.
+func SoftRowStatsExp(h []float32, scale float32, e []float32) (r SoftRow, ok bool) {
+	checkRow("SoftRowStatsExp", len(h), len(e), nil)
+	m, _, ok := kRowMax(h, scale)
+	if !ok {
+		return SoftRow{}, false
+	}
+	s := kRowSumExpStore(e, h, scale, m)
+	return SoftRow{M: m, Inv: float32(1 / s), LSE: float64(m) + math.Log(s)}, true
+}
+
+// SoftRowScale turns the exponentials SoftRowStatsExp wrote into e into c * softmax(z), in place.
+func SoftRowScale(e []float32, r SoftRow, c float32) {
+	if len(e) == 0 {
+		return
+	}
+	kRowScale(e, r.Inv, c)
+}
+
 // MaxAndSupport returns the largest probability of the policy p (0 when none is positive) and
 // the number of positive ones, in one vectorised pass. p must hold no NaN.
 func MaxAndSupport(p []float32) (maxProb float32, support int) {

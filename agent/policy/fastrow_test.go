@@ -146,3 +146,46 @@ func TestRowGatherAboveMatchesLoop(t *testing.T) {
 		}
 	}
 }
+
+// SoftRowStatsExp then SoftRowScale give SoftRowStats' statistics and SoftRowExp's row bit for
+// bit: at lengths around the 16-wide vectors and the 256-entry blocks of the sums, on flat rows
+// and on rows spread enough that some exponentials fall below e^-80 (the subnormal path), in
+// blocks with and without such entries; a non-finite row is refused.
+func TestSoftRowStatsExpMatchesTwoPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	for _, k := range []int{1, 15, 16, 17, 255, 256, 257, 729, 15625} {
+		for _, sd := range []float64{0.05, 1, 30} {
+			for _, scale := range []float32{1, 1 / float32(0.3)} {
+				h := make([]float32, k)
+				for i := range h {
+					h[i] = float32(sd * rng.NormFloat64())
+				}
+				want, ok := SoftRowStats(h, scale)
+				e := make([]float32, k)
+				got, ok2 := SoftRowStatsExp(h, scale, e)
+				if !ok || !ok2 || got != want {
+					t.Fatalf("K=%d sd=%v scale=%v: stats %+v (ok %v), two passes %+v (ok %v)", k, sd, scale, got, ok2, want, ok)
+				}
+				const c = -0.7
+				d := make([]float32, k)
+				SoftRowExp(d, h, scale, want, c)
+				SoftRowScale(e, got, c)
+				tiny := 0
+				for i := range d {
+					if math.Float32bits(e[i]) != math.Float32bits(d[i]) {
+						t.Fatalf("K=%d sd=%v scale=%v: entry %d is %v, two passes %v", k, sd, scale, i, e[i], d[i])
+					}
+					if float64(h[i]*scale-want.M) < -80 {
+						tiny++
+					}
+				}
+				if sd == 30 && k >= 729 && tiny == 0 {
+					t.Fatalf("K=%d: no entry below e^-80: the subnormal path is untested", k)
+				}
+			}
+		}
+	}
+	if _, ok := SoftRowStatsExp([]float32{0, float32(math.NaN()), 1}, 1, make([]float32, 3)); ok {
+		t.Error("a row with NaN was not refused")
+	}
+}

@@ -127,6 +127,45 @@ CLONES void row_exp_scaled(float *restrict d, const float *restrict h, int n, fl
 	}
 }
 
+// row_sumexp_store is row_sumexp (the same sum, bit for bit) that also writes e[i] = exp(scale*h[i]
+// - m) as row_exp_scaled takes it before scaling (below -80 through the subnormals): row_scale
+// then turns e into row_exp_scaled's d without an exponential.
+CLONES double row_sumexp_store(float *restrict e, const float *restrict h, int n, float scale, float m) {
+	const v8sf sc = splat8(scale), mm = splat8(m), lim = splat8(-80.0f), up = splat8(64.0f), tiny = splat8(1.60381089054863785e-28f);
+	double total = 0;
+	int i = 0;
+	while (i + 16 <= n) {
+		int end = i + BLOCK <= n ? i + BLOCK : n;
+		v8sf a0 = splat8(0), a1 = a0;
+		for (; i + 16 <= end; i += 16) {
+			v8sf x0 = load8(h + i) * sc - mm, x1 = load8(h + i + 8) * sc - mm;
+			v8sf e0 = k_exp8(x0), e1 = k_exp8(x1);
+			a0 += e0;
+			a1 += e1;
+			v8si t0 = x0 < lim, t1 = x1 < lim;
+			if (mask8(t0 | t1)) { // rare: a probability below e^-80
+				e0 = sel8(t0, k_exp8(x0 + up) * tiny, e0);
+				e1 = sel8(t1, k_exp8(x1 + up) * tiny, e1);
+			}
+			memcpy(e + i, &e0, 32);
+			memcpy(e + i + 8, &e1, 32);
+		}
+		total += (double)hsum8(a0 + a1);
+	}
+	float s = 0;
+	for (; i < n; i++) {
+		float x = h[i] * scale - m;
+		s += f32_exp(x);
+		e[i] = x < -80.0f ? f32_exp(x + 64.0f) * 1.60381089054863785e-28f : f32_exp(x);
+	}
+	return total + (double)s;
+}
+
+// row_scale writes d[i] = c * (d[i] * inv): with d from row_sumexp_store, row_exp_scaled's d.
+CLONES void row_scale(float *d, int n, float inv, float c) {
+	for (int i = 0; i < n; i++) d[i] = c * (d[i] * inv);
+}
+
 // row_count_sum_above counts the entries with scale*h[i] > t and sums scale*h[i] - m over them
 // (in float32 lanes over blocks of BLOCK entries, in double across blocks).
 CLONES void row_count_sum_above(const float *h, int n, float scale, float t, float m, int *cnt, double *sum) {
@@ -233,6 +272,14 @@ func kRowSumExp(h []float32, scale, m float32) float64 {
 
 func kRowExpScaled(d, h []float32, scale, m, inv, c float32) {
 	C.row_exp_scaled(fptr(d), fptr(h), C.int(len(h)), C.float(scale), C.float(m), C.float(inv), C.float(c))
+}
+
+func kRowSumExpStore(e, h []float32, scale, m float32) float64 {
+	return float64(C.row_sumexp_store(fptr(e), fptr(h), C.int(len(h)), C.float(scale), C.float(m)))
+}
+
+func kRowScale(d []float32, inv, c float32) {
+	C.row_scale(fptr(d), C.int(len(d)), C.float(inv), C.float(c))
 }
 
 func kRowCountSumAbove(h []float32, scale, t, m float32) (int, float64) {

@@ -51,6 +51,32 @@ func kRowExpScaled(d, h []float32, scale, m, inv, c float32) {
 	}
 }
 
+func kRowSumExpStore(e, h []float32, scale, m float32) float64 {
+	const block = 256
+	e = e[:len(h)]
+	var total float64
+	for b := 0; b < len(h); b += block {
+		var s float32
+		for i, x := range h[b:min(b+block, len(h))] {
+			v := x*scale - m
+			ev := f32.Exp(v)
+			s += ev
+			if v < -80 { // as kRowExpScaled takes it
+				ev = f32.Exp(v+64) * 1.60381089054863785e-28
+			}
+			e[b+i] = ev
+		}
+		total += float64(s)
+	}
+	return total
+}
+
+func kRowScale(d []float32, inv, c float32) {
+	for i, v := range d {
+		d[i] = c * (v * inv)
+	}
+}
+
 func kRowCountSumAbove(h []float32, scale, t, m float32) (int, float64) {
 	n := 0
 	var s float64
