@@ -26,6 +26,8 @@ type Linear struct {
 	xa, wa, ga *tensor.Matrix
 
 	sparse sparseJob // BackwardSparse's parallel pass
+	// BackwardSparse's transposed copies of W and dW (Out x In), kept to allocate nothing.
+	wt, gt []float32
 }
 
 // augmentMinCells is the output size (rows x Out) from which Forward and Backward fold the bias

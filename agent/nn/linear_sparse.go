@@ -167,10 +167,11 @@ func (s *SparseRows) ToDense(dst *tensor.Matrix) error {
 // of the O(Rows·Out·In) of the dense products, and leaves every entry of dW
 // outside the columns of dy untouched.
 //
-// The products run In-major: for each block of four input units k, rows k
-// of W and of dW (Out floats each, 500 KB for the block at Out = 15,625,
-// in cache) are visited at the columns of dy, and dx[:, k] is finished in
-// the same sweep.
+// The products run on transposed copies of W and dW (Out x In), so that the
+// In weights of one column of dy are contiguous and each entry of dy is one
+// short vector operation on them: for each block of input units, the rows of
+// dy in order, each entry's slice of dWᵀ and of Wᵀ. Each entry of dW and dx
+// is summed in the order of the rows and entries of dy, whatever the blocks.
 func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bool) error {
 	if l.x == nil {
 		return fmt.Errorf("nn: linear %s: BackwardSparse before Forward", l.W.Name)
@@ -196,17 +197,24 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 	if dx != nil {
 		dxd = dx.Data[:rows*in]
 	}
-	wv, wg := l.W.Value.Data[:in*out], l.W.Grad.Data[:in*out]
-	// The blocks of four input units write disjoint rows of dW and columns of dx, each the same
-	// way whoever runs it: they run in parallel.
-	// Small products stay on the caller (a goroutine costs more than they do).
-	if n := in/4 + in%4; dy.NNZ()*in < sparseParallelMin {
-		sparseBlocks(dy, x, in, out, wv, wg, dxd, accumulate, 0, n)
-	} else {
-		l.sparse = sparseJob{dy: dy, x: x, in: in, out: out, wv: wv, wg: wg, dxd: dxd, accumulate: accumulate}
-		tensor.ParallelRows(n, 1, tensor.Workers(l.Workers), &l.sparse)
-		l.sparse = sparseJob{}
+	wg := l.W.Grad.Data[:in*out]
+	l.gt = growFloats(l.gt, in*out)
+	transpose(l.gt, wg, in, out)
+	if dxd != nil {
+		l.wt = growFloats(l.wt, in*out)
+		transpose(l.wt, l.W.Value.Data[:in*out], in, out)
 	}
+	// The blocks of input units write disjoint slices of dWᵀ and columns of dx, each the same
+	// way whoever runs it: they run in parallel. Small products stay on the caller (a goroutine
+	// costs more than they do).
+	l.sparse = sparseJob{dy: dy, x: x, in: in, wt: l.wt, gt: l.gt, dxd: dxd, accumulate: accumulate}
+	if n := (in + sparseBlock - 1) / sparseBlock; n == 1 || dy.NNZ()*in < sparseParallelMin {
+		l.sparse.Rows(0, 0, n)
+	} else {
+		tensor.ParallelRows(n, 1, tensor.Workers(l.Workers), &l.sparse)
+	}
+	l.sparse = sparseJob{}
+	transpose(wg, l.gt, out, in)
 	if l.B != nil {
 		db := l.B.Grad.Data[:out]
 		for e, j := range dy.Index {
@@ -216,108 +224,34 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 	return nil
 }
 
-// sparseJob is BackwardSparse's blocks as a tensor.RowJob, kept in the layer so that passing it
-// allocates nothing.
-type sparseJob struct {
-	dy             *SparseRows
-	x, wv, wg, dxd []float32
-	in, out        int
-	accumulate     bool
-}
-
-func (j *sparseJob) Rows(_, lo, hi int) {
-	sparseBlocks(j.dy, j.x, j.in, j.out, j.wv, j.wg, j.dxd, j.accumulate, lo, hi)
-}
-
-// sparseBlocks runs the blocks [lo, hi) of BackwardSparse: block q < in/4 is input units
-// 4q..4q+3, the blocks after it the remaining units one by one.
-func sparseBlocks(dy *SparseRows, x []float32, in, out int, wv, wg, dxd []float32, accumulate bool, lo, hi int) {
-	quads := in / 4
-	for q := lo; q < hi; q++ {
-		if q < quads {
-			k := 4 * q
-			sparseBackward4(dy, x, in, k, wv[k*out:(k+4)*out], wg[k*out:(k+4)*out], dxd, accumulate)
-			continue
-		}
-		k := 4*quads + q - quads
-		sparseBackward1(dy, x, in, k, wv[k*out:(k+1)*out], wg[k*out:(k+1)*out], dxd, accumulate)
-	}
-}
+// sparseBlock is the number of input units of one block of BackwardSparse: one AVX-512 vector
+// of floats, so that each entry of dy touches one cache line of dWᵀ in a block.
+const sparseBlock = 16
 
 // sparseParallelMin is the work (non-zeros x input units) from which BackwardSparse splits the
 // input units over goroutines.
 const sparseParallelMin = 1 << 16
 
-// sparseBackward4 does rows k..k+3 of dW (w and g hold those rows of W and
-// dW) and, when dxd is not nil, columns k..k+3 of dx: the four rows share
-// each load of a column number, a value and the cache line of x.
-func sparseBackward4(dy *SparseRows, x []float32, in, k int, w, g []float32, dxd []float32, accumulate bool) {
-	out := len(w) / 4
-	w0, w1, w2, w3 := w[:out], w[out:2*out], w[2*out:3*out], w[3*out:4*out]
-	g0, g1, g2, g3 := g[:out], g[out:2*out], g[2*out:3*out], g[3*out:4*out]
-	for r := 0; r < dy.Rows; r++ {
-		a, b := dy.Offsets[r], dy.Offsets[r+1]
-		if a == b && dxd == nil {
-			continue
-		}
-		idx, val := dy.Index[a:b], dy.Values[a:b]
-		val = val[:len(idx)]
-		xr := x[r*in+k : r*in+k+4]
-		x0, x1, x2, x3 := xr[0], xr[1], xr[2], xr[3]
-		if dxd == nil {
-			for e, j := range idx {
-				v := val[e]
-				g0[j] += x0 * v
-				g1[j] += x1 * v
-				g2[j] += x2 * v
-				g3[j] += x3 * v
-			}
-			continue
-		}
-		var s0, s1, s2, s3 float32
-		for e, j := range idx {
-			v := val[e]
-			g0[j] += x0 * v
-			g1[j] += x1 * v
-			g2[j] += x2 * v
-			g3[j] += x3 * v
-			s0 += v * w0[j]
-			s1 += v * w1[j]
-			s2 += v * w2[j]
-			s3 += v * w3[j]
-		}
-		d := dxd[r*in+k : r*in+k+4]
-		if accumulate {
-			d[0] += s0
-			d[1] += s1
-			d[2] += s2
-			d[3] += s3
-		} else {
-			d[0], d[1], d[2], d[3] = s0, s1, s2, s3
-		}
+// sparseJob is BackwardSparse's blocks of input units as a tensor.RowJob, kept in the layer so
+// that passing it allocates nothing.
+type sparseJob struct {
+	dy             *SparseRows
+	x, wt, gt, dxd []float32
+	in             int
+	accumulate     bool
+}
+
+func (j *sparseJob) Rows(_, lo, hi int) {
+	for b := lo; b < hi; b++ {
+		k0 := b * sparseBlock
+		kSparseBackwardT(j.dy, j.x, j.in, k0, min(k0+sparseBlock, j.in), j.wt, j.gt, j.dxd, j.accumulate)
 	}
 }
 
-// sparseBackward1 is sparseBackward4 for the single row k.
-func sparseBackward1(dy *SparseRows, x []float32, in, k int, w, g []float32, dxd []float32, accumulate bool) {
-	for r := 0; r < dy.Rows; r++ {
-		a, b := dy.Offsets[r], dy.Offsets[r+1]
-		idx, val := dy.Index[a:b], dy.Values[a:b]
-		val = val[:len(idx)]
-		xv := x[r*in+k]
-		var s float32
-		for e, j := range idx {
-			v := val[e]
-			g[j] += xv * v
-			s += v * w[j]
-		}
-		if dxd == nil {
-			continue
-		}
-		if accumulate {
-			dxd[r*in+k] += s
-		} else {
-			dxd[r*in+k] = s
-		}
+// growFloats returns s with length n, reusing its storage when it is large enough.
+func growFloats(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
 	}
+	return s[:n]
 }

@@ -202,6 +202,69 @@ func TestBackwardSparseMatchesDense(t *testing.T) {
 	}
 }
 
+// BackwardSparse sums each entry of dW and dx in the order of the rows and entries of dy, as a
+// plain loop does, bit for bit: whatever its blocks of input units and its goroutines, and with
+// dW holding earlier gradients. Input sizes below, at and across its blocks; repeated columns.
+func TestBackwardSparseSumsInRowOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 7))
+	for _, sh := range []struct{ in, out, rows, maxNNZ int }{{1, 3, 5, 2}, {17, 40, 30, 6}, {64, 729, 200, 20}, {70, 300, 600, 40}} {
+		for _, acc := range []bool{false, true} {
+			for _, workers := range []int{1, 2} {
+				name := fmt.Sprintf("%dx%d rows=%d accumulate=%v workers=%d", sh.in, sh.out, sh.rows, acc, workers)
+				l, err := nn.NewLinear(tensor.GonumEngine(), "l", sh.in, sh.out, true, rng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l.Workers = workers
+				x := randMatrix(rng, sh.rows, sh.in)
+				if _, err := l.Forward(x); err != nil {
+					t.Fatal(err)
+				}
+				for i := range l.W.Grad.Data {
+					l.W.Grad.Data[i] = float32(rng.NormFloat64())
+				}
+				var dy nn.SparseRows
+				randomSparse(rng, &dy, sh.rows-1, sh.out, sh.maxNNZ, 0.2)
+				j := int32(rng.IntN(sh.out))
+				if err := dy.AppendRow([]int32{j, j}, []float32{0.5, -2}); err != nil {
+					t.Fatal(err)
+				}
+				dx := randMatrix(rng, sh.rows, sh.in)
+				wantG, wantDx := slices.Clone(l.W.Grad.Data), slices.Clone(dx.Data)
+				in, out := sh.in, sh.out
+				for r := range dy.Rows {
+					idx, val := dy.Row(r)
+					for k := range in {
+						var s float32
+						for e, c := range idx {
+							wantG[k*out+int(c)] += x.Data[r*in+k] * val[e]
+							s += val[e] * l.W.Value.Data[k*out+int(c)]
+						}
+						if acc {
+							wantDx[r*in+k] += s
+						} else {
+							wantDx[r*in+k] = s
+						}
+					}
+				}
+				if err := l.BackwardSparse(&dy, dx, acc); err != nil {
+					t.Fatal(err)
+				}
+				for i := range wantG {
+					if math.Float32bits(l.W.Grad.Data[i]) != math.Float32bits(wantG[i]) {
+						t.Fatalf("%s: dW[%d] = %v, the loop gives %v", name, i, l.W.Grad.Data[i], wantG[i])
+					}
+				}
+				for i := range wantDx {
+					if math.Float32bits(dx.Data[i]) != math.Float32bits(wantDx[i]) {
+						t.Fatalf("%s: dx[%d] = %v, the loop gives %v", name, i, dx.Data[i], wantDx[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // Bad input is an error, and nothing is modified.
 func TestBackwardSparseErrors(t *testing.T) {
 	eng := tensor.GonumEngine()
@@ -321,59 +384,65 @@ func TestBackwardSparseNoAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkBackwardSparse: the output layer of the HalfCheetah policy at
-// |A| = 5^6 (In = 64, Out = 15,625) on a batch of 25 sub-episodes x 100
-// steps (2,500 rows) with 5 nonzeros per row, BackwardSparse against the
-// dense Backward (with dx, on the default BLAS engine), interleaved in one
-// loop. Reports the median ms of each and dense/sparse.
+// BenchmarkBackwardSparse: the output layer of the HalfCheetah policy at |A| = 3^6 and 5^6
+// (In = 64) on a batch of 25 sub-episodes x 100 steps (2,500 rows) with a share of each row's
+// columns non-zero (density), BackwardSparse against the dense Backward (with dx, on the default
+// BLAS engine), interleaved in one loop. Reports the median ms of each and dense/sparse: the
+// density where it falls below 1 is where the dense pass pays (control's sparseDensityLimit).
 func BenchmarkBackwardSparse(b *testing.B) {
-	const in, out, rows, nnz = 64, 15625, 2500, 5
+	const in, rows = 64, 2500
 	eng, err := tensor.NewEngine()
 	if err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(34, 7))
-	l, err := nn.NewLinear(eng, "logits", in, out, true, rng)
-	if err != nil {
-		b.Fatal(err)
-	}
-	x := randMatrix(rng, rows, in)
-	if _, err := l.Forward(x); err != nil {
-		b.Fatal(err)
-	}
-	var dy nn.SparseRows
-	dy.Reset(out)
-	for r := 0; r < rows; r++ { // exactly nnz distinct columns per row
-		for _, j := range rng.Perm(out)[:nnz] {
-			dy.Add(j, float32(rng.NormFloat64()))
+	for _, out := range []int{729, 15625} {
+		for _, density := range []float64{0.005, 0.02, 0.05, 0.1, 0.2, 0.4} {
+			b.Run(fmt.Sprintf("A=%d/density=%v", out, density), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(34, 7))
+				l, err := nn.NewLinear(eng, "logits", in, out, true, rng)
+				if err != nil {
+					b.Fatal(err)
+				}
+				x := randMatrix(rng, rows, in)
+				if _, err := l.Forward(x); err != nil {
+					b.Fatal(err)
+				}
+				nnz := max(1, int(density*float64(out)))
+				var dy nn.SparseRows
+				dy.Reset(out)
+				for r := 0; r < rows; r++ { // exactly nnz distinct columns per row
+					for _, j := range rng.Perm(out)[:nnz] {
+						dy.Add(j, float32(rng.NormFloat64()))
+					}
+					dy.EndRow()
+				}
+				dyDense := tensor.New(rows, out)
+				if err := dy.ToDense(dyDense); err != nil {
+					b.Fatal(err)
+				}
+				dx := tensor.New(rows, in)
+				var sparseT, denseT []time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					if err := l.BackwardSparse(&dy, dx, false); err != nil {
+						b.Fatal(err)
+					}
+					t1 := time.Now()
+					if err := l.Backward(dyDense, dx, false); err != nil {
+						b.Fatal(err)
+					}
+					sparseT = append(sparseT, t1.Sub(t0))
+					denseT = append(denseT, time.Since(t1))
+				}
+				median := func(d []time.Duration) float64 {
+					slices.Sort(d)
+					return float64(d[len(d)/2].Nanoseconds()) / 1e6
+				}
+				s, d := median(sparseT), median(denseT)
+				b.ReportMetric(s, "sparse-ms")
+				b.ReportMetric(d, "dense-ms")
+				b.ReportMetric(d/s, "dense/sparse")
+			})
 		}
-		dy.EndRow()
 	}
-	dyDense := tensor.New(rows, out)
-	if err := dy.ToDense(dyDense); err != nil {
-		b.Fatal(err)
-	}
-	dx := tensor.New(rows, in)
-	var sparseT, denseT []time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		if err := l.BackwardSparse(&dy, dx, false); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := l.Backward(dyDense, dx, false); err != nil {
-			b.Fatal(err)
-		}
-		sparseT = append(sparseT, t1.Sub(t0))
-		denseT = append(denseT, time.Since(t1))
-	}
-	median := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2].Nanoseconds()) / 1e6
-	}
-	s, d := median(sparseT), median(denseT)
-	b.ReportMetric(s, "sparse-ms")
-	b.ReportMetric(d, "dense-ms")
-	b.ReportMetric(d/s, "dense/sparse")
-	b.Logf("engine %s, nnz %d", eng.Backend(), dy.NNZ())
 }
