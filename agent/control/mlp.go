@@ -261,9 +261,10 @@ func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
 func tanhInto(dst, src []float32) { nn.TanhInto(dst, src) }
 
 // sparseDensityLimit is the share of non-zero logit gradients above which the dense pass is
-// faster (measured at 64 x 15,625: the sparse pass stops paying near 4%; an untrained sparsemax
-// policy can still have all actions in its support).
-const sparseDensityLimit = 0.02
+// taken. nn.BenchmarkBackwardSparse (64 inputs, 2,500 rows) puts the crossover near 12% at
+// 15,625 actions and 10-20% at 729 since the transposed sparse kernel (it was 4-5% before); an
+// untrained sparsemax policy can still have all actions in its support.
+const sparseDensityLimit = 0.1
 
 // backwardSparseLogits passes the logits' gradient through the output layer l using only its
 // non-zero entries (the support and the taken action of each row): O(support) per row instead of
