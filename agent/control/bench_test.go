@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,11 +255,19 @@ func benchSampleStep(b *testing.B, l *Learner, k, n int) {
 // (fwd+loss), the loss alone (loss: the objective's row passes), the backward pass (bwd), the
 // Adam step (opt; TrainStep also clips), and their sum (step-cpu-ms). CPU time is what a loaded machine
 // disturbs least; with OPENBLAS_NUM_THREADS=1 SPARSEPCL_WORKERS=1 it is the single-core cost.
+// sparse-peaked is sparse on a network whose output layer is scaled by 30, whose rows keep the
+// support of a trained HalfCheetah policy (1-2 actions; see BenchmarkTrainStepPeaked).
 func BenchmarkTrainStepPhases(b *testing.B) {
 	for _, k := range []int{729, 15625} {
-		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
-			b.Run(fmt.Sprintf("%s/A=%d", algo, k), func(b *testing.B) {
+		for _, variant := range []string{"sparse", "soft", "sparse-peaked"} {
+			algo := config.Algo(strings.TrimSuffix(variant, "-peaked"))
+			b.Run(fmt.Sprintf("%s/A=%d", variant, k), func(b *testing.B) {
 				l := benchLearner(b, algo, k)
+				if strings.HasSuffix(variant, "-peaked") { // as BenchmarkTrainStepPeaked: a trained policy's support
+					for i := range l.Model.outputs[0].W.Value.Data {
+						l.Model.outputs[0].W.Value.Data[i] *= 30
+					}
+				}
 				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
 				obj := l.Objective()
 				dh := make([]*tensor.Matrix, len(l.Model.Heads.Sizes))
