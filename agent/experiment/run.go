@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
@@ -103,6 +105,41 @@ func withoutCheckpoint(rd string, want config.Config) (Status, error) {
 		}
 	}
 	return Status{State: Started}, nil
+}
+
+// WaitForRun waits, for up to wait, while another process holds the lock of run i's directory,
+// and says so once on log. A process that trained the run may still be saving it when its
+// successor starts: Slurm starts a requeued array task while the task it replaces, interrupted,
+// writes its checkpoint. Run it before RunIndex, which reads the run's state first. It returns
+// ctx's error when ctx ends; at the deadline it returns nil, and RunIndex then refuses the run
+// (runstore.ErrRunInUse) as it would have at once.
+func WaitForRun(ctx context.Context, dir string, i int, wait time.Duration, log *slog.Logger) error {
+	m, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	if i < 0 || i >= len(m.Runs) {
+		return fmt.Errorf("sweep: run index %d is out of range: the manifest has %d runs, indices 0..%d", i, len(m.Runs), len(m.Runs)-1)
+	}
+	run := runstore.Dir(RunDir(dir, m.Runs[i]))
+	if !run.InUse() {
+		return nil
+	}
+	log.Info("another process holds the run's lock; waiting for it", "run", m.Runs[i].ID, "at most", wait)
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	poll := time.NewTicker(200 * time.Millisecond)
+	defer poll.Stop()
+	for run.InUse() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sweep: run %d (%s): waiting for its lock: %w", i, m.Runs[i].ID, ctx.Err())
+		case <-deadline.C:
+			return nil
+		case <-poll.C:
+		}
+	}
+	return nil
 }
 
 // RunOptions are passed through to train.Run (Dir and Resume are set here).

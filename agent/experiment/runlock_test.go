@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
@@ -85,5 +88,59 @@ func TestRunInUseByAnother(t *testing.T) {
 	}
 	if runstore.Dir(run0).InUse() {
 		t.Error("the run's lock outlived it")
+	}
+}
+
+// WaitForRun waits while another process holds a run's lock, as a requeued Slurm task must while
+// the task it replaces saves: released within the wait, the run then trains to its budget; held
+// past it, WaitForRun gives up and RunIndex refuses the run as before; a cancelled context ends
+// the wait with its error.
+func TestWaitForRun(t *testing.T) {
+	dir := t.TempDir()
+	m := planTiny(t, dir)
+	run0 := RunDir(dir, m.Runs[0])
+	if err := os.MkdirAll(run0, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	if err := WaitForRun(context.Background(), dir, 0, time.Minute, log); err != nil {
+		t.Fatalf("a free run: %v", err)
+	}
+
+	held, err := runstore.Dir(run0).Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := WaitForRun(context.Background(), dir, 0, 300*time.Millisecond, log); err != nil {
+		t.Fatalf("held past the wait: %v, want nil (RunIndex refuses)", err)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Errorf("gave up after %v, before the wait of 300ms", waited)
+	}
+	if _, err := RunIndex(context.Background(), dir, 0, quiet()); !errors.Is(err, runstore.ErrRunInUse) {
+		t.Errorf("RunIndex on the held run: %v, want ErrRunInUse", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := WaitForRun(ctx, dir, 0, time.Minute, log); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait: %v, want context.Canceled", err)
+	}
+
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		held.Close()
+	}()
+	if err := WaitForRun(context.Background(), dir, 0, time.Minute, log); err != nil {
+		t.Fatalf("released during the wait: %v", err)
+	}
+	if st, err := RunIndex(context.Background(), dir, 0, quiet()); err != nil || st.State == Finished {
+		t.Fatalf("after the wait: %+v, %v; want the run trained", st, err)
+	}
+	if st, err := Inspect(dir, m.Runs[0]); err != nil || st.State != Finished {
+		t.Errorf("run 0: %+v, %v; want finished", st, err)
+	}
+	if err := WaitForRun(context.Background(), dir, len(m.Runs), time.Minute, log); err == nil {
+		t.Error("an index past the manifest was accepted")
 	}
 }

@@ -26,7 +26,7 @@ func TestEvalAndReportPrintProvenance(t *testing.T) {
 	if code := runMain(context.Background(), trainArgs(run, "--iters", "1"), &o, &e); code != 0 {
 		t.Fatalf("train: exit %d: %s", code, e.String())
 	}
-	line := regexp.MustCompile(`(?m)^provenance: (commit unknown|binary (unstamped, work tree )?[0-9a-f]{12} \((dirty|clean)\)), go\S+ \S+/\S+, BLAS .+, host .+ \(\d+ cores\)$`)
+	line := regexp.MustCompile(`(?m)^provenance: (commit unknown|binary (unstamped( \(sha256 [0-9a-f]{12}\))?, work tree )?[0-9a-f]{12} \((dirty|clean)\)), go\S+ \S+/\S+, BLAS .+, host .+ \(\d+ cores\)$`)
 	o.Reset()
 	if code := runMain(context.Background(), []string{"eval", "--run", run, "--episodes", "2", "--per-length=false"}, &o, &e); code != 0 {
 		t.Fatalf("eval: exit %d: %s", code, e.String())

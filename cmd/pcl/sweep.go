@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
@@ -99,6 +100,7 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	index := fs.Int("index", -1, "run index (default: $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX)")
 	offset := fs.Int("offset", 0, "added to an index taken from the environment (a sweep split over several Slurm arrays)")
 	jobs := fs.Int("jobs", 0, "instead of one index: run every unfinished run locally, this many at once (each a single-threaded subprocess)")
+	lockWait := fs.Duration("lock-wait", 2*time.Minute, "with an index: how long to wait while another process holds the run (a requeued Slurm task starts while the one it replaces saves its checkpoint)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -120,7 +122,11 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
-	st, err := experiment.RunIndex(ctx, *dir, i, experiment.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr)})
+	log := textLogger(stderr)
+	if err := experiment.WaitForRun(ctx, *dir, i, *lockWait, log); err != nil {
+		return interrupted(ctx, err, "nothing was changed")
+	}
+	st, err := experiment.RunIndex(ctx, *dir, i, experiment.RunOptions{Registry: registry.Default(), Logger: log})
 	if err != nil {
 		return interrupted(ctx, err, fmt.Sprintf("run %d (%s) saved its checkpoint; run the same pcl sweep run again to resume it", i, m.Runs[i].ID))
 	}
