@@ -38,6 +38,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"unsafe"
 
@@ -77,7 +78,20 @@ func dlerror() string {
 	return "unknown dlerror"
 }
 
+// threadTimeoutEnv is what OpenBLAS reads when it loads for how long an idle BLAS thread spins
+// (2^n cycles) before it sleeps. Its default, 2^28 (a tenth of a second), keeps a second BLAS
+// thread spinning through the row passes between the products, on the core the Go workers need:
+// on two threads the 3^6 training step took 16 ms against 9 with the smallest value, 4
+// (docs/speed.md, issue 49). loadOpenBLAS sets that before the library loads, unless the
+// environment already says.
+const threadTimeoutEnv, threadTimeout = "OPENBLAS_THREAD_TIMEOUT", "4"
+
 func loadOpenBLAS() (blas.Float32, string, error) {
+	if _, set := os.LookupEnv(threadTimeoutEnv); !set {
+		if err := os.Setenv(threadTimeoutEnv, threadTimeout); err != nil {
+			return nil, "", fmt.Errorf("set %s: %w", threadTimeoutEnv, err)
+		}
+	}
 	var errs []string
 	for _, lib := range libraryCandidates {
 		cname := C.CString(lib)
