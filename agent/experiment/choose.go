@@ -277,25 +277,35 @@ type candidate struct {
 }
 
 // compareCandidates orders the better candidate first: more steady passes, then fewer levers,
-// then the higher mean last-10% greedy reward (a NaN below every number); 0 for a full tie.
+// then the higher mean last-10% greedy reward (a NaN below every number); 0 for a full tie. When
+// neither passes on any seed, the greedy mean comes before the levers (PROTOCOL.md addendum 3):
+// fewer levers is the simpler of two configurations that pass alike, not of two that fail.
 func compareCandidates(a, b candidate) int {
+	byGreedy := func() int {
+		switch {
+		case greedier(a.g.GreedyMean, b.g.GreedyMean):
+			return -1
+		case greedier(b.g.GreedyMean, a.g.GreedyMean):
+			return 1
+		}
+		return 0
+	}
 	switch {
 	case a.g.Passed != b.g.Passed:
 		return b.g.Passed - a.g.Passed
+	case a.g.Passed == 0 && byGreedy() != 0:
+		return byGreedy()
 	case a.levers != b.levers:
 		return a.levers - b.levers
-	case greedier(a.g.GreedyMean, b.g.GreedyMean):
-		return -1
-	case greedier(b.g.GreedyMean, a.g.GreedyMean):
-		return 1
 	}
-	return 0
+	return byGreedy()
 }
 
 // ChooseConfigs picks, for each task size and algorithm of the credit sweeps (arms), the lever set
 // with the most runs that pass by the steady rule over the selection seeds, ties broken by fewer
-// levers, then by the higher mean last-10% greedy reward, then by the order of arms, at the weight
-// its runs used (PROTOCOL.md step 3); and each size's evaluation budget (step 4), EvalItersRising
+// levers, then by the higher mean last-10% greedy reward (the greedy mean first when no set
+// passes at all: addendum 3), then by the order of arms, at the weight its runs used (PROTOCOL.md
+// step 3); and each size's evaluation budget (step 4), EvalItersRising
 // when any algorithm's chosen configuration there is still rising (StillRising) on two thirds of
 // its seeds, EvalIters otherwise. A cell waits, unchosen, while a lever set has no group of it, more
 // than one (a weight or budget apart), or a run of it unfinished; the other algorithms at its size
@@ -397,6 +407,9 @@ func decided(cands []candidate) string {
 	switch {
 	case a.g.Passed != b.g.Passed:
 		return fmt.Sprintf("most steady passes: %d/%d (%s: %d/%d)", a.g.Passed, a.g.Finished, b.set, b.g.Passed, b.g.Finished)
+	case a.g.Passed == 0 && greedier(a.g.GreedyMean, b.g.GreedyMean):
+		return fmt.Sprintf("no steady pass (0/%d), nor in %s: the higher greedy mean (%s against %s)",
+			a.g.Finished, b.set, num(a.g.GreedyMean, 2), num(b.g.GreedyMean, 2))
 	case a.levers != b.levers:
 		return fmt.Sprintf("tied on steady passes (%d/%d) with %s: fewer levers", a.g.Passed, a.g.Finished, b.set)
 	case compareCandidates(a, b) != 0:

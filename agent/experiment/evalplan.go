@@ -269,7 +269,7 @@ func WriteChoices(out string, arms []CreditArm) (Choices, error) {
 	var b strings.Builder
 	b.WriteString("# The chosen configurations (issue 48, step 3)\n\n" +
 		"Per task size and algorithm, the lever set whose credit runs pass by the steady rule on the most selection seeds, " +
-		"ties broken by fewer levers, then by the higher mean last-10% greedy reward, at the weight its runs used; " +
+		"ties broken by fewer levers, then by the higher mean last-10% greedy reward (that first when no lever set passes: addendum 3), at the weight its runs used; " +
 		fmt.Sprintf("the size's evaluation budget is %d iterations when a chosen configuration there was still rising on two of three seeds at the end of its credit runs, %d otherwise ", EvalItersRising, EvalIters) +
 		"(docs/results/figure1-levers/PROTOCOL.md, steps 3 and 4, addendum 2: still rising is a last-10% greedy mean " +
 		fmt.Sprintf("at least %d%% of the threshold above the mean over the 10%% before).\n\n", RisingPercent))

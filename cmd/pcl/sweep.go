@@ -173,9 +173,10 @@ func sweepChoose(args []string, stdout, stderr io.Writer) error {
 
 Chooses, per task size and algorithm of the credit sweeps (one per lever set: none, advantage,
 explore, both), the lever set with the most steady passes, ties broken by fewer levers, then by
-the higher mean last-10%% greedy reward, at the weight its runs used; and each size's evaluation
-budget, %d iterations where a chosen configuration was still rising on two of three seeds, %d
-otherwise (docs/results/figure1-levers/PROTOCOL.md, steps 3 and 4, addendum 2). Writes
+the higher mean last-10%% greedy reward (that first when no lever set passes), at the weight its
+runs used; and each size's evaluation budget, %d iterations where a chosen configuration was
+still rising on two of three seeds, %d otherwise (docs/results/figure1-levers/PROTOCOL.md, steps 3
+and 4, addenda 2 and 3). Writes
 <out>/report.md with the choices and, once every cell is chosen, the evaluation sweeps, each as
 pcl sweep plan flags.
 
