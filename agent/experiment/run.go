@@ -125,7 +125,7 @@ func WaitForRun(ctx context.Context, dir string, i int, wait time.Duration, log 
 	if !run.InUse() {
 		return nil
 	}
-	log.Info("another process holds the run's lock; waiting for it", "run", m.Runs[i].ID, "at most", wait)
+	log.Info("another process holds the run's lock; waiting for it", "run", m.Runs[i].ID, "wait", wait)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	poll := time.NewTicker(200 * time.Millisecond)
