@@ -18,10 +18,12 @@ import (
 )
 
 // ReportFile is the report's name inside the output directory; figures go beside it, with all
-// panels of a sweep together in GridFile.
+// panels of a sweep together in GridFile (the sampled reward) and GreedyGridFile (the greedy
+// evaluations, when the runs have them).
 const (
-	ReportFile = "report.md"
-	GridFile   = "grid.png"
+	ReportFile     = "report.md"
+	GridFile       = "grid.png"
+	GreedyGridFile = "grid-greedy.png"
 )
 
 // RunResult is one run as the report sees it.
@@ -116,9 +118,9 @@ type Group struct {
 	Runs       []RunResult
 	Finished   int
 	FinalMean  float64 // over finished runs
-	FinalStd   float64
+	FinalStd   float64 // the sample standard deviation (n − 1; NaN below two runs)
 	GreedyMean float64 // FinalGreedy over the finished runs that have it (NaN: none)
-	GreedyStd  float64
+	GreedyStd  float64 // as FinalStd
 	FracMean   float64
 	// LevelMin and LevelMax bound the curriculum length the finished runs ended at.
 	LevelMin, LevelMax int
@@ -255,8 +257,9 @@ func Groups(results []RunResult) []*Group {
 				walls = append(walls, r.Reach.WallSeconds)
 			}
 		}
-		g.FinalMean, g.FinalStd = analysis.MeanStd(finals)
-		g.GreedyMean, g.GreedyStd = analysis.MeanStd(greedy)
+		fin, gr := analysis.SampleInterval(finals), analysis.SampleInterval(greedy)
+		g.FinalMean, g.FinalStd = fin.Mean, fin.Std
+		g.GreedyMean, g.GreedyStd = gr.Mean, gr.Std
 		g.FracMean, _ = analysis.MeanStd(fracs)
 		g.MedianIt, g.MedianWall = analysis.Median(its), analysis.Median(walls)
 	}
@@ -310,7 +313,7 @@ func Report(dir, out string) ([]*Group, error) {
 
 // writeGroupTable writes the report's main table, one row per task, size, algorithm and weight.
 func writeGroupTable(b *strings.Builder, groups []*Group) {
-	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± std over the finished seeds; " +
+	b.WriteString("\"final\" is the mean sampled episode reward over the last 10% of each run's budget, mean ± sample standard deviation (n − 1) over the finished seeds; " +
 		"\"greedy\" the same over the greedy evaluations in that stretch; " +
 		"\"of max\" is \"final\" as a fraction of the largest reward possible at the curriculum level the run ended at, and \"length\" that level (the curriculum's minimum input length; min-max over the seeds); " +
 		"\"passed\" counts the finished seeds that pass by the steady rule: a mean greedy reward over the last 10% of the budget at or above the threshold, at the curriculum's top level; " +
@@ -442,9 +445,13 @@ func bestWeights(groups []*Group) map[*Group]bool {
 	return out
 }
 
+// pm is "mean ± std", the mean alone when std is NaN (one value), "–" without a mean.
 func pm(m, s float64) string {
-	if math.IsNaN(m) {
+	switch {
+	case math.IsNaN(m):
 		return "–"
+	case math.IsNaN(s):
+		return strconv.FormatFloat(m, 'f', 2, 64)
 	}
 	return fmt.Sprintf("%.2f ± %.2f", m, s)
 }
@@ -460,7 +467,8 @@ func num(x float64, prec int) string {
 // that the figures show what the table counts.
 func figures(out, name string, groups []*Group) ([]string, error) {
 	var files []string
-	var grid [][]plot.Panel // a row per task, in the order the tasks first appear
+	var grid, greedyGrid [][]plot.Panel // a row per task, in the order the tasks first appear
+	greedyPanels := 0
 	row := map[string]int{}
 	minSeeds, maxSeeds := math.MaxInt, 0
 	for _, p := range figurePanels(groups) {
@@ -478,29 +486,51 @@ func figures(out, name string, groups []*Group) ([]string, error) {
 		i, ok := row[p.env]
 		if !ok {
 			i, row[p.env] = len(grid), len(grid)
-			grid = append(grid, nil)
+			grid, greedyGrid = append(grid, nil), append(greedyGrid, nil)
 		}
-		grid[i] = append(grid[i], plot.Panel{Title: fmt.Sprintf("%s %s", strings.TrimSuffix(p.env, "-v0"), plot.SizeLabel(p.actions, p.groups[0].Base, 0)), Bands: bands})
+		panelTitle := fmt.Sprintf("%s %s", strings.TrimSuffix(p.env, "-v0"), plot.SizeLabel(p.actions, p.groups[0].Base, 0))
+		grid[i] = append(grid[i], plot.Panel{Title: panelTitle, Bands: bands})
+		// The greedy grid keeps the sampled grid's layout; a panel without evaluations stays empty.
+		greedyGrid[i] = append(greedyGrid[i], plot.Panel{Title: panelTitle, Bands: greedy})
+		if len(greedy) > 0 {
+			greedyPanels++
+		}
 	}
 	drawn := 0
 	for _, r := range grid {
 		drawn += len(r)
 	}
-	if drawn > 1 { // one cell's figure is the whole sweep: no grid
-		if len(grid) == drawn { // one size per task: the panels side by side, not stacked
+	if drawn <= 1 { // one cell's figure is the whole sweep: no grid
+		return files, nil
+	}
+	seeds := plot.SeedsLabel(minSeeds, maxSeeds)
+	var grids []string
+	for _, g := range []struct {
+		file, what string
+		panels     [][]plot.Panel
+		draw       bool
+	}{
+		{GridFile, "mean sampled episode reward", grid, true},
+		{GreedyGridFile, "mean greedy evaluation reward", greedyGrid, greedyPanels > 0},
+	} {
+		if !g.draw {
+			continue
+		}
+		panels := g.panels
+		if len(panels) == drawn { // one size per task: the panels side by side, not stacked
 			var one []plot.Panel
-			for _, r := range grid {
+			for _, r := range panels {
 				one = append(one, r...)
 			}
-			grid = [][]plot.Panel{one}
+			panels = [][]plot.Panel{one}
 		}
-		title := fmt.Sprintf("%s\nmean sampled episode reward, %s", name, plot.SeedsLabel(minSeeds, maxSeeds))
-		if err := plot.Grid(filepath.Join(out, GridFile), title, "iteration", "reward", grid); err != nil {
-			return files, err
+		title := fmt.Sprintf("%s\n%s, %s", name, g.what, seeds)
+		if err := plot.Grid(filepath.Join(out, g.file), title, "iteration", "reward", panels); err != nil {
+			return append(grids, files...), err
 		}
-		files = append([]string{GridFile}, files...)
+		grids = append(grids, g.file)
 	}
-	return files, nil
+	return append(grids, files...), nil
 }
 
 // figurePanel is one task at one size: the groups drawn in one figure.

@@ -66,7 +66,7 @@ var goodArg = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.=-]*)?$`)
 // Every command's help parses, and no flag has an odd argument name.
 func TestHelpArgumentNames(t *testing.T) {
 	for _, args := range [][]string{{"envbench"}, {"list"}, {"check"}, {"play"}, {"train"}, {"eval"}, {"compare"}, {"reproduce"}, {"report"}, {"tables"}, {"bench"},
-		{"sweep", "plan"}, {"sweep", "run"}, {"sweep", "report"}, {"sweep", "choose"}, {"sweep", "k8s"}, {"diagnose"}} {
+		{"sweep", "plan"}, {"sweep", "run"}, {"sweep", "report"}, {"sweep", "choose"}, {"sweep", "evaluate"}, {"sweep", "k8s"}, {"diagnose"}} {
 		name := strings.Join(args, " ")
 		var o, e bytes.Buffer
 		if code := runMain(context.Background(), append(args, "-h"), &o, &e); code != exitOK {
@@ -115,6 +115,7 @@ func TestHelpListsOnlyHonouredFlags(t *testing.T) {
 		{[]string{"sweep", "run"}, nil, "--dir is required", false, []string{"dir", "index", "jobs"}, nil},
 		{[]string{"sweep", "report"}, nil, "--dir is required", false, []string{"dir", "out"}, nil},
 		{[]string{"sweep", "choose"}, nil, "--out is required", false, []string{"out"}, nil},
+		{[]string{"sweep", "evaluate"}, nil, "give --out and at least one sweep directory", false, []string{"out", "title"}, nil},
 		{[]string{"sweep", "k8s"}, nil, "--dir is required", false, []string{"dir", "image", "parallelism", "pod-dir", "memory"}, nil},
 		{[]string{"diagnose"}, nil, "--out is required", true, []string{"out", "every", "overlay", "probe", "iters", "replay", "algo"},
 			[]string{"eval-every", "eval-episodes", "checkpoint-every", "threshold", "stop-at-threshold", "max-loss", "net", "grid"}},

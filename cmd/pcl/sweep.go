@@ -15,12 +15,13 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
-const sweepUsage = `usage: pcl sweep plan|run|report|choose|k8s [flags]
+const sweepUsage = `usage: pcl sweep plan|run|report|choose|evaluate|k8s [flags]
 
   plan    write a grid of runs into <out>/manifest.json
   run     run one run of the manifest by index (Slurm/Kubernetes array), or every unfinished one locally with --jobs
   report  figures and report.md of the runs, finished or not
   choose  issue 48's step 3: each size's and algorithm's lever set from the credit sweeps, and the evaluation sweeps' plan flags
+  evaluate  sparse against soft PCL per task size over one or more sweeps: steady passes, sample std, 95% intervals, paired differences
   k8s     print the Kubernetes Indexed Job that runs the sweep (kubectl apply -f -)
 
 Run 'pcl sweep <subcommand> -h' for its flags.
@@ -29,7 +30,7 @@ Run 'pcl sweep <subcommand> -h' for its flags.
 // runSweep dispatches `pcl sweep plan|run|report|choose|k8s` (logic in agent/experiment).
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("sweep: give a subcommand: plan, run, report, choose or k8s (run 'pcl sweep -h' for what they do)")}
+		return usageError{errors.New("sweep: give a subcommand: plan, run, report, choose, evaluate or k8s (run 'pcl sweep -h' for what they do)")}
 	}
 	switch args[0] {
 	case "plan":
@@ -40,13 +41,15 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return sweepReport(args[1:], stdout, stderr)
 	case "choose":
 		return sweepChoose(args[1:], stdout, stderr)
+	case "evaluate":
+		return sweepEvaluate(args[1:], stdout, stderr)
 	case "k8s":
 		return sweepK8s(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, sweepUsage) // where the subcommands' -h writes
 		return flag.ErrHelp
 	}
-	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report, choose, k8s)", args[0])}
+	return usageError{fmt.Errorf("sweep: unknown subcommand %q (plan, run, report, choose, evaluate, k8s)", args[0])}
 }
 
 // sweepPlanIgnores says why a config flag does not apply to sweep plan ("" when it does): the
@@ -206,6 +209,47 @@ flags:
 	for _, s := range append(ch.Eval, ch.Small...) {
 		fmt.Fprintf(stdout, "sweep: %s, levers %s: %s\n", s.Name, s.Set, s.Flags)
 	}
+	return nil
+}
+
+// sweepEvaluate is issue 48's evaluation report (docs/results/figure1-levers/PROTOCOL.md): the
+// sweeps that ran each algorithm's chosen configuration in, <out>/evaluation.md out.
+func sweepEvaluate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep evaluate", stderr)
+	out := fs.String("out", "", "`directory` for evaluation.md (required)")
+	title := fs.String("title", "Sparse against soft PCL", "the report's title")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `usage: pcl sweep evaluate --out DIR SWEEP_DIR...
+
+Pairs sparse and soft PCL per task size over the finished runs of the sweeps (one configuration
+per algorithm and size, from any of them) and writes <out>/%s: per size the steady passes
+(the mean greedy reward over the last 10%% of a run at the threshold, at the curriculum's top
+level), the ever-reached and sampled columns, the last-10%% greedy mean with its sample std and
+95%% t-interval; sparse against soft (ahead: more steady passes), the paired differences by seed
+with their 95%% interval, the goal (%d of %d seeds); and every seed.
+
+flags:
+`, experiment.EvaluationFile, experiment.GoalPasses, experiment.GoalSeeds)
+		fs.PrintDefaults()
+	}
+	if err := parseFlagsAndArgs(fs, args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() == 0 {
+		return usageError{errors.New("sweep evaluate: give --out and at least one sweep directory")}
+	}
+	groups, err := experiment.GatherGroups(fs.Args())
+	if err != nil {
+		return err
+	}
+	cs, err := experiment.CompareSizes(groups)
+	if err != nil {
+		return err
+	}
+	if err := experiment.WriteEvaluation(*out, *title, cs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sweep: %d task sizes compared in %s\n", len(cs), filepath.Join(*out, experiment.EvaluationFile))
 	return nil
 }
 

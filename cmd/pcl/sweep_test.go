@@ -118,6 +118,9 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"sweep", "choose", "--out", t.TempDir(), "all=" + dir}, "not set=dir with a lever set"},
 		{[]string{"sweep", "choose", "--out", t.TempDir(), "none=" + dir, "none=" + dir}, "lever set none given twice"},
 		{[]string{"sweep", "choose", "--out", t.TempDir(), "none=" + t.TempDir()}, "plan the sweep first"},
+		{[]string{"sweep", "evaluate", dir}, "give --out and at least one sweep directory"},
+		{[]string{"sweep", "evaluate", "--out", t.TempDir()}, "give --out and at least one sweep directory"},
+		{[]string{"sweep", "evaluate", "--out", t.TempDir(), t.TempDir()}, "plan the sweep first"},
 	}
 	for _, c := range cases {
 		out, err := runPCL(t, c.args...)
@@ -163,5 +166,17 @@ func TestSweepChoose(t *testing.T) {
 	eval := t.TempDir()
 	if o, err := runPCL(t, append([]string{"sweep", "plan", "--out", eval, "--seed", "1", "--seeds", "5"}, strings.Fields(flags)...)...); err != nil || !strings.Contains(o, "10 runs planned") {
 		t.Errorf("planning the printed flags: %s", o)
+	}
+	// The evaluation report pairs the algorithms of one sweep, and refuses two configurations of
+	// one algorithm at a size (both sweeps hold the same cells).
+	evalOut := t.TempDir()
+	if o, err := runPCL(t, "sweep", "evaluate", "--out", evalOut, none); err != nil || !strings.Contains(o, "1 task sizes compared") {
+		t.Errorf("evaluate: %s", o)
+	}
+	if rep, err := os.ReadFile(filepath.Join(evalOut, experiment.EvaluationFile)); err != nil || !strings.Contains(string(rep), "| Copy | 8 | 0/1 | 0/1 | no |") {
+		t.Errorf("evaluation (%v):\n%s", err, rep)
+	}
+	if o, err := runPCL(t, "sweep", "evaluate", "--out", t.TempDir(), none, both); err == nil || !strings.Contains(o, "two sparse PCL configurations at Copy |A| = 8") {
+		t.Errorf("evaluate over two sweeps of the same cells: %s, want a refusal", o)
 	}
 }
