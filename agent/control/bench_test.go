@@ -103,7 +103,11 @@ func BenchmarkPolicyStep(b *testing.B) {
 // other load on the machine disturbs less. It also times, in the same rounds, the layer's two
 // dense backward GEMMs (dW = Xᵀ·dZ, dX = dZ·Wᵀ): floor-x-gemm (cpu-floor-x-gemm in CPU time) is
 // the three GEMMs over the forward one, the floor of a step whose logit gradient is dense (soft
-// PCL), and x-floor (cpu-x-floor) the step over those three. ns/op is the time of one round of the four.
+// PCL), and x-floor (cpu-x-floor) the step over those three. The step also runs the two 2 x H
+// trunks (the policy's and the value network's), whose products the output layer's floor leaves
+// out: trunk-ms times them in the same rounds, and x-net-floor (cpu-x-net-floor) is the step over
+// all of the network's products, the floor a step cannot go below however its row passes are
+// fused. ns/op is the time of one round of the five.
 func BenchmarkTrainStepVsGemm(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
@@ -123,7 +127,17 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 						m.Data[i] = float32(rng.NormFloat64())
 					}
 				}
-				var tGemm, tFast, tRef, tBack, cGemm, cFast, cRef, cBack time.Duration
+				// The trunks' products: the policy's and the value network's 17 -> H -> H layers, forward
+				// (x·W0, h0·W1) and backward (dW1 += h0ᵀ·d, dh0 = d·W1ᵀ, dW0 += xᵀ·dh0), twice.
+				H := fast.Model.trunk[0].Out
+				xin, w0, h0, w1, h1 := tensor.New(25*101, 17), tensor.New(17, H), tensor.New(25*101, H), tensor.New(H, H), tensor.New(25*101, H)
+				d1, dh0, gw0, gw1 := tensor.New(25*101, H), tensor.New(25*101, H), tensor.New(17, H), tensor.New(H, H)
+				for _, m := range []*tensor.Matrix{xin, w0, w1, d1} {
+					for i := range m.Data {
+						m.Data[i] = float32(rng.NormFloat64())
+					}
+				}
+				var tGemm, tFast, tRef, tBack, tTrunk, cGemm, cFast, cRef, cBack, cTrunk time.Duration
 				timed := func(d, c *time.Duration, f func() error) {
 					c0, t0 := cputime.Process(), time.Now()
 					if err := f(); err != nil {
@@ -140,11 +154,30 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 					}
 					return eng.MatMul(dx, dz, false, w, true, 1, 0)
 				}
+				trunk := func() error {
+					for range 2 { // the policy's trunk and the value network
+						for _, p := range [][3]*tensor.Matrix{{h0, xin, w0}, {h1, h0, w1}} {
+							if err := eng.MatMul(p[0], p[1], false, p[2], false, 1, 0); err != nil {
+								return err
+							}
+						}
+						if err := eng.MatMul(gw1, h0, true, d1, false, 1, 1); err != nil {
+							return err
+						}
+						if err := eng.MatMul(dh0, d1, false, w1, true, 1, 0); err != nil {
+							return err
+						}
+						if err := eng.MatMul(gw0, xin, true, dh0, false, 1, 1); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
 				step := func(l *Learner) func() error {
 					return func() error { _, err := l.TrainStep(segs); return err }
 				}
 				// One untimed round: buffers grow to size.
-				for _, f := range []func() error{gemm, back, step(fast), step(ref)} {
+				for _, f := range []func() error{gemm, back, trunk, step(fast), step(ref)} {
 					if err := f(); err != nil {
 						b.Fatal(err)
 					}
@@ -152,6 +185,7 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				for b.Loop() {
 					timed(&tGemm, &cGemm, gemm)
 					timed(&tBack, &cBack, back)
+					timed(&tTrunk, &cTrunk, trunk)
 					timed(&tFast, &cFast, step(fast))
 					timed(&tRef, &cRef, step(ref))
 				}
@@ -171,6 +205,11 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 				b.ReportMetric(float64(cRef)/float64(cFast), "cpu-speedup")
 				b.ReportMetric(float64(cGemm+cBack)/float64(cGemm), "cpu-floor-x-gemm")
 				b.ReportMetric(float64(cFast)/float64(cGemm+cBack), "cpu-x-floor")
+				// The whole network's floor: the output layer's three products and the two trunks'
+				// (x-net-floor: the step over them; trunk-ms: the trunks' products alone).
+				b.ReportMetric(float64(tTrunk.Microseconds())/n/1000, "trunk-ms")
+				b.ReportMetric(float64(tFast)/float64(tGemm+tBack+tTrunk), "x-net-floor")
+				b.ReportMetric(float64(cFast)/float64(cGemm+cBack+cTrunk), "cpu-x-net-floor")
 			})
 		}
 	}
