@@ -103,8 +103,11 @@ func CheckShape(m *Matrix, rows, cols int, what ...string) error {
 }
 
 // FirstNonFinite returns the index of the first NaN or Inf element, or -1.
-func (m *Matrix) FirstNonFinite() int {
-	for i, v := range m.Data {
+func (m *Matrix) FirstNonFinite() int { return firstNonFinite(m.Data) }
+
+// firstNonFiniteGo is firstNonFinite in Go (the kernel's reference and its stand-in without cgo).
+func firstNonFiniteGo(x []float32) int {
+	for i, v := range x {
 		f := float64(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return i

@@ -93,15 +93,7 @@ func (a *Adam) Step() error {
 	lrT := float32(a.cfg.LR * math.Sqrt(1-p2) / (1 - p1))
 	eps := float32(a.cfg.Epsilon)
 	for i, p := range a.params {
-		m, v, w, g := a.m[i].Data, a.v[i].Data, p.Value.Data, p.Grad.Data
-		_, _, _ = m[len(w)-1:], v[len(w)-1:], g[len(w)-1:]
-		for k := range w {
-			gk := g[k]
-			mk := b1*m[k] + (1-b1)*gk
-			vk := b2*v[k] + (1-b2)*gk*gk
-			m[k], v[k] = mk, vk
-			w[k] -= lrT * mk / (float32(math.Sqrt(float64(vk))) + eps)
-		}
+		adamUpdate(p.Value.Data, a.m[i].Data, a.v[i].Data, p.Grad.Data, b1, b2, 1-b1, 1-b2, lrT, eps)
 	}
 	a.powers.Data[0] *= b1
 	a.powers.Data[1] *= b2
