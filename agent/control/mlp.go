@@ -229,9 +229,7 @@ func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
 	}
 	for i := len(m.trunk) - 1; i >= 0; i-- {
 		a := m.acts[i]
-		for k, v := range a.Data {
-			d.Data[k] *= 1 - v*v
-		}
+		nn.TanhBackward(d.Data, a.Data)
 		var dx *tensor.Matrix
 		if i > 0 {
 			dx = m.dActs[i-1]
@@ -251,7 +249,7 @@ func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
 			}
 			dv = m.dvScal
 		}
-		if _, err := m.value.Backward(dv); err != nil {
+		if err := m.value.BackwardParams(dv); err != nil { // the observations need no gradient
 			return fmt.Errorf("control: value backward: %w", err)
 		}
 	}

@@ -26,3 +26,11 @@ func tanh32(x float32) float32 {
 // Tanh32 is the float32 tanh the networks of this package use, for callers that build their own
 // layers and must match them.
 func Tanh32(x float32) float32 { return tanh32(x) }
+
+// tanhBackwardGo is TanhBackward in Go: d[k] *= 1 - a[k]² (the C kernel's reference).
+func tanhBackwardGo(d, a []float32) {
+	d = d[:len(a)]
+	for k, v := range a {
+		d[k] *= 1 - v*v
+	}
+}

@@ -2,7 +2,10 @@ package nn
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
 func TestFastMathAccuracy(t *testing.T) {
@@ -52,6 +55,72 @@ func TestTanhIntoMatchesTanh32(t *testing.T) {
 		want := tanh32(x)
 		if d := math.Abs(float64(dst[i] - want)); d > 2e-7*math.Max(1e-3, math.Abs(float64(want))) {
 			t.Errorf("tanh(%v): %v, tanh32 %v", x, dst[i], want)
+		}
+	}
+}
+
+// TanhBackward writes tanhBackwardGo's bits: lengths around the vector widths, outputs across
+// (-1, 1) and at its ends, gradients of every scale.
+func TestTanhBackwardMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	for _, n := range []int{0, 1, 7, 8, 9, 16, 31, 33, 1000} {
+		a, d := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i] = []float32{-1, 1, 0, 1e-20, float32(2*rng.Float64() - 1)}[rng.IntN(5)]
+			d[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(13)-6)))
+		}
+		want := append([]float32(nil), d...)
+		tanhBackwardGo(want, a)
+		TanhBackward(d, a)
+		for i := range d {
+			if math.Float32bits(d[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n %d, entry %d (a %v): %v, Go %v", n, i, a[i], d[i], want[i])
+			}
+		}
+	}
+}
+
+// BackwardParams leaves the parameter gradients Backward leaves, bit for bit, without dL/dx.
+func TestMLPBackwardParams(t *testing.T) {
+	eng, err := tensor.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, dy := tensor.New(37, 5), tensor.New(37, 1)
+	for _, m := range []*tensor.Matrix{x, dy} {
+		for i := range m.Data {
+			m.Data[i] = float32(rng.NormFloat64())
+		}
+	}
+	grads := func(params bool) [][]float32 {
+		m, err := NewMLP(eng, "v", []int{5, 16, 16, 1}, true, NewRand(3, 12))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Forward(x); err != nil {
+			t.Fatal(err)
+		}
+		if params {
+			err = m.BackwardParams(dy)
+		} else {
+			_, err = m.Backward(dy)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float32
+		for _, p := range m.Params() {
+			out = append(out, p.Grad.Data)
+		}
+		return out
+	}
+	full, params := grads(false), grads(true)
+	for i := range full {
+		for k := range full[i] {
+			if math.Float32bits(full[i][k]) != math.Float32bits(params[i][k]) {
+				t.Fatalf("parameter %d entry %d: %v, Backward's %v", i, k, params[i][k], full[i][k])
+			}
 		}
 	}
 }

@@ -68,28 +68,38 @@ func (m *MLP) Forward(x *tensor.Matrix) (*tensor.Matrix, error) {
 // Backward accumulates parameter gradients for output gradient dy and
 // returns dL/dx (owned by m).
 func (m *MLP) Backward(dy *tensor.Matrix) (*tensor.Matrix, error) {
+	if err := m.backward(dy, true); err != nil {
+		return nil, err
+	}
+	return m.dx, nil
+}
+
+// BackwardParams is Backward without dL/dx, for a network whose input needs no gradient (an
+// observation): the first layer's input product is not computed. The parameter gradients are
+// Backward's, bit for bit.
+func (m *MLP) BackwardParams(dy *tensor.Matrix) error { return m.backward(dy, false) }
+
+func (m *MLP) backward(dy *tensor.Matrix, withDx bool) error {
 	d := dy
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		l := m.Layers[i]
 		if i == 0 {
 			if l.x == nil {
-				return nil, fmt.Errorf("nn: mlp %s: Backward before Forward", l.W.Name)
+				return fmt.Errorf("nn: mlp %s: Backward before Forward", l.W.Name)
 			}
-			m.dx.Reshape(l.x.Rows, l.In)
-			if err := l.Backward(d, m.dx, false); err != nil {
-				return nil, err
+			var dx *tensor.Matrix
+			if withDx {
+				m.dx.Reshape(l.x.Rows, l.In)
+				dx = m.dx
 			}
-			return m.dx, nil
+			return l.Backward(d, dx, false)
 		}
 		db := m.dBuf[i-1]
 		db.Reshape(d.Rows, l.In)
 		if err := l.Backward(d, db, false); err != nil {
-			return nil, err
+			return err
 		}
-		a := m.acts[i-1]
-		for k, v := range a.Data {
-			db.Data[k] *= 1 - v*v
-		}
+		TanhBackward(db.Data, m.acts[i-1].Data)
 		d = db
 	}
 	panic("unreachable")

@@ -25,6 +25,11 @@ CLONES void tanh_slice(float *restrict dst, const float *restrict src, int n) {
 	}
 }
 
+// tanh_backward is tanhBackwardGo: d[i] * (1 - a[i]*a[i]), each operation rounded as Go rounds it.
+CLONES void tanh_backward(float *restrict d, const float *restrict a, int n) {
+	for (int i = 0; i < n; i++) d[i] = d[i] * (1.0f - a[i] * a[i]);
+}
+
 // add_rows adds v (cols) to each of the rows of y; add_col_sums adds to dst (cols) the rows of m
 // one after the other: each entry sums in row order, as the Go loops they replace did.
 CLONES void add_rows(float *restrict y, const float *restrict v, int rows, int cols) {
@@ -53,6 +58,16 @@ func TanhInto(dst, src []float32) {
 	}
 	dst = dst[:len(src)]
 	C.tanh_slice((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.int(len(src)))
+}
+
+// TanhBackward multiplies the gradient d by tanh's derivative at its outputs a (a's length):
+// d[k] *= 1 - a[k]², vectorised, bit for bit tanhBackwardGo.
+func TanhBackward(d, a []float32) {
+	if len(a) == 0 {
+		return
+	}
+	d = d[:len(a)]
+	C.tanh_backward((*C.float)(unsafe.Pointer(&d[0])), (*C.float)(unsafe.Pointer(&a[0])), C.int(len(a)))
 }
 
 // kAddRows adds v to each of the rows rows of y (rows x len(v)), vectorised.

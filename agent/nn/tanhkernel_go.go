@@ -10,6 +10,9 @@ func TanhInto(dst, src []float32) {
 	}
 }
 
+// TanhBackward multiplies the gradient d by tanh's derivative at its outputs a: d[k] *= 1 - a[k]².
+func TanhBackward(d, a []float32) { tanhBackwardGo(d, a) }
+
 // kAddRows adds v to each of the rows rows of y (rows x len(v)).
 func kAddRows(y, v []float32, rows int) {
 	c := len(v)
