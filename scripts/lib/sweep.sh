@@ -36,7 +36,8 @@ pinned() {
     return 2
   fi
 }
-# sweep sweep-dir results-dir [pcl sweep run flags]: restore, run, save and report.
+# sweep sweep-dir results-dir [pcl sweep run flags]: restore, run, save and report (with
+# REPORT_PCL when set).
 sweep() {
   local dir=$1 out=$2
   shift 2
@@ -45,6 +46,8 @@ sweep() {
   restore "$dir" "$out"
   "$PCL" sweep run --dir "$dir" "$@" || rc=$? # interrupted or a run failed: keep what finished
   save "$dir" "$out"
-  "$PCL" sweep report --dir "$dir" --out "$out"
+  # The report reads the runs only: REPORT_PCL (default PCL) may be a newer build, so that a stage
+  # pinned to an old binary is reported by today's rules (the sample std, say).
+  "${REPORT_PCL:-$PCL}" sweep report --dir "$dir" --out "$out"
   return "$rc"
 }
