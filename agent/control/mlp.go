@@ -38,6 +38,12 @@ type MLP struct {
 	dyRows       nn.SparseRows  // the logits' gradient in sparse rows (filled by pcl.Objective)
 	denseDy      *tensor.Matrix // dyRows written out, when the dense pass is taken
 
+	// scaledLogits makes Backward pass soft PCL's head 0 through the output layer as row factors
+	// on the exponentials the objective left in dHeads[0] (nn.RowScaled), at scaledLogitsMinActions
+	// actions and more.
+	scaledLogits bool
+	dyScaled     nn.RowScaled
+
 	params       []*nn.Param // every parameter, the policy network's first (listParams)
 	policyParams int         // how many of params are the policy network's
 
@@ -95,6 +101,7 @@ func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, e
 	m.listParams()
 	m.valueScale, m.vOut, m.dvScal = float32(cfg.ValueScale), tensor.New(0, 1), tensor.New(0, 1)
 	m.sparseLogits = h.TakesSparseGrad()
+	m.scaledLogits = h.TakesScaledGrad() && numActions >= scaledLogitsMinActions
 	m.sparseLimit = sparseDensityLimit
 	return m, nil
 }
@@ -162,9 +169,12 @@ func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 	}
 	// The objective writes the logits' gradient straight into sparse rows when the output layer
 	// takes it sparsely.
-	m.Heads.SparseGrad = nil
+	m.Heads.SparseGrad, m.Heads.ScaledGrad = nil, nil
 	if m.sparseLogits {
 		m.Heads.SparseGrad = &m.dyRows
+	}
+	if m.scaledLogits {
+		m.Heads.ScaledGrad = &m.dyScaled
 	}
 	in := x
 	for i, l := range m.trunk {
@@ -217,9 +227,12 @@ func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
 			continue
 		}
 		var err error
-		if i == 0 && m.sparseLogits {
+		switch {
+		case i == 0 && m.sparseLogits:
 			err = m.backwardSparseLogits(l, dHeads[0], d, !first)
-		} else {
+		case i == 0 && m.scaledLogits && m.dyScaled.Rows() > 0:
+			err = l.BackwardRowScaled(dHeads[0], &m.dyScaled, d, !first)
+		default:
 			err = l.Backward(dHeads[i], d, !first)
 		}
 		if err != nil {
@@ -257,6 +270,13 @@ func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
 }
 
 func tanhInto(dst, src []float32) { nn.TanhInto(dst, src) }
+
+// scaledLogitsMinActions is the fewest actions at which soft PCL's logit gradient goes through the
+// output layer as row factors (MLP.scaledLogits). What that saves is a pass that reads and writes
+// every logit's gradient: at 5^6 = 15,625 actions and 2,525 rows, 39M entries, 20-30 ms of a
+// step of 300-400 on one core; at 3^6 it would be 1.8M (about 1 ms), and there the gradient
+// written out keeps the golden runs' bits.
+const scaledLogitsMinActions = 4096
 
 // sparseDensityLimit is the share of non-zero logit gradients above which the dense pass is
 // taken. nn.BenchmarkBackwardSparse (64 inputs, 2,500 rows) puts the crossover near 12% at

@@ -169,6 +169,42 @@ func linearProblem(t *testing.T, bias bool) gradProblem {
 	}
 }
 
+// rowScaledProblem is linearProblem with the loss's weights R given as a row-scaled gradient
+// diag(s)·E, passed through BackwardRowScaled.
+func rowScaledProblem(t *testing.T, bias bool) gradProblem {
+	eng := tensor.GonumEngine()
+	rng := NewRand(3, 1)
+	l, err := NewLinear(eng, "lin", 5, 4, bias, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bias {
+		randFill(l.B.Value, rng, 0.5)
+	}
+	x := inputParam("x", randFill(tensor.New(6, 5), rng, 1))
+	e := randFill(tensor.New(6, 4), rng, 1)
+	var s RowScaled
+	s.Reset(6)
+	r := tensor.New(6, 4)
+	for i := range 6 {
+		s.Scale[i] = float32(rng.NormFloat64())
+		for j := range 4 {
+			r.Data[i*4+j] = s.Scale[i] * e.Data[i*4+j]
+		}
+	}
+	return gradProblem{
+		params: append(l.Params(), x),
+		loss: func() (float64, error) {
+			y, err := l.Forward(x.Value)
+			if err != nil {
+				return 0, err
+			}
+			return weightedSum(y, r), nil
+		},
+		backward: func() error { return l.BackwardRowScaled(e, &s, x.Grad, true) },
+	}
+}
+
 func embeddingProblem(t *testing.T) gradProblem {
 	rng := NewRand(4, 0)
 	e, err := NewEmbeddingSum("emb", []int{3, 4, 2}, 5, 0.5, rng)
@@ -338,6 +374,8 @@ func TestGradCheck(t *testing.T) {
 	}{
 		{"linear-bias", func(t *testing.T) gradProblem { return linearProblem(t, true) }},
 		{"linear-nobias", func(t *testing.T) gradProblem { return linearProblem(t, false) }},
+		{"linear-row-scaled-bias", func(t *testing.T) gradProblem { return rowScaledProblem(t, true) }},
+		{"linear-row-scaled-nobias", func(t *testing.T) gradProblem { return rowScaledProblem(t, false) }},
 		{"embedding-sum", embeddingProblem},
 		{"lstm-masked", func(t *testing.T) gradProblem { return lstmProblem(t) }},
 		{"mlp-tanh-bias", func(t *testing.T) gradProblem { return mlpProblem(t, true) }},

@@ -25,6 +25,9 @@ type Linear struct {
 	aug        bool
 	xa, wa, ga *tensor.Matrix
 
+	// BackwardRowScaled's scaled inputs D·[x 1], their product with e, and e·Wᵀ.
+	xs, gs, ew *tensor.Matrix
+
 	sparse sparseJob // BackwardSparse's parallel pass
 	// BackwardSparse's transposed copies of W and dW (Out x In), kept to allocate nothing.
 	wt, gt []float32

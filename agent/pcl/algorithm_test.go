@@ -21,17 +21,18 @@ func TestNewHeadsByAlgorithm(t *testing.T) {
 		sizes              []int
 		vHead, lambda, big int
 		sparseGrad         bool
+		scaledGrad         bool
 		err                string
 	}{
-		{config.AlgoSoft, config.FormSeparate, 1, []int{5, 1}, 1, -1, -1, false, ""},
-		{config.AlgoSoft, config.FormUnified, 1, []int{5}, -1, -1, -1, false, ""},
-		{config.AlgoSparse, config.FormSeparate, 2, []int{5, 1, 1, 1}, 1, 2, 3, true, ""},
-		{config.AlgoSparse, config.FormUnified, 2, []int{5, 1, 1}, -1, 1, 2, true, ""},
-		{config.AlgoTsallis, config.FormSeparate, 1.5, []int{5, 1, 1}, 1, 2, -1, false, ""},
-		{config.AlgoTsallis, config.FormUnified, 1.5, []int{5, 1}, -1, 1, -1, false, ""},
-		{"entmax", config.FormSeparate, 0, nil, 0, 0, 0, false, `algo = "entmax"`},
-		{"", config.FormSeparate, 0, nil, 0, 0, 0, false, `algo = ""`},
-		{config.AlgoSparse, "joint", 0, nil, 0, 0, 0, false, `form = "joint"`},
+		{config.AlgoSoft, config.FormSeparate, 1, []int{5, 1}, 1, -1, -1, false, true, ""},
+		{config.AlgoSoft, config.FormUnified, 1, []int{5}, -1, -1, -1, false, true, ""},
+		{config.AlgoSparse, config.FormSeparate, 2, []int{5, 1, 1, 1}, 1, 2, 3, true, false, ""},
+		{config.AlgoSparse, config.FormUnified, 2, []int{5, 1, 1}, -1, 1, 2, true, false, ""},
+		{config.AlgoTsallis, config.FormSeparate, 1.5, []int{5, 1, 1}, 1, 2, -1, false, false, ""},
+		{config.AlgoTsallis, config.FormUnified, 1.5, []int{5, 1}, -1, 1, -1, false, false, ""},
+		{"entmax", config.FormSeparate, 0, nil, 0, 0, 0, false, false, `algo = "entmax"`},
+		{"", config.FormSeparate, 0, nil, 0, 0, 0, false, false, `algo = ""`},
+		{config.AlgoSparse, "joint", 0, nil, 0, 0, 0, false, false, `form = "joint"`},
 	}
 	for _, c := range cases {
 		cfg := testConfig(c.algo, c.form)
@@ -59,6 +60,9 @@ func TestNewHeadsByAlgorithm(t *testing.T) {
 		}
 		if h.TakesSparseGrad() != c.sparseGrad {
 			t.Errorf("%s/%s: TakesSparseGrad %v, want %v", c.algo, c.form, h.TakesSparseGrad(), c.sparseGrad)
+		}
+		if h.TakesScaledGrad() != c.scaledGrad {
+			t.Errorf("%s/%s: TakesScaledGrad %v, want %v", c.algo, c.form, h.TakesScaledGrad(), c.scaledGrad)
 		}
 	}
 }

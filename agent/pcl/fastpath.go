@@ -55,6 +55,9 @@ type fastState struct {
 	// for the second (soft PCL's exponentials); nil when the gradient is not wanted or goes to
 	// a sparse sink.
 	exps *tensor.Matrix
+	// scaled is Heads.ScaledGrad while the gradient pass fills it (soft PCL over exps), nil when
+	// head 0's gradient is written out.
+	scaled *nn.RowScaled
 	// last head 0 of the fast path, for Objective.Probs.
 	head0 *tensor.Matrix
 	probs []float32
@@ -172,12 +175,18 @@ func (o *Objective) gradientPass(heads []*tensor.Matrix, s Steps, dHeads []*tens
 			dHeads[i].Zero()
 		}
 	}
+	fs.scaled = nil
+	if m.ScaledGrad != nil && m.TakesScaledGrad() && fs.exps != nil {
+		fs.scaled = m.ScaledGrad
+		fs.scaled.Reset(heads[0].Rows)
+	}
 	fs.grad = gradJob{o: o, heads: heads, dHeads: dHeads, s: s, g: g, sink: sink, ps: o.PolicyScale(), cw: o.CriticWeight, scale: scale}
 	if sink != nil {
 		sparseOffsets(o, heads, s, sink, &fs.grad, scale)
 	}
 	tensor.ParallelRows((s.T+1)*B, rowBlock, workers, &fs.grad)
 	fs.grad = gradJob{}
+	fs.scaled = nil
 }
 
 // valueJob is the fast path's first pass (a tensor.RowJob): each row's support or

@@ -57,7 +57,8 @@ func maxIndex(x []float32) int {
 
 // The fast path's loss and gradients equal the reference path's within 1e-5 relative, for every
 // algorithm and form at the long-episode grids' action counts, with any number of workers, and
-// with sparse PCL's gradient delivered as sparse rows.
+// with head 0's gradient written out or given to a sink: sparse PCL's as sparse rows, soft PCL's
+// as row factors on the exponentials. The reference path leaves the row-factor sink empty.
 func TestFastPathMatchesReference(t *testing.T) {
 	type algoForm struct {
 		algo config.Algo
@@ -71,8 +72,12 @@ func TestFastPathMatchesReference(t *testing.T) {
 	}
 	for _, K := range []int{729, 15625} {
 		for ci, c := range cases {
-			for _, workers := range []int{1, 3} {
-				name := fmt.Sprintf("%s/%s/K=%d/workers=%d", c.algo, c.form, K, workers)
+			for _, run := range []struct {
+				workers int
+				sink    bool
+			}{{1, true}, {3, true}, {1, false}} {
+				workers := run.workers
+				name := fmt.Sprintf("%s/%s/K=%d/workers=%d/sink=%v", c.algo, c.form, K, workers, run.sink)
 				cfg := testConfig(c.algo, c.form)
 				cfg.Alpha = 0.1
 				h, err := NewHeads(cfg, K)
@@ -80,6 +85,12 @@ func TestFastPathMatchesReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				heads, s := fastCase(rand.New(rand.NewPCG(uint64(K), uint64(ci))), &h, K)
+				var sink nn.SparseRows
+				var scaled nn.RowScaled
+				if run.sink && h.TakesScaledGrad() {
+					h.ScaledGrad = &scaled
+					scaled.Reset(1) // the reference path must empty it
+				}
 				ref := NewObjective(cfg, &h)
 				ref.Reference = true
 				want := make([]*tensor.Matrix, len(heads))
@@ -90,8 +101,10 @@ func TestFastPathMatchesReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var sink nn.SparseRows
-				if h.TakesSparseGrad() {
+				if scaled.Rows() != 0 {
+					t.Fatalf("%s: the reference path left %d rows of factors", name, scaled.Rows())
+				}
+				if run.sink && h.TakesSparseGrad() {
 					h.SparseGrad = &sink
 				}
 				fast := NewObjective(cfg, &h)
@@ -104,7 +117,7 @@ func TestFastPathMatchesReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h.SparseGrad = nil
+				h.SparseGrad, h.ScaledGrad = nil, nil
 				if math.Abs(loss-wantLoss) > 1e-5*math.Abs(wantLoss) {
 					t.Errorf("%s: loss %v, reference %v", name, loss, wantLoss)
 				}
@@ -116,6 +129,16 @@ func TestFastPathMatchesReference(t *testing.T) {
 					if err := sink.ToDense(got[0]); err != nil {
 						t.Fatal(err)
 					}
+				}
+				if h.TakesScaledGrad() && run.sink {
+					if scaled.Rows() != heads[0].Rows {
+						t.Fatalf("%s: %d rows of factors for %d rows", name, scaled.Rows(), heads[0].Rows)
+					}
+					dense := tensor.New(got[0].Rows, got[0].Cols)
+					if err := scaled.ToDense(got[0], dense); err != nil {
+						t.Fatal(err)
+					}
+					got[0] = dense
 				}
 				for i := range want {
 					compareRel(t, fmt.Sprintf("%s: dHeads[%d]", name, i), got[i], want[i], 1e-5)
@@ -190,6 +213,51 @@ func TestFastPathIndependentOfWorkers(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// rowFactor's factor and shift give c1·softmax + c2·onehot(a) from the exponentials (e·inv is the
+// softmax), and it refuses where no factor can: f zero with c2 not, or c2/f beyond float32.
+func TestRowFactor(t *testing.T) {
+	e := []float32{1, 0.5, 0.25, 0.125}
+	var sum float32
+	for _, v := range e {
+		sum += v
+	}
+	inv := 1 / sum
+	cases := []struct {
+		name   string
+		c1, c2 float64
+		ok     bool
+	}{
+		{"separate form", 0.3, -0.3, true},
+		{"unified form", 0.3 + 0.7, -0.3, true},
+		{"no step weight", 0.7, 0, true},
+		{"nothing", 0, 0, true},
+		{"dV cancels", 0, -0.3, false},
+		{"factor far below the entry", 1e-40, -1, false},
+	}
+	const a = 2
+	for _, c := range cases {
+		f, shift, ok := rowFactor(c.c1, inv, c.c2)
+		if ok != c.ok {
+			t.Fatalf("%s: ok %v, want %v", c.name, ok, c.ok)
+		}
+		if !ok {
+			continue
+		}
+		for j, v := range e {
+			if j == a {
+				v += shift
+			}
+			want := c.c1 * float64(e[j]*inv)
+			if j == a {
+				want += c.c2
+			}
+			if got := float64(f * v); math.Abs(got-want) > 1e-6*(1+math.Abs(want)) {
+				t.Errorf("%s: entry %d = %v, want %v", c.name, j, got, want)
 			}
 		}
 	}

@@ -37,6 +37,12 @@ type Heads struct {
 	// dHeads[0], which Objective.Evaluate then leaves at 0 rows. A network whose output layer
 	// takes a sparse gradient sets it (see TakesSparseGrad); every other algorithm ignores it.
 	SparseGrad *nn.SparseRows
+	// ScaledGrad, when not nil, receives the gradient of head 0 of soft PCL (either form) as one
+	// factor per row and the taken action's entry (see nn.RowScaled) over the row's exponentials,
+	// which Objective.Evaluate leaves in dHeads[0] instead of the gradient written out. A network
+	// whose output layer takes that form sets it (see TakesScaledGrad); the objective's reference
+	// path writes the gradient out and leaves ScaledGrad at 0 rows.
+	ScaledGrad *nn.RowScaled
 }
 
 // NewHeads returns the head layout of cfg's algorithm and form for numActions actions. An unknown
@@ -90,6 +96,14 @@ func (m *Heads) NumActions() int { return m.Sizes[0] }
 func (m *Heads) TakesSparseGrad() bool {
 	_, sparse := m.Algo.(Sparse)
 	return sparse
+}
+
+// TakesScaledGrad reports that the objective can write head 0's gradient as row factors into
+// ScaledGrad: soft PCL, whose logit gradient is w·τ·(softmax − onehot(a)) (plus dV·softmax in the
+// unified form), one factor per row on the row's exponentials and one entry at the taken action.
+func (m *Heads) TakesScaledGrad() bool {
+	_, soft := m.Algo.(Soft)
+	return soft
 }
 
 // logitScale is the factor from head 0 to the logits: 1/alpha in the unified form, else 1.

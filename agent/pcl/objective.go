@@ -77,7 +77,9 @@ func (o *Objective) PolicyScale() float64 {
 // the exact gradient of the loss, except that the part through the per-step terms is multiplied by
 // the policy scale (1/alpha for "inverse-alpha") and the part through V by CriticWeight. When
 // o.Heads.SparseGrad is set and the algorithm is sparse PCL, head 0's gradient
-// goes there instead and dHeads[0] is left at 0 rows.
+// goes there instead and dHeads[0] is left at 0 rows. When o.Heads.ScaledGrad is set and the
+// algorithm is soft PCL, head 0's gradient is dHeads[0] scaled by the rows of ScaledGrad (see
+// nn.RowScaled) when ScaledGrad has its rows, and dHeads[0] itself when it has 0.
 func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.Matrix) (float64, error) {
 	m := o.Heads
 	T, B := s.T, s.B
@@ -93,6 +95,9 @@ func (o *Objective) Evaluate(heads []*tensor.Matrix, s Steps, dHeads []*tensor.M
 	if len(s.Lengths) != B || len(s.Terminated) != B || len(s.Actions) != T*B || len(s.Rewards) != T*B {
 		return 0, fmt.Errorf("pcl: steps have %d lengths, %d flags, %d actions, %d rewards for T=%d B=%d",
 			len(s.Lengths), len(s.Terminated), len(s.Actions), len(s.Rewards), T, B)
+	}
+	if m.ScaledGrad != nil {
+		m.ScaledGrad.Reset(0) // until the fast path's gradient pass fills it
 	}
 	if o.Targets != nil && len(o.Targets) != Tn*B {
 		return 0, fmt.Errorf("pcl: %d bootstrap targets for (T+1)*B = %d rows", len(o.Targets), Tn*B)

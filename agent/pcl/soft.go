@@ -1,6 +1,8 @@
 package pcl
 
 import (
+	"math"
+
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
@@ -69,7 +71,8 @@ func (Soft) fastValue(o *Objective, wk *rowWork, w int, heads []*tensor.Matrix, 
 }
 
 // fastGrad writes d = s * w * tau * (p - onehot(a)) (+ dv * p in the unified form) in one pass:
-// over the exponentials fastValue left in d, or of exps.
+// over the exponentials fastValue left in d, or of exps. With a row-scaled sink it leaves the
+// exponentials in d and writes only the row's factor and the taken action's entry.
 func (Soft) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix, sink *nn.SparseRows, row, a int, wt, dv float64, d []float32, scale float32) {
 	m := o.Heads
 	st := o.fast.rows[row]
@@ -87,6 +90,16 @@ func (Soft) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix, 
 		c1 += dv
 	}
 	r := policy.SoftRow{M: float32(st.m), Inv: st.inv}
+	if sc := o.fast.scaled; sc != nil {
+		if f, shift, ok := rowFactor(c1, st.inv, c2); ok {
+			if shift != 0 {
+				d[a] += shift
+			}
+			sc.Scale[row] = f
+			return
+		}
+		sc.Scale[row] = 1 // written out below
+	}
 	switch {
 	case c1 == 0:
 		clear(d)
@@ -98,6 +111,22 @@ func (Soft) fastGrad(o *Objective, wk *rowWork, heads, dHeads []*tensor.Matrix, 
 	if c2 != 0 {
 		d[a] += float32(c2)
 	}
+}
+
+// rowFactor returns the factor f and the shift of the taken action's exponential that make the
+// row-scaled gradient f·(e + shift·onehot(a)) equal c1·softmax + c2·onehot(a), for exponentials e
+// whose sum is 1/inv: f = c1·inv, shift = c2/f. ok is false where no factor does (f is 0 while c2
+// is not, or c2/f overflows: the unified form's dV cancelling c1); the row is then written out.
+func rowFactor(c1 float64, inv float32, c2 float64) (f, shift float32, ok bool) {
+	f = float32(c1 * float64(inv))
+	if c2 == 0 {
+		return f, 0, true
+	}
+	shift = float32(c2) / f
+	if f == 0 || math.IsInf(float64(shift), 0) || math.IsNaN(float64(shift)) {
+		return 0, 0, false
+	}
+	return f, shift, true
 }
 
 // sampleRow writes the softmax out and inverts its cumulative distribution.
