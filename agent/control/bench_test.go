@@ -292,8 +292,10 @@ func benchSampleStep(b *testing.B, l *Learner, k, n int) {
 // BenchmarkTrainStepPhases splits one paper-sized training step (as BenchmarkTrainStep) into its
 // phases and reports the process CPU time of each in milliseconds: the forward pass with the loss
 // (fwd+loss), the loss alone (loss: the objective's row passes), the backward pass (bwd), the
-// Adam step (opt; TrainStep also clips), and their sum (step-cpu-ms). CPU time is what a loaded machine
-// disturbs least; with OPENBLAS_NUM_THREADS=1 SPARSEPCL_WORKERS=1 it is the single-core cost.
+// Adam step (opt; TrainStep also clips), and their sum (step-cpu-ms); and the wall time of each
+// (fwd+loss-ms, ..., step-ms). CPU time is what a loaded machine disturbs least; with
+// OPENBLAS_NUM_THREADS=1 SPARSEPCL_WORKERS=1 it is the single-core cost. On two threads, a phase
+// whose wall time is near its CPU time runs on one of them.
 // sparse-peaked is sparse on a network whose output layer is scaled by 30, whose rows keep the
 // support of a trained HalfCheetah policy (1-2 actions; see BenchmarkTrainStepPeaked).
 func BenchmarkTrainStepPhases(b *testing.B) {
@@ -313,11 +315,12 @@ func BenchmarkTrainStepPhases(b *testing.B) {
 				for i, s := range l.Model.Heads.Sizes {
 					dh[i] = tensor.New(0, s)
 				}
-				var c [4]time.Duration
+				var c, wall [4]time.Duration
 				ph := func(i int, f func()) {
-					c0 := cputime.Process()
+					c0, w0 := cputime.Process(), time.Now()
 					f()
 					c[i] += cputime.Process() - c0
+					wall[i] += time.Since(w0)
 				}
 				for b.Loop() {
 					ph(0, func() {
@@ -342,8 +345,10 @@ func BenchmarkTrainStepPhases(b *testing.B) {
 				n := float64(b.N)
 				for i, name := range []string{"fwd+loss", "loss", "bwd", "opt"} {
 					b.ReportMetric(float64(c[i].Microseconds())/n/1000, name+"-cpu-ms")
+					b.ReportMetric(float64(wall[i].Microseconds())/n/1000, name+"-ms")
 				}
 				b.ReportMetric(float64((c[0]+c[2]+c[3]).Microseconds())/n/1000, "step-cpu-ms")
+				b.ReportMetric(float64((wall[0]+wall[2]+wall[3]).Microseconds())/n/1000, "step-ms")
 			})
 		}
 	}
