@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
@@ -158,6 +159,64 @@ func checkDrawsAgainstReference(t *testing.T, name string, l *Learner, c *collec
 		}
 		if math.Abs(b.Stats.MaxProbSum-want.MaxProbSum) > 1e-5*want.MaxProbSum || b.Stats.SupportSum != want.SupportSum {
 			t.Errorf("%s round %d: statistics %v %v, reference %v %v", name, round, b.Stats.MaxProbSum, b.Stats.SupportSum, want.MaxProbSum, want.SupportSum)
+		}
+	}
+}
+
+// Soft PCL's first pass takes each row's maximum from the range the output layer's product
+// reports (the wide kernel, 15,625 actions) and gives the loss and every parameter gradient bit
+// for bit as when it reads the rows for it, flat and spread logits, both forms.
+func TestRowRangeKeepsTheBits(t *testing.T) {
+	const k = 15625
+	eng, err := tensor.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, form := range []config.Form{config.FormSeparate, config.FormUnified} {
+		for _, by := range []float32{1, 60} {
+			name := fmt.Sprintf("%s/sharpen=%v", form, by)
+			cfg := testConfig(config.AlgoSoft, form, int64(60+i))
+			cfg.Alpha = 0.1
+			learner := func(withRange bool) *Learner {
+				l, err := NewLearner(cfg, testDim, k, eng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sharpen(l, by)
+				if !withRange {
+					l.Model.logitRange, l.Model.outputs[0].Range = nil, nil
+				}
+				return l
+			}
+			with, without := learner(true), learner(false)
+			// 16 segments: 96 rows of 15,625, enough for the output layer's bias-folded product,
+			// which takes the wide kernel.
+			segs := fastSegments(rand.New(rand.NewPCG(uint64(k), uint64(i))), 16, k)
+			want, err := without.Loss(segs, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := with.Loss(segs, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !with.Model.logitRange.Valid {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("%s: the product reported no range under CI=true (no OpenBLAS, or no wide kernel on this CPU)", name)
+				}
+				t.Skipf("%s: the product reported no range (no OpenBLAS, or no wide kernel on this CPU)", name)
+			}
+			if got.Loss != want.Loss {
+				t.Errorf("%s: loss %v, %v without the range", name, got.Loss, want.Loss)
+			}
+			for j, p := range with.Params() {
+				q := without.Params()[j]
+				for e, v := range q.Grad.Data {
+					if math.Float32bits(p.Grad.Data[e]) != math.Float32bits(v) {
+						t.Fatalf("%s: %s[%d] = %v, %v without the range", name, p.Name, e, p.Grad.Data[e], v)
+					}
+				}
+			}
 		}
 	}
 }

@@ -43,6 +43,9 @@ type MLP struct {
 	// actions and more.
 	scaledLogits bool
 	dyScaled     nn.RowScaled
+	// logitRange is the output layer's report of its rows' range, for soft PCL's first pass
+	// (pcl.Heads.Range); nil for the other algorithms.
+	logitRange *tensor.RowRange
 
 	params       []*nn.Param // every parameter, the policy network's first (listParams)
 	policyParams int         // how many of params are the policy network's
@@ -102,6 +105,10 @@ func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, e
 	m.valueScale, m.vOut, m.dvScal = float32(cfg.ValueScale), tensor.New(0, 1), tensor.New(0, 1)
 	m.sparseLogits = h.TakesSparseGrad()
 	m.scaledLogits = h.TakesScaledGrad() && numActions >= scaledLogitsMinActions
+	if h.TakesRowRange() {
+		m.logitRange = &tensor.RowRange{}
+		m.outputs[0].Range = m.logitRange
+	}
 	m.sparseLimit = sparseDensityLimit
 	return m, nil
 }
@@ -169,7 +176,7 @@ func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 	}
 	// The objective writes the logits' gradient straight into sparse rows when the output layer
 	// takes it sparsely.
-	m.Heads.SparseGrad, m.Heads.ScaledGrad = nil, nil
+	m.Heads.SparseGrad, m.Heads.ScaledGrad, m.Heads.Range = nil, nil, m.logitRange
 	if m.sparseLogits {
 		m.Heads.SparseGrad = &m.dyRows
 	}

@@ -16,6 +16,9 @@ type Linear struct {
 	// Workers is the number of goroutines of BackwardSparse (0: tensor.Workers(0)); the result
 	// does not depend on it.
 	Workers int
+	// Range, when not nil, receives the range of each row of Forward's output when the product
+	// computes it (see tensor.RowRange; Valid false otherwise).
+	Range *tensor.RowRange
 
 	x *tensor.Matrix // cached input of the last Forward
 	y *tensor.Matrix
@@ -95,6 +98,9 @@ func (l *Linear) Forward(x *tensor.Matrix) (*tensor.Matrix, error) {
 		l.x = x
 		return l.y, nil
 	}
+	if l.Range != nil {
+		l.Range.Valid = false // the bias is added after the product
+	}
 	if err := l.Apply(x, l.y); err != nil {
 		return nil, err
 	}
@@ -117,7 +123,11 @@ func (l *Linear) forwardAugmented(x *tensor.Matrix) {
 	copy(l.wa.Data, l.W.Value.Data[:in*out])
 	copy(l.wa.Data[in*out:], l.B.Value.Data[:out])
 	// The shapes are right by construction.
-	_ = l.eng.MatMul(l.y, l.xa, false, l.wa, false, 1, 0)
+	if l.Range != nil {
+		_ = l.eng.MatMulRange(l.y, l.xa, l.wa, l.Range)
+	} else {
+		_ = l.eng.MatMul(l.y, l.xa, false, l.wa, false, 1, 0)
+	}
 	l.aug = true
 }
 

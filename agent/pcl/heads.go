@@ -43,6 +43,11 @@ type Heads struct {
 	// whose output layer takes that form sets it (see TakesScaledGrad); the objective's reference
 	// path writes the gradient out and leaves ScaledGrad at 0 rows.
 	ScaledGrad *nn.RowScaled
+	// Range, when not nil and Valid, is the range of each row of head 0 as the product that
+	// computed it reported it (tensor.RowRange): soft PCL's first pass then takes the rows'
+	// maxima from it instead of reading the rows for them. The network whose Forward produced
+	// head 0 sets it (see TakesRowRange).
+	Range *tensor.RowRange
 }
 
 // NewHeads returns the head layout of cfg's algorithm and form for numActions actions. An unknown
@@ -102,6 +107,13 @@ func (m *Heads) TakesSparseGrad() bool {
 // ScaledGrad: soft PCL, whose logit gradient is w·τ·(softmax − onehot(a)) (plus dV·softmax in the
 // unified form), one factor per row on the row's exponentials and one entry at the taken action.
 func (m *Heads) TakesScaledGrad() bool {
+	_, soft := m.Algo.(Soft)
+	return soft
+}
+
+// TakesRowRange reports that the objective's first pass reads the rows' maxima from Range: soft
+// PCL (sparse PCL's threshold search needs the row's sum too, in its own order).
+func (m *Heads) TakesRowRange() bool {
 	_, soft := m.Algo.(Soft)
 	return soft
 }

@@ -50,9 +50,12 @@ func (Soft) fastValue(o *Objective, wk *rowWork, w int, heads []*tensor.Matrix, 
 	h := heads[0].Row(row)
 	var r policy.SoftRow
 	var ok bool
-	if o.fast.exps != nil {
+	switch rr := m.Range; {
+	case o.fast.exps != nil && rr != nil && rr.Valid && len(rr.Max) == heads[0].Rows:
+		r, ok = policy.SoftRowStatsExpRange(h, scale, rr.Max[row], rr.Min[row], rr.Finite(row), o.fast.exps.Row(row))
+	case o.fast.exps != nil:
 		r, ok = policy.SoftRowStatsExp(h, scale, o.fast.exps.Row(row))
-	} else {
+	default:
 		r, ok = policy.SoftRowStats(h, scale)
 	}
 	if !ok {

@@ -50,6 +50,24 @@ func SoftRowStatsExp(h []float32, scale float32, e []float32) (r SoftRow, ok boo
 	return SoftRow{M: m, Inv: float32(1 / s), LSE: float64(m) + math.Log(s)}, true
 }
 
+// SoftRowStatsExpRange is SoftRowStatsExp for a row whose largest and smallest entries of h
+// (hmax, hmin) and whether all are numbers (finite) are known, as a product reports them
+// (tensor.RowRange): it skips the pass that finds the maximum and returns the same bits. Scaling
+// by scale > 0 is monotonic in float32, so the largest logit is fl(hmax*scale), and every logit is
+// a number when h's entries are and its extremes stay finite once scaled.
+func SoftRowStatsExpRange(h []float32, scale, hmax, hmin float32, finite bool, e []float32) (r SoftRow, ok bool) {
+	checkRow("SoftRowStatsExpRange", len(h), len(e), nil)
+	m, lo := hmax*scale, hmin*scale
+	if !finite || !isFinite32(m) || !isFinite32(lo) {
+		return SoftRow{}, false
+	}
+	s := kRowSumExpStore(e, h, scale, m)
+	return SoftRow{M: m, Inv: float32(1 / s), LSE: float64(m) + math.Log(s)}, true
+}
+
+// isFinite32 reports whether v is neither NaN nor infinite.
+func isFinite32(v float32) bool { return v-v == 0 }
+
 // SoftRowScale turns the exponentials SoftRowStatsExp wrote into e into c * softmax(z), in place.
 func SoftRowScale(e []float32, r SoftRow, c float32) {
 	if len(e) == 0 {

@@ -189,3 +189,56 @@ func TestSoftRowStatsExpMatchesTwoPasses(t *testing.T) {
 		t.Error("a row with NaN was not refused")
 	}
 }
+
+// SoftRowStatsExpRange, given the row's extremes and finiteness as a product reports them, gives
+// SoftRowStatsExp's statistics and exponentials bit for bit, and refuses the rows it refuses: a
+// NaN, an infinity, and finite entries that the scale takes beyond float32.
+func TestSoftRowStatsExpRangeMatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 19))
+	rangeOf := func(h []float32) (hi, lo float32, finite bool) {
+		hi, lo, finite = float32(math.Inf(-1)), float32(math.Inf(1)), true
+		for _, v := range h {
+			finite = finite && !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
+			hi, lo = max(hi, v), min(lo, v)
+		}
+		return hi, lo, finite
+	}
+	for _, k := range []int{1, 17, 729, 15625} {
+		for _, sd := range []float64{0.05, 1, 30} {
+			for _, scale := range []float32{1, 1 / float32(0.3)} {
+				h := make([]float32, k)
+				for i := range h {
+					h[i] = float32(sd * rng.NormFloat64())
+				}
+				e1, e2 := make([]float32, k), make([]float32, k)
+				want, ok := SoftRowStatsExp(h, scale, e1)
+				hi, lo, finite := rangeOf(h)
+				got, ok2 := SoftRowStatsExpRange(h, scale, hi, lo, finite, e2)
+				if !ok || !ok2 || got != want {
+					t.Fatalf("K=%d sd=%v scale=%v: %+v (ok %v), SoftRowStatsExp %+v (ok %v)", k, sd, scale, got, ok2, want, ok)
+				}
+				for i := range e1 {
+					if math.Float32bits(e1[i]) != math.Float32bits(e2[i]) {
+						t.Fatalf("K=%d sd=%v scale=%v: exponential %d is %v, SoftRowStatsExp's %v", k, sd, scale, i, e2[i], e1[i])
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		h     []float32
+		scale float32
+	}{
+		{"NaN", []float32{0, float32(math.NaN()), 1}, 1},
+		{"infinity", []float32{0, float32(math.Inf(1)), 1}, 1},
+		{"beyond float32 once scaled, above", []float32{0, 3e38, 1}, 10},
+		{"beyond float32 once scaled, below", []float32{0, -3e38, 1}, 10},
+	} {
+		_, want := SoftRowStatsExp(c.h, c.scale, make([]float32, len(c.h)))
+		hi, lo, finite := rangeOf(c.h)
+		if _, ok := SoftRowStatsExpRange(c.h, c.scale, hi, lo, finite, make([]float32, len(c.h))); ok || want {
+			t.Errorf("%s: accepted (ok %v; SoftRowStatsExp ok %v)", c.name, ok, want)
+		}
+	}
+}

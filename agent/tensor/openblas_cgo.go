@@ -175,13 +175,23 @@ func (o *openBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []
 		return
 	}
 	if o.wide && lda == k && ldb == n && ldc == n && wide(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, beta) {
-		wideProduct(m, n, k, a, b, c)
+		wideProduct(m, n, k, a, b, c, nil)
 		return
 	}
 	C.call_sgemm(o.sgemm, cblasRowMajor, cblasOp(tA), cblasOp(tB), C.int(m), C.int(n), C.int(k),
 		C.float(alpha), (*C.float)(unsafe.Pointer(&a[0])), C.int(lda),
 		(*C.float)(unsafe.Pointer(&b[0])), C.int(ldb), C.float(beta),
 		(*C.float)(unsafe.Pointer(&c[0])), C.int(ldc))
+}
+
+// productRange computes c = a·b with the rows' range when the wide kernel takes the product
+// (rangeProducer).
+func (o *openBLAS) productRange(m, n, k int, a, b, c []float32, r *RowRange) bool {
+	if !o.wide || !wide(false, false, m, n, k, 1, 0) {
+		return false
+	}
+	wideProduct(m, n, k, a, b, c, r)
+	return true
 }
 
 // Sgemv has gonum's contract but runs cblas_sgemv (unit strides only;

@@ -31,27 +31,46 @@ func wide(transA, transB bool, m, n, k int, alpha, beta float32) bool {
 }
 
 // wideProduct computes c = a·b (row-major, dense strides) with the wide kernel, over blocks of
-// rows split among Workers(0) goroutines.
-func wideProduct(m, n, k int, a, b, c []float32) {
+// rows split among Workers(0) goroutines; with r not nil, also the range of every row (see
+// RowRange).
+func wideProduct(m, n, k int, a, b, c []float32, r *RowRange) {
 	j := wideJobs.Get().(*wideJob)
 	defer wideJobs.Put(j)
 	size := widePanels(n, k)
 	if cap(j.bp) < size {
 		j.bp = make([]float32, size)
 	}
-	*j = wideJob{n: n, k: k, a: a, b: b, bp: j.bp[:size], c: c}
+	*j = wideJob{n: n, k: k, a: a, b: b, bp: j.bp[:size], c: c, st: j.st}
+	if r != nil {
+		r.size(m)
+		if cap(j.st) < m*wideRangeState {
+			j.st = make([]float32, m*wideRangeState)
+		}
+		j.mx, j.mn, j.bad = r.Max, r.Min, r.bad
+	}
 	widePack(n, k, b, j.bp)
 	ParallelRows(m, wideRowBlock, Workers(0), j)
-	*j = wideJob{bp: j.bp} // the pool keeps the panels' buffer, not the operands
+	*j = wideJob{bp: j.bp, st: j.st} // the pool keeps the scratch, not the operands
+	if r != nil {
+		r.Valid = true
+	}
 }
 
-// wideJob is one wide product's rows (a RowJob) with b's packed panels bp.
+// wideJob is one wide product's rows (a RowJob) with b's packed panels bp, and the rows' range
+// when mx is not nil (st its scratch).
 type wideJob struct {
-	n, k        int
-	a, b, bp, c []float32
+	n, k            int
+	a, b, bp, c     []float32
+	st, mx, mn, bad []float32
 }
 
-func (j *wideJob) Rows(_, lo, hi int) { wideSgemm(lo, hi, j.n, j.k, j.a, j.b, j.bp, j.c) }
+func (j *wideJob) Rows(_, lo, hi int) {
+	if j.mx == nil {
+		wideSgemm(lo, hi, j.n, j.k, j.a, j.b, j.bp, j.c)
+		return
+	}
+	wideSgemmRange(lo, hi, j.n, j.k, j.a, j.b, j.bp, j.c, j.st[lo*wideRangeState:], j.mx, j.mn, j.bad)
+}
 
 // wideJobs keep the jobs of wideProduct, with their packed panels, between calls (a training step
 // makes several products of the same shapes), so a product allocates nothing once its shape has

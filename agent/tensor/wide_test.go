@@ -119,7 +119,7 @@ func BenchmarkWideVsOpenBLAS(b *testing.B) {
 			x, w, y := randMatrix(rng, 2525, 65), randMatrix(rng, 65, n), New(2525, n)
 			var tWide, tBLAS, cWide, cBLAS float64
 			for b.Loop() {
-				t, c := timeIt(func() { wideProduct(2525, n, 65, x.Data, w.Data, y.Data) })
+				t, c := timeIt(func() { wideProduct(2525, n, 65, x.Data, w.Data, y.Data, nil) })
 				tWide, cWide = tWide+t, cWide+c
 				t, c = timeIt(func() { _ = plain.MatMul(y, x, false, w, false, 1, 0) })
 				tBLAS, cBLAS = tBLAS+t, cBLAS+c
