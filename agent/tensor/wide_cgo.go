@@ -15,7 +15,7 @@ package tensor
 // NaN or infinity, which the maximum and minimum may not show (max_ps drops a NaN operand).
 #define RANGE_ST 24
 
-// range8 folds the 8 entries at c into the state s.
+// range8 folds the 8 entries v into the state s.
 static inline __attribute__((always_inline, target("avx2,fma"))) void range8(float *s, __m256 v) {
 	_mm256_storeu_ps(s, _mm256_max_ps(_mm256_loadu_ps(s), v));
 	_mm256_storeu_ps(s + 8, _mm256_min_ps(_mm256_loadu_ps(s + 8), v));
@@ -137,8 +137,8 @@ func wideSgemmRange(lo, hi, n, k int, a, b, bp, c, st, mx, mn, bad []float32) {
 		(*C.float)(unsafe.Pointer(&bad[0])))
 }
 
-// wideRangeState is the scratch of wideSgemmRange per row (RANGE_ST).
-const wideRangeState = 24
+// wideRangeState is the scratch of wideSgemmRange per row.
+const wideRangeState = C.RANGE_ST
 
 // wideSgemm writes the rows [lo, hi) of c = a·b for row-major a (m x k) and b (k x n), dense
 // strides, with bp b's panels from widePack: see wideProduct.
