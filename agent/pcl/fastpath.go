@@ -10,17 +10,19 @@ import (
 // The fast path of Evaluate. It computes what evaluateReference computes, up to float rounding,
 // in two passes over the rows, each split over Workers goroutines by blocks of rows:
 //
-//   - the first pass finds each row's policy statistics (soft: max and log-sum-exp; sparse: the
-//     threshold and the support) with the float32 row kernels of package policy, and from them
-//     V and the step term; the policy itself is never written out;
+//   - the first pass finds each row's policy statistics (soft: max and log-sum-exp, the max from
+//     Heads.Range when the product reported it; sparse: the threshold and the support) with the
+//     float32 row kernels of package policy, and from them V and the step term; the policy
+//     itself is never written out;
 //   - after PathLoss, the second pass writes each row's gradient: soft's dense dz in one pass of
-//     exps, sparse's only on the support and the taken action (as sparse rows when
-//     Heads.SparseGrad is set).
+//     exps (or, when Heads.ScaledGrad is set, one factor per row over the exps), sparse's only
+//     on the support and the taken action (as sparse rows when Heads.SparseGrad is set).
 //
 // The per-row work of each pass is a method of the algorithm (Algorithm.fastValue and fastGrad,
 // in soft.go, sparse.go and tsallis.go); this file is the driver. Tsallis PCL (any other entropic
-// index) keeps the reference's per-row functions, run in parallel. Every row is computed the same way whatever goroutine runs it, and nothing is summed
-// across rows here, so the result does not depend on the number of workers.
+// index) keeps the reference's per-row functions, run in parallel. Every row is computed the same
+// way whatever goroutine runs it, and nothing is summed across rows here, so the result does not
+// depend on the number of workers.
 
 // rowBlock is the number of rows a worker takes at a time.
 const rowBlock = 16
