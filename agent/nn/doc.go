@@ -32,5 +32,9 @@
 // time-major). Value heads (one column) run as gemv. See BenchmarkStep,
 // BenchmarkTrainStep and BenchmarkTrainStepInputPaths.
 //
+// A Linear takes its output gradient dense (Backward), as sparse rows (BackwardSparse: sparse
+// PCL's logits, non-zero on the support and the taken action) or as one factor per row of a
+// matrix the caller holds (BackwardRowScaled: soft PCL's logits over their exponentials).
+//
 // The optimiser lives in nn/optim and checkpoints in nn/checkpoint.
 package nn

@@ -28,4 +28,12 @@
 // The environment variable SPARSEPCL_BLAS selects: "auto" or empty (OpenBLAS
 // if it loads, else gonum), "openblas" (an error if it cannot load) or
 // "gonum". Engine.Backend says which one runs, for logs and run directories.
+//
+// # Own kernels
+//
+// On an OpenBLAS engine and a CPU with AVX2 and FMA, two shapes go to this package's own C
+// kernels instead of cblas_sgemm: a few rows against a wide matrix (the sampler's forward: the
+// few-rows kernel, OpenBLAS's bits) and many rows against a wide matrix with a short inner
+// dimension (a 5^6 output layer in training: the wide kernel). The wide kernel can also report
+// each row's range while the row is in cache (Engine.MatMulRange, RowRange).
 package tensor
