@@ -38,7 +38,7 @@ func fastSegments(rng *rand.Rand, n, k int) []*Segment {
 
 // The learner's fast path (float32 row passes over parallel workers, sparse PCL's logit gradient
 // as sparse rows into the sparse output-layer backward, soft PCL's at 15,625 actions as row factors
-// into the row-scaled one) gives the loss and the parameter
+// into the row-scaled one, with the fused exponential) gives the loss and the parameter
 // gradients of the reference path within 1e-5 relative (per parameter, in norm), for every algorithm and form at the
 // HalfCheetah grids' action counts, flat (untrained) and spread logits alike.
 func TestFastLearnerMatchesReference(t *testing.T) {
@@ -72,6 +72,10 @@ func TestFastLearnerMatchesReference(t *testing.T) {
 				wantScaled := af.algo == config.AlgoSoft && k >= scaledLogitsMinActions
 				if scaled := fast.Model.dyScaled.Rows() > 0; scaled != wantScaled || ref.Model.dyScaled.Rows() != 0 {
 					t.Fatalf("%s: row-scaled logit gradient %v (reference's %d rows), want %v", name, scaled, ref.Model.dyScaled.Rows(), wantScaled)
+				}
+				// The fused exponential goes with the row factors: where the bits already part.
+				if fused := fast.Model.Heads.Exp == policy.ExpFused; fused != wantScaled {
+					t.Fatalf("%s: fused exponential %v, want %v", name, fused, wantScaled)
 				}
 				if math.Abs(got.Loss-want.Loss) > 1e-5*math.Abs(want.Loss) {
 					t.Errorf("%s: loss %v, reference %v", name, got.Loss, want.Loss)

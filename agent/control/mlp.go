@@ -6,6 +6,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -105,6 +106,9 @@ func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, e
 	m.valueScale, m.vOut, m.dvScal = float32(cfg.ValueScale), tensor.New(0, 1), tensor.New(0, 1)
 	m.sparseLogits = h.TakesSparseGrad()
 	m.scaledLogits = h.TakesScaledGrad() && numActions >= scaledLogitsMinActions
+	if m.scaledLogits { // the row factors already change the bits: the exponentials may too
+		m.Heads.Exp = policy.ExpFused
+	}
 	if h.TakesRowRange() {
 		m.logitRange = &tensor.RowRange{}
 		m.outputs[0].Range = m.logitRange

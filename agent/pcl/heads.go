@@ -48,6 +48,11 @@ type Heads struct {
 	// maxima from it instead of reading the rows for them. The network whose Forward produced
 	// head 0 sets it (see TakesRowRange).
 	Range *tensor.RowRange
+	// Exp is the exponential of soft PCL's first pass when it keeps the rows' exponentials
+	// (policy.RowExp). The zero value, policy.ExpMatched, keeps the reference path's bits up to
+	// the order of the sums; a network sets policy.ExpFused where its results already part from
+	// them (with ScaledGrad at its largest grids).
+	Exp policy.RowExp
 }
 
 // NewHeads returns the head layout of cfg's algorithm and form for numActions actions. An unknown

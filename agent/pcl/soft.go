@@ -52,9 +52,9 @@ func (Soft) fastValue(o *Objective, wk *rowWork, w int, heads []*tensor.Matrix, 
 	var ok bool
 	switch rr := m.Range; {
 	case o.fast.exps != nil && rr != nil && rr.Valid && len(rr.Max) == heads[0].Rows:
-		r, ok = policy.SoftRowStatsExpRange(h, scale, rr.Max[row], rr.Min[row], rr.Finite(row), o.fast.exps.Row(row))
+		r, ok = policy.SoftRowStatsExpRange(h, scale, rr.Max[row], rr.Min[row], rr.Finite(row), o.fast.exps.Row(row), m.Exp)
 	case o.fast.exps != nil:
-		r, ok = policy.SoftRowStatsExp(h, scale, o.fast.exps.Row(row))
+		r, ok = policy.SoftRowStatsExp(h, scale, o.fast.exps.Row(row), m.Exp)
 	default:
 		r, ok = policy.SoftRowStats(h, scale)
 	}

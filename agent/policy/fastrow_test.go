@@ -162,7 +162,7 @@ func TestSoftRowStatsExpMatchesTwoPasses(t *testing.T) {
 				}
 				want, ok := SoftRowStats(h, scale)
 				e := make([]float32, k)
-				got, ok2 := SoftRowStatsExp(h, scale, e)
+				got, ok2 := SoftRowStatsExp(h, scale, e, ExpMatched)
 				if !ok || !ok2 || got != want {
 					t.Fatalf("K=%d sd=%v scale=%v: stats %+v (ok %v), two passes %+v (ok %v)", k, sd, scale, got, ok2, want, ok)
 				}
@@ -185,7 +185,7 @@ func TestSoftRowStatsExpMatchesTwoPasses(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := SoftRowStatsExp([]float32{0, float32(math.NaN()), 1}, 1, make([]float32, 3)); ok {
+	if _, ok := SoftRowStatsExp([]float32{0, float32(math.NaN()), 1}, 1, make([]float32, 3), ExpMatched); ok {
 		t.Error("a row with NaN was not refused")
 	}
 }
@@ -203,23 +203,25 @@ func TestSoftRowStatsExpRangeMatches(t *testing.T) {
 		}
 		return hi, lo, finite
 	}
-	for _, k := range []int{1, 17, 729, 15625} {
-		for _, sd := range []float64{0.05, 1, 30} {
-			for _, scale := range []float32{1, 1 / float32(0.3)} {
-				h := make([]float32, k)
-				for i := range h {
-					h[i] = float32(sd * rng.NormFloat64())
-				}
-				e1, e2 := make([]float32, k), make([]float32, k)
-				want, ok := SoftRowStatsExp(h, scale, e1)
-				hi, lo, finite := rangeOf(h)
-				got, ok2 := SoftRowStatsExpRange(h, scale, hi, lo, finite, e2)
-				if !ok || !ok2 || got != want {
-					t.Fatalf("K=%d sd=%v scale=%v: %+v (ok %v), SoftRowStatsExp %+v (ok %v)", k, sd, scale, got, ok2, want, ok)
-				}
-				for i := range e1 {
-					if math.Float32bits(e1[i]) != math.Float32bits(e2[i]) {
-						t.Fatalf("K=%d sd=%v scale=%v: exponential %d is %v, SoftRowStatsExp's %v", k, sd, scale, i, e2[i], e1[i])
+	for _, x := range []RowExp{ExpMatched, ExpFused} {
+		for _, k := range []int{1, 17, 729, 15625} {
+			for _, sd := range []float64{0.05, 1, 30} {
+				for _, scale := range []float32{1, 1 / float32(0.3)} {
+					h := make([]float32, k)
+					for i := range h {
+						h[i] = float32(sd * rng.NormFloat64())
+					}
+					e1, e2 := make([]float32, k), make([]float32, k)
+					want, ok := SoftRowStatsExp(h, scale, e1, x)
+					hi, lo, finite := rangeOf(h)
+					got, ok2 := SoftRowStatsExpRange(h, scale, hi, lo, finite, e2, x)
+					if !ok || !ok2 || got != want {
+						t.Fatalf("exp %d K=%d sd=%v scale=%v: %+v (ok %v), SoftRowStatsExp %+v (ok %v)", x, k, sd, scale, got, ok2, want, ok)
+					}
+					for i := range e1 {
+						if math.Float32bits(e1[i]) != math.Float32bits(e2[i]) {
+							t.Fatalf("exp %d K=%d sd=%v scale=%v: exponential %d is %v, SoftRowStatsExp's %v", x, k, sd, scale, i, e2[i], e1[i])
+						}
 					}
 				}
 			}
@@ -235,10 +237,80 @@ func TestSoftRowStatsExpRangeMatches(t *testing.T) {
 		{"beyond float32 once scaled, above", []float32{0, 3e38, 1}, 10},
 		{"beyond float32 once scaled, below", []float32{0, -3e38, 1}, 10},
 	} {
-		_, want := SoftRowStatsExp(c.h, c.scale, make([]float32, len(c.h)))
+		_, want := SoftRowStatsExp(c.h, c.scale, make([]float32, len(c.h)), ExpMatched)
 		hi, lo, finite := rangeOf(c.h)
-		if _, ok := SoftRowStatsExpRange(c.h, c.scale, hi, lo, finite, make([]float32, len(c.h))); ok || want {
+		if _, ok := SoftRowStatsExpRange(c.h, c.scale, hi, lo, finite, make([]float32, len(c.h)), ExpFused); ok || want {
 			t.Errorf("%s: accepted (ok %v; SoftRowStatsExp ok %v)", c.name, ok, want)
+		}
+	}
+}
+
+// With ExpFused, SoftRowStatsExp's exponentials are e^(z_i - m) within 2.5e-7 relative (f32.Exp's
+// bound; the fused polynomial rounds less) and 4e-7 below e^-80, through the subnormals below e^-80 as ExpMatched's,
+// and its statistics are ExpMatched's up to rounding; a non-finite row is refused. The rows span
+// the vectors' and blocks' edges, and logits from flat to spread past e^-87 (the clamp).
+func TestSoftRowStatsExpFused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 23))
+	for _, k := range []int{1, 15, 16, 17, 255, 256, 257, 729, 15625} {
+		for _, sd := range []float64{0.05, 1, 30} {
+			for _, scale := range []float32{1, 1 / float32(0.3)} {
+				h := make([]float32, k)
+				for i := range h {
+					h[i] = float32(sd * rng.NormFloat64())
+				}
+				e, em := make([]float32, k), make([]float32, k)
+				got, ok := SoftRowStatsExp(h, scale, e, ExpFused)
+				want, ok2 := SoftRowStatsExp(h, scale, em, ExpMatched)
+				if !ok || !ok2 || got.M != want.M {
+					t.Fatalf("K=%d sd=%v scale=%v: %+v (ok %v), matched %+v (ok %v)", k, sd, scale, got, ok, want, ok2)
+				}
+				if d := math.Abs(got.LSE - want.LSE); d > 1e-6*math.Max(1, math.Abs(want.LSE)) {
+					t.Errorf("K=%d sd=%v scale=%v: log-sum-exp %v, matched %v", k, sd, scale, got.LSE, want.LSE)
+				}
+				if r := math.Abs(float64(got.Inv)/float64(want.Inv) - 1); r > 1e-6 {
+					t.Errorf("K=%d sd=%v scale=%v: 1/sum %v, matched %v", k, sd, scale, got.Inv, want.Inv)
+				}
+				for i, v := range h {
+					x := float64(v*scale - got.M)
+					// Below e^-80 the exponential is e^(x+64) times e^-64 rounded to float32 (two more
+					// roundings), then a subnormal or 0: within a subnormal's step of it.
+					exact, rel := math.Exp(x), 2.5e-7
+					if x < -80 {
+						rel = 4e-7
+					}
+					if tol := math.Max(rel*exact, 1.5e-45); math.Abs(float64(e[i])-exact) > tol {
+						t.Fatalf("K=%d sd=%v scale=%v: e^%v = %v, want %v", k, sd, scale, x, e[i], exact)
+					}
+				}
+			}
+		}
+	}
+	if _, ok := SoftRowStatsExp([]float32{0, float32(math.Inf(-1)), 1}, 1, make([]float32, 3), ExpFused); ok {
+		t.Error("a row with an infinity was not refused")
+	}
+}
+
+// The fused exponential's two C kernels, the FMA instructions' and fmaf's lane by lane (CPUs
+// without FMA), give the same bits, the sum included; in a build without cgo both are one kernel.
+func TestFusedExpKernelsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 29))
+	for _, k := range []int{3, 16, 255, 257, 15625} {
+		for _, sd := range []float64{1, 30} {
+			h := make([]float32, k)
+			for i := range h {
+				h[i] = float32(sd * rng.NormFloat64())
+			}
+			m, _, _ := kRowMax(h, 1)
+			e1, e2 := make([]float32, k), make([]float32, k)
+			s1, s2 := kRowSumExpStoreFused(e1, h, 1, m, false), kRowSumExpStoreFused(e2, h, 1, m, true)
+			if s1 != s2 {
+				t.Fatalf("K=%d sd=%v: sum %v, %v lane by lane", k, sd, s1, s2)
+			}
+			for i := range e1 {
+				if math.Float32bits(e1[i]) != math.Float32bits(e2[i]) {
+					t.Fatalf("K=%d sd=%v: e[%d] = %v, %v lane by lane", k, sd, i, e1[i], e2[i])
+				}
+			}
 		}
 	}
 }

@@ -4,9 +4,11 @@ package policy
 
 /*
 #cgo CFLAGS: -O3 -I${SRCDIR}/../internal/f32 -Wno-psabi
+#cgo LDFLAGS: -lm
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#include <immintrin.h>
 
 // Lets GCC if-convert the selects below so the loops vectorise (not allowed as a #cgo flag); it
 // changes no result, only assumes FP traps are off.
@@ -161,6 +163,123 @@ CLONES double row_sumexp_store(float *restrict e, const float *restrict h, int n
 	return total + (double)s;
 }
 
+// The fused exponential: f32_exp's polynomial with each multiply-add one fused operation (one
+// rounding where f32_exp has two), about 1.6 times faster on AVX2. Its bits are its own, so only
+// the passes that already part from the reference path's take it (ExpFused). It has no upper
+// clamp: its callers pass x = scale*h - m with m the row's largest scale*h, so x <= 0. There are
+// two kernels with the same roundings and so the same bits: the AVX2 and FMA instructions', and
+// fmaf's lane by lane for CPUs without FMA.
+
+// f32_exp_fused is one lane of the fused exponential.
+static inline float f32_exp_fused(float x) {
+	x = x < -87.0f ? -87.0f : x;
+	const float magic = 12582912.0f;
+	float n = fmaf(x, 1.44269504088896341f, magic) - magic;
+	float r = fmaf(n, 2.12194440e-4f, fmaf(n, -0.693359375f, x));
+	float p = fmaf(fmaf(fmaf(fmaf(fmaf(fmaf(1.0f / 720, r, 1.0f / 120), r, 1.0f / 24), r, 1.0f / 6), r, 0.5f), r, 1.0f), r, 1.0f);
+	int32_t bits = ((int32_t)n + 127) << 23;
+	float s;
+	memcpy(&s, &bits, 4);
+	return p * s;
+}
+
+// hsum16 adds 16 lanes in hsum8's order after adding lane l + 8 to lane l, as the vector loops do.
+static inline float hsum16(const float *a) {
+	float s[8];
+	for (int l = 0; l < 8; l++) s[l] = a[l] + a[l + 8];
+	return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+}
+
+// The AVX2 and FMA kernel, with intrinsics: the generic vectors above are lowered to halves in a
+// function whose target differs from the helpers'.
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+static inline __m256 exp8_fused(__m256 x) {
+	const __m256 lo = _mm256_set1_ps(-87.0f), magic = _mm256_set1_ps(12582912.0f);
+	x = _mm256_blendv_ps(x, lo, _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+	__m256 n = _mm256_sub_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), magic), magic);
+	__m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693359375f), x);
+	r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+	__m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 720), r, _mm256_set1_ps(1.0f / 120));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	__m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
+	return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+static double row_sumexp_store_fused_hw(float *restrict e, const float *restrict h, int n, float scale, float m) {
+	const __m256 sc = _mm256_set1_ps(scale), mm = _mm256_set1_ps(m), lim = _mm256_set1_ps(-80.0f);
+	const __m256 up = _mm256_set1_ps(64.0f), tiny = _mm256_set1_ps(1.60381089054863785e-28f);
+	double total = 0;
+	int i = 0;
+	while (i + 16 <= n) {
+		int end = i + BLOCK <= n ? i + BLOCK : n;
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0;
+		for (; i + 16 <= end; i += 16) {
+			__m256 x0 = _mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(h + i), sc), mm);
+			__m256 x1 = _mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(h + i + 8), sc), mm);
+			__m256 e0 = exp8_fused(x0), e1 = exp8_fused(x1);
+			a0 = _mm256_add_ps(a0, e0);
+			a1 = _mm256_add_ps(a1, e1);
+			__m256 t0 = _mm256_cmp_ps(x0, lim, _CMP_LT_OQ), t1 = _mm256_cmp_ps(x1, lim, _CMP_LT_OQ);
+			if (_mm256_movemask_ps(_mm256_or_ps(t0, t1))) { // rare: a probability below e^-80
+				e0 = _mm256_blendv_ps(e0, _mm256_mul_ps(exp8_fused(_mm256_add_ps(x0, up)), tiny), t0);
+				e1 = _mm256_blendv_ps(e1, _mm256_mul_ps(exp8_fused(_mm256_add_ps(x1, up)), tiny), t1);
+			}
+			_mm256_storeu_ps(e + i, e0);
+			_mm256_storeu_ps(e + i + 8, e1);
+		}
+		float a[16];
+		_mm256_storeu_ps(a, a0);
+		_mm256_storeu_ps(a + 8, a1);
+		total += (double)hsum16(a);
+	}
+	float s = 0;
+	for (; i < n; i++) {
+		float x = h[i] * scale - m;
+		s += f32_exp_fused(x);
+		e[i] = x < -80.0f ? f32_exp_fused(x + 64.0f) * 1.60381089054863785e-28f : f32_exp_fused(x);
+	}
+	return total + (double)s;
+}
+#pragma GCC pop_options
+
+// row_sumexp_store_fused_lanes is the kernel above lane by lane, in its order.
+static double row_sumexp_store_fused_lanes(float *restrict e, const float *restrict h, int n, float scale, float m) {
+	double total = 0;
+	int i = 0;
+	while (i + 16 <= n) {
+		int end = i + BLOCK <= n ? i + BLOCK : n;
+		float a[16] = {0};
+		for (; i + 16 <= end; i += 16) {
+			for (int l = 0; l < 16; l++) {
+				float x = h[i + l] * scale - m, v = f32_exp_fused(x);
+				a[l] += v;
+				e[i + l] = x < -80.0f ? f32_exp_fused(x + 64.0f) * 1.60381089054863785e-28f : v;
+			}
+		}
+		total += (double)hsum16(a);
+	}
+	float s = 0;
+	for (; i < n; i++) {
+		float x = h[i] * scale - m;
+		s += f32_exp_fused(x);
+		e[i] = x < -80.0f ? f32_exp_fused(x + 64.0f) * 1.60381089054863785e-28f : f32_exp_fused(x);
+	}
+	return total + (double)s;
+}
+
+// row_sumexp_store_fused is row_sumexp_store with the fused exponential, on the FMA instructions
+// where the CPU has them and lane by lane otherwise or when portable is 1 (the tests' check that
+// both give the same bits). m must be the row's largest scale*h[i].
+static double row_sumexp_store_fused(float *restrict e, const float *restrict h, int n, float scale, float m, int portable) {
+	if (!portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return row_sumexp_store_fused_hw(e, h, n, scale, m);
+	return row_sumexp_store_fused_lanes(e, h, n, scale, m);
+}
+
 // row_scale writes d[i] = c * (d[i] * inv): with d from row_sumexp_store, row_exp_scaled's d.
 CLONES void row_scale(float *d, int n, float inv, float c) {
 	for (int i = 0; i < n; i++) d[i] = c * (d[i] * inv);
@@ -276,6 +395,16 @@ func kRowExpScaled(d, h []float32, scale, m, inv, c float32) {
 
 func kRowSumExpStore(e, h []float32, scale, m float32) float64 {
 	return float64(C.row_sumexp_store(fptr(e), fptr(h), C.int(len(h)), C.float(scale), C.float(m)))
+}
+
+// kRowSumExpStoreFused is kRowSumExpStore with the fused exponential; m must be the row's largest
+// scale*h[i]. portable takes the lane-by-lane kernel whatever the CPU has.
+func kRowSumExpStoreFused(e, h []float32, scale, m float32, portable bool) float64 {
+	p := C.int(0)
+	if portable {
+		p = 1
+	}
+	return float64(C.row_sumexp_store_fused(fptr(e), fptr(h), C.int(len(h)), C.float(scale), C.float(m), p))
 }
 
 func kRowScale(d []float32, inv, c float32) {

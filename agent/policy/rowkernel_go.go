@@ -71,6 +71,43 @@ func kRowSumExpStore(e, h []float32, scale, m float32) float64 {
 	return total
 }
 
+// kRowSumExpStoreFused is kRowSumExpStore with the fused exponential (expFused). portable has
+// no effect here: there is one kernel.
+func kRowSumExpStoreFused(e, h []float32, scale, m float32, portable bool) float64 {
+	const block = 256
+	e = e[:len(h)]
+	var total float64
+	for b := 0; b < len(h); b += block {
+		var s float32
+		for i, x := range h[b:min(b+block, len(h))] {
+			v := x*scale - m
+			ev := expFused(v)
+			s += ev
+			if v < -80 {
+				ev = expFused(v+64) * 1.60381089054863785e-28
+			}
+			e[b+i] = ev
+		}
+		total += float64(s)
+	}
+	return total
+}
+
+// expFused is the C kernels' fused exponential (f32.Exp's polynomial, each multiply-add rounded
+// once) for x <= 0. A float32 multiply-add rounded once is taken here as the float64 one rounded
+// to float32, which can differ from it in the last bit (double rounding), rarely.
+func expFused(x float32) float32 {
+	if x < -87 {
+		x = -87
+	}
+	fma := func(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+	const magic = 12582912
+	n := fma(x, 1.44269504088896341, magic) - magic
+	r := fma(n, 2.12194440e-4, fma(n, -0.693359375, x))
+	p := fma(fma(fma(fma(fma(fma(1.0/720, r, 1.0/120), r, 1.0/24), r, 1.0/6), r, 0.5), r, 1), r, 1)
+	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
+}
+
 func kRowScale(d []float32, inv, c float32) {
 	for i, v := range d {
 		d[i] = c * (v * inv)
