@@ -60,23 +60,31 @@ static void wide_pack(int n, int k, const float *b, float *bp) {
 			for (int c = 0; c < 16; c++) bp[((long)q * k + p) * 16 + c] = b[(long)p * n + q * 16 + c];
 }
 
-#define WIDE_CASE(M) case M: wide_cols(M, k, ar, k, b, bp, n, cr, n, j0, j1, NULL); break;
-#define WIDE_RANGE_CASE(M) case M: wide_cols(M, k, ar, k, b, bp, n, cr, n, j0, j1, st + (long)(i - lo) * RANGE_ST); break;
+#define WIDE_CASE(M) case M: wide_cols(M, k, ar, k, b, bp, n, cr, n, j0, j1, s); break;
 
-// wide_sgemm computes the rows [lo, hi) of c = a·b (row-major, dense: a is m x k, b k x n; bp
-// b's panels from wide_pack).
-static __attribute__((target("avx2,fma"))) void wide_sgemm(int lo, int hi, int n, int k, const float *a,
-		const float *b, const float *bp, float *c) {
+// wide_rows computes the rows [lo, hi) of c = a·b (row-major, dense: a is m x k, b k x n; bp b's
+// panels from wide_pack), each block of WIDE_CB columns over every block of 6 rows. With st (not
+// NULL: the rows' range states, (hi - lo) * RANGE_ST floats) it folds each tile into them; NULL
+// compiles the folding away where it is inlined.
+static inline __attribute__((always_inline, target("avx2,fma"))) void wide_rows(int lo, int hi, int n, int k,
+		const float *a, const float *b, const float *bp, float *c, float *st) {
 	for (int j0 = 0; j0 < n; j0 += WIDE_CB) {
 		int j1 = j0 + WIDE_CB < n ? j0 + WIDE_CB : n;
 		for (int i = lo; i < hi; i += 6) {
 			const float *ar = a + (long)i * k;
 			float *cr = c + (long)i * n;
+			float *s = st ? st + (long)(i - lo) * RANGE_ST : NULL;
 			switch (hi - i < 6 ? hi - i : 6) {
 			WIDE_CASE(1) WIDE_CASE(2) WIDE_CASE(3) WIDE_CASE(4) WIDE_CASE(5) WIDE_CASE(6)
 			}
 		}
 	}
+}
+
+// wide_sgemm computes the rows [lo, hi) of c = a·b.
+static __attribute__((target("avx2,fma"))) void wide_sgemm(int lo, int hi, int n, int k, const float *a,
+		const float *b, const float *bp, float *c) {
+	wide_rows(lo, hi, n, k, a, b, bp, c, NULL);
 }
 
 // wide_sgemm_range is wide_sgemm that also writes each row's largest and smallest entries into
@@ -90,16 +98,7 @@ static __attribute__((target("avx2,fma"))) void wide_sgemm_range(int lo, int hi,
 		_mm256_storeu_ps(st + (long)i * RANGE_ST + 8, _mm256_set1_ps(INFINITY));
 		_mm256_storeu_ps(st + (long)i * RANGE_ST + 16, _mm256_setzero_ps());
 	}
-	for (int j0 = 0; j0 < n; j0 += WIDE_CB) {
-		int j1 = j0 + WIDE_CB < n ? j0 + WIDE_CB : n;
-		for (int i = lo; i < hi; i += 6) {
-			const float *ar = a + (long)i * k;
-			float *cr = c + (long)i * n;
-			switch (hi - i < 6 ? hi - i : 6) {
-			WIDE_RANGE_CASE(1) WIDE_RANGE_CASE(2) WIDE_RANGE_CASE(3) WIDE_RANGE_CASE(4) WIDE_RANGE_CASE(5) WIDE_RANGE_CASE(6)
-			}
-		}
-	}
+	wide_rows(lo, hi, n, k, a, b, bp, c, st);
 	for (int i = lo; i < hi; i++) {
 		const float *s = st + (long)(i - lo) * RANGE_ST;
 		float hi_ = s[0], lo_ = s[8], b = 0;
