@@ -80,7 +80,9 @@ func kRowSumExpStoreFused(e, h []float32, scale, m float32, portable bool) float
 	for b := 0; b < len(h); b += block {
 		var s float32
 		for i, x := range h[b:min(b+block, len(h))] {
-			v := x*scale - m
+			// The conversion keeps the product rounded apart (Go may fuse x*scale - m), so that
+			// v <= 0 as expFused needs: m is the largest rounded x*scale.
+			v := float32(x*scale) - m
 			ev := expFused(v)
 			s += ev
 			if v < -80 {
