@@ -47,8 +47,8 @@ const (
 	ExpMatched RowExp = iota
 	// ExpFused is the same polynomial with each multiply-add fused into one rounding: about 1.6
 	// times faster with AVX2 and FMA, and as accurate, but with its own bits (the same on every
-	// CPU with cgo). A caller takes it where its results already part from the reference path's
-	// bits.
+	// amd64 CPU in a cgo build). A caller takes it where its results already part from the
+	// reference path's bits.
 	ExpFused
 )
 
