@@ -37,14 +37,20 @@ pinned() {
   fi
 }
 # sweep sweep-dir results-dir [pcl sweep run flags]: restore, run, save and report (with
-# REPORT_PCL when set).
+# REPORT_PCL when set). While the sweep runs, its finished runs are also saved every SAVE_EVERY
+# seconds (default 300), so that a machine that stops mid-sweep has lost none of them.
 sweep() {
   local dir=$1 out=$2
   shift 2
-  local rc=0
+  local rc=0 saver
   pinned "$PCL" || return
   restore "$dir" "$out"
+  # $$ is this script's shell: the loop ends with it, however it ends.
+  (while sleep "${SAVE_EVERY:-300}" && kill -0 $$ 2>/dev/null; do save "$dir" "$out"; done) &
+  saver=$!
   "$PCL" sweep run --dir "$dir" "$@" || rc=$? # interrupted or a run failed: keep what finished
+  kill "$saver" 2>/dev/null || true
+  wait "$saver" 2>/dev/null || true
   save "$dir" "$out"
   # The report reads the runs only: REPORT_PCL (default PCL) may be a newer build, so that a stage
   # pinned to an old binary is reported by today's rules (the sample std, say).
