@@ -419,9 +419,18 @@ func thresholdCondat[T Float](buf []T, m float64) (float64, int) {
 		v = v[:w]
 	}
 	// Recompute tau from the final support in one sum: the running update
-	// accumulates rounding. An entry exactly at the threshold (p = 0) can
-	// survive the rounded running updates; it does not change tau, so it is
-	// dropped and only strictly positive probabilities are counted.
+	// accumulates rounding.
+	return thresholdOnSupport(v, m)
+}
+
+// thresholdOnSupport is the threshold of v (values, m their shift), a set that holds the
+// support: tau = (sum over it of (v - m) - 1)/count, summed in the order of v, then the entries
+// at or below tau dropped and tau taken again until none is. An entry exactly at the threshold
+// (p = 0) can survive rounded updates before it; it does not change tau, so it is dropped and
+// only strictly positive probabilities are counted. Condat's algorithm ends here with v in its
+// input's order, so its threshold depends on the support and that order, not on which other
+// entries it was given.
+func thresholdOnSupport[T Float](v []T, m float64) (float64, int) {
 	for {
 		var s float64
 		for _, x := range v {
