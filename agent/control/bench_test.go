@@ -55,8 +55,8 @@ func benchLearnerWith(b testing.TB, algo config.Algo, k int, edit func(*config.C
 	return l
 }
 
-// benchVariant is a benchmark cell's algorithm and whether its network is peaked: "sparse",
-// "soft", or either with "-peaked" (see peak).
+// benchVariant is the learner of a benchmark cell, named by its algorithm and whether its network is
+// peaked: "sparse", "soft", or either with "-peaked" (see peak).
 func benchVariant(b testing.TB, variant string, k int) *Learner {
 	l := benchLearner(b, config.Algo(strings.TrimSuffix(variant, "-peaked")), k)
 	if strings.HasSuffix(variant, "-peaked") {
