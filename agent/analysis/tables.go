@@ -20,7 +20,8 @@ type TableSpec struct {
 	// seed by seed, its last greedy return and its final policy), "paired" (each arm against
 	// Baseline, seed by seed, with the differences), "levers" (a screen: a row per arm with its
 	// return, final policy and wall time per 1,000,000 steps) or "versus" (a row per arm, also
-	// read at the first arm's wall time, seed by seed; versus.go).
+	// read at the first arm's wall time, seed by seed; versus.go): TableKinds. The algorithmic
+	// tasks' kinds, by the steady rule, are rendered by package experiment.
 	Kind     string    `json:"kind"`
 	Arms     []ArmSpec `json:"arms"`
 	Baseline *ArmSpec  `json:"baseline,omitempty"`
@@ -35,8 +36,12 @@ type ArmSpec struct {
 	Runs  []string `json:"runs"`
 }
 
-// ReadTableSpecs reads a JSON list of TableSpecs.
-func ReadTableSpecs(path string) ([]TableSpec, error) {
+// TableKinds are the kinds of table RenderTable makes.
+func TableKinds() []string { return []string{"summary", "paired", "levers", "versus"} }
+
+// ReadTableSpecs reads a JSON list of TableSpecs, each of one of kinds (the renderer's: TableKinds,
+// or those of a renderer that adds its own).
+func ReadTableSpecs(path string, kinds []string) ([]TableSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("tables: %w", err)
@@ -49,17 +54,20 @@ func ReadTableSpecs(path string) ([]TableSpec, error) {
 		if s.Name == "" || s.File == "" || len(s.Arms) == 0 || (s.Kind == "paired") != (s.Baseline != nil) {
 			return nil, fmt.Errorf("tables: %s: table %q needs a name, a file and arms, and a baseline exactly when paired", path, s.Name)
 		}
-		if !slices.Contains([]string{"summary", "paired", "levers", "versus"}, s.Kind) {
-			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want summary, paired, levers or versus", path, s.Name, s.Kind)
+		if !slices.Contains(kinds, s.Kind) {
+			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want one of %s", path, s.Name, s.Kind, strings.Join(kinds, ", "))
 		}
 	}
 	return specs, nil
 }
 
-// RenderTable computes the table of spec from the runs under root.
+// RenderTable computes the table of spec, of one of TableKinds, from the runs under root.
 func RenderTable(root string, spec TableSpec) (string, error) {
-	if spec.Kind == "versus" {
+	switch {
+	case spec.Kind == "versus":
 		return renderVersus(root, spec)
+	case !slices.Contains(TableKinds(), spec.Kind):
+		return "", fmt.Errorf("tables: %s: kind %q is not one of %s", spec.Name, spec.Kind, strings.Join(TableKinds(), ", "))
 	}
 	arms := make([][]Summary, len(spec.Arms))
 	for i, a := range spec.Arms {
@@ -81,8 +89,8 @@ func RenderTable(root string, spec TableSpec) (string, error) {
 	return pairedRows(*spec.Baseline, base, spec.Arms, arms)
 }
 
-// dirs are the run directories a's globs match under root; a glob that matches none is an error.
-func (a ArmSpec) dirs(root string) ([]string, error) {
+// Dirs are the run directories a's globs match under root; a glob that matches none is an error.
+func (a ArmSpec) Dirs(root string) ([]string, error) {
 	var dirs []string
 	for _, g := range a.Runs {
 		m, err := filepath.Glob(filepath.Join(root, g))
@@ -97,7 +105,7 @@ func (a ArmSpec) dirs(root string) ([]string, error) {
 // loadArm summarises the runs of a, ordered by seed, each as it stood at steps env steps when
 // steps > 0.
 func loadArm(root string, a ArmSpec, steps int64) ([]Summary, error) {
-	dirs, err := a.dirs(root)
+	dirs, err := a.Dirs(root)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ type curve struct {
 
 // loadCurves reads the runs of a, ordered by seed.
 func loadCurves(root string, a ArmSpec) ([]curve, error) {
-	dirs, err := a.dirs(root)
+	dirs, err := a.Dirs(root)
 	if err != nil {
 		return nil, err
 	}

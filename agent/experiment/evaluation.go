@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -59,17 +61,32 @@ func (c Comparison) Goal() (met, ok bool) {
 	return c.Sparse.Passed >= GoalPasses, true
 }
 
-// GatherGroups reads the sweeps in dirs and returns their groups (Groups), sweep by sweep.
+// GatherGroups reads the sweeps in dirs and returns their groups (Groups), sweep by sweep. A
+// directory without a manifest is read as docs/results keeps a sweep: its finished runs under
+// runs/ (ReadRunDirs).
 func GatherGroups(dirs []string) ([]*Group, error) {
 	var out []*Group
 	for _, d := range dirs {
-		_, results, err := Gather(d)
+		results, err := gatherSweepOrCopy(d)
 		if err != nil {
-			return nil, err // names the sweep
+			return nil, err // names the sweep or the run
 		}
 		out = append(out, Groups(results)...)
 	}
 	return out, nil
+}
+
+func gatherSweepOrCopy(dir string) ([]RunResult, error) {
+	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		_, results, err := Gather(dir)
+		return results, err
+	}
+	runs, err := filepath.Glob(filepath.Join(dir, RunsDir, "*"))
+	if err != nil || len(runs) == 0 {
+		return nil, fmt.Errorf("sweep: %s has no %s (plan the sweep first: pcl sweep plan --out %s ...) and no run directories under %s/ to read as a results copy",
+			dir, ManifestFile, dir, RunsDir)
+	}
+	return ReadRunDirs(runs)
 }
 
 // CompareSizes pairs sparse and soft PCL's groups by task size, ordered by task, then size.
@@ -189,6 +206,7 @@ func WriteEvaluation(out, title string, cs []Comparison) error {
 		"with the curriculum at its top level. \"greedy ever\" counts the seeds whose greedy evaluation reached the threshold once, " +
 		"\"sampled\" those whose mean sampled reward did; neither is a pass. Means are over the finished seeds, ± the sample standard deviation (n − 1), " +
 		"with the two-sided 95% Student-t interval of the mean (docs/results/figure1-levers/PROTOCOL.md).\n\n")
+	b.WriteString("## Per size\n\n")
 	writeSizeTable(&b, cs)
 	writeVersusTable(&b, cs)
 	writeSeedTable(&b, cs)
@@ -217,8 +235,9 @@ func WriteEvaluation(out, title string, cs []Comparison) error {
 	return nil
 }
 
+// writeSizeTable writes the table of cs with a row per size and algorithm (the evaluation's "Per
+// size", and pcl tables' kind "sizes").
 func writeSizeTable(b *strings.Builder, cs []Comparison) {
-	b.WriteString("## Per size\n\n")
 	b.WriteString("| task | \\|A\\| | algo | levers | weight | iters | seeds | steady pass | greedy ever | sampled | last-10% greedy | 95% interval | length |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cs {

@@ -222,7 +222,8 @@ func sweepEvaluate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(fs.Output(), `usage: pcl sweep evaluate --out DIR SWEEP_DIR...
 
 Pairs sparse and soft PCL per task size over the finished runs of the sweeps (one configuration
-per algorithm and size, from any of them) and writes <out>/%s: per size the steady passes
+per algorithm and size, from any of them; a directory without a manifest is read as docs/results
+keeps a sweep, its finished runs under runs/) and writes <out>/%s: per size the steady passes
 (the mean greedy reward over the last 10%% of a run at the threshold, at the curriculum's top
 level), the ever-reached and sampled columns, the last-10%% greedy mean with its sample std and
 95%% t-interval; sparse against soft (ahead: more steady passes), the paired differences by seed

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/analysis"
+	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
@@ -24,13 +25,13 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q (run 'pcl tables -h' for the flags)", fs.Args())}
 	}
-	specs, err := analysis.ReadTableSpecs(filepath.Join(*root, *spec))
+	specs, err := analysis.ReadTableSpecs(filepath.Join(*root, *spec), experiment.TableKinds())
 	if err != nil {
 		return err
 	}
 	var stale []string
 	for _, s := range specs {
-		table, err := analysis.RenderTable(*root, s)
+		table, err := experiment.RenderTable(*root, s)
 		if err != nil {
 			return err
 		}
