@@ -1,12 +1,14 @@
 package control
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/nn/nntest"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -234,47 +236,14 @@ func TestGradientThroughNetworksFiniteDifferences(t *testing.T) {
 		if _, err := l.Loss(segs, true); err != nil {
 			t.Fatal(err)
 		}
-		params := l.Params()
-		for trial := range 3 {
-			dir := make([][]float32, len(params))
-			analytic := 0.0
-			for j, p := range params {
-				dir[j] = make([]float32, len(p.Value.Data))
-				for k := range dir[j] {
-					dir[j][k] = float32(rng.NormFloat64())
-					analytic += float64(dir[j][k]) * float64(p.Grad.Data[k])
-				}
+		loss := func() float64 {
+			info, err := l.Loss(segs, false)
+			if err != nil {
+				t.Fatal(err)
 			}
-			eval := func(h float64) float64 {
-				saved := make([][]float32, len(params))
-				for j, p := range params {
-					saved[j] = append([]float32(nil), p.Value.Data...)
-					for k := range p.Value.Data {
-						p.Value.Data[k] += float32(h) * dir[j][k]
-					}
-				}
-				info, err := l.Loss(segs, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j, p := range params {
-					copy(p.Value.Data, saved[j])
-				}
-				return info.Loss
-			}
-			// The best of a few step sizes: float32 noise grows as h shrinks, and a support change
-			// of a sparse policy (a kink) inside [-h, h] spoils large h.
-			best, fd := math.Inf(1), 0.0
-			for _, h := range []float64{4e-3, 2e-3, 1e-3, 5e-4} {
-				f := (eval(h) - eval(-h)) / (2 * h)
-				if d := math.Abs(f - analytic); d < best {
-					best, fd = d, f
-				}
-			}
-			if math.Abs(fd-analytic) > 0.02*math.Abs(fd)+1e-3 {
-				t.Errorf("%s/%s trial %d: directional derivative %v, finite difference %v", af.algo, af.form, trial, analytic, fd)
-			}
+			return info.Loss
 		}
+		nntest.CheckDirectional(t, l.Params(), loss, rng, 3, fmt.Sprintf("%s/%s", af.algo, af.form))
 	}
 }
 
