@@ -212,20 +212,26 @@ class Server:
             except OSError:
                 pass  # not empty, or gone: leave it
 
+    def silent_too_long(self, c: Client, now: float) -> bool:
+        """Whether client c, not waiting on a job, has sent nothing for longer than the idle timeout."""
+        return self.idle_timeout > 0 and now - c.last_seen > self.idle_timeout and not c.busy
+
     def reap_idle(self) -> None:
-        if self.idle_timeout <= 0:
-            return
         now = time.monotonic()
         for ident, c in list(self.clients.items()):
-            if now - c.last_seen > self.idle_timeout and not c.busy:
-                for h in c.handles:
-                    g = self.groups.pop(h, None)
-                    if g is not None:
-                        self.copies -= g.n
-                        g.close()
-                    self.owner.pop(h, None)
-                del self.clients[ident]
-                self.log(f"python_server: client {ident.hex()} idle for {self.idle_timeout}s; closed {len(c.handles)} env group(s)")
+            if self.silent_too_long(c, now):
+                self.close_client(ident, c)
+
+    def close_client(self, ident: bytes, c: Client) -> None:
+        """Close every env group of client c and forget it."""
+        for h in c.handles:
+            g = self.groups.pop(h, None)
+            if g is not None:
+                self.copies -= g.n
+                g.close()
+            self.owner.pop(h, None)
+        del self.clients[ident]
+        self.log(f"python_server: client {ident.hex()} idle for {self.idle_timeout}s; closed {len(c.handles)} env group(s)")
 
     def handle_one(self) -> None:
         """Receive one message (blocking) and answer it, finishing any job it starts (for tests)."""
@@ -243,6 +249,11 @@ class Server:
         start = time.perf_counter()
         now = time.monotonic()
         client = self.clients.get(ident)
+        if client is not None and self.silent_too_long(client, now):
+            # Its envs are closed whether or not the periodic reap got to it first: a server starved
+            # of CPU must not let a late message revive a client that was silent past the timeout.
+            self.close_client(ident, client)
+            client = None
         if client is None:
             client = self.clients[ident] = Client(now)
         client.last_seen = now

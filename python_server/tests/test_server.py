@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import time
 from typing import Any, Iterator
 
 import msgpack
@@ -14,9 +15,8 @@ from python_server import PROTOCOL_VERSION, algorithmic, wire
 from python_server.server import Server
 
 
-@pytest.fixture()
-def client(tmp_path: Any) -> Iterator[Any]:
-    srv = Server(f"ipc://{tmp_path}/s.sock", allow_imports=False, idle_timeout=0, max_message_bytes=1 << 16, log=lambda s: None)
+def connect(srv: Server) -> tuple[Any, Any]:
+    """A DEALER socket to srv and a call function: one request answered by srv.handle_one()."""
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
@@ -33,9 +33,34 @@ def client(tmp_path: Any) -> Iterator[Any]:
         assert got_id == rid
         return msgpack.unpackb(body, raw=False)
 
+    return sock, call
+
+
+@pytest.fixture()
+def client(tmp_path: Any) -> Iterator[Any]:
+    srv = Server(f"ipc://{tmp_path}/s.sock", allow_imports=False, idle_timeout=0, max_message_bytes=1 << 16, log=lambda s: None)
+    sock, call = connect(srv)
     yield call
     sock.close(0)
     srv.shutdown()
+
+
+def test_silent_client_loses_its_envs_without_a_reap(tmp_path: Any) -> None:
+    """A client silent past the idle timeout finds its envs closed on its next request, even when the
+    server's loop never ran its periodic reap (a server starved of CPU); one that speaks in time keeps them."""
+    srv = Server(f"ipc://{tmp_path}/s.sock", idle_timeout=0.2, log=lambda s: None)
+    sock, call = connect(srv)
+    try:
+        h = call({"op": "make", "env_id": "Copy-v0", "num_envs": 1})["result"]["handle"]
+        time.sleep(0.1)
+        assert call({"op": "reset", "handle": h})["ok"]  # in time: kept
+        time.sleep(0.3)
+        r = call({"op": "reset", "handle": h})
+        assert not r["ok"] and r["error"]["type"] == "UnknownHandle", r
+        assert srv.copies == 0 and not srv.groups
+    finally:
+        sock.close(0)
+        srv.shutdown()
 
 
 def test_hello_and_ping(client: Any) -> None:
