@@ -23,29 +23,31 @@ const (
 	// KindCredit is a row per task size with, per algorithm, a column per arm (a lever set): its
 	// steady passes of its finished seeds and their mean last-10% greedy reward.
 	KindCredit = "credit"
+	// KindFigure1 is the paper's Figure 1 as a table: a row per task with its sizes from the
+	// smallest, each cell sparse and soft PCL's steady passes at one size, the larger in bold. Each
+	// cell names its size: a size without runs leaves no gap, so columns are not sizes.
+	KindFigure1 = "figure1"
 )
 
 // TableKinds are the kinds of table RenderTable makes: analysis's and this package's.
-func TableKinds() []string { return append(analysis.TableKinds(), KindSizes, KindCredit) }
+func TableKinds() []string {
+	return append(analysis.TableKinds(), KindSizes, KindCredit, KindFigure1)
+}
 
 // RenderTable computes the table of spec from the runs under root: the algorithmic tasks' kinds
 // here, the others by analysis.RenderTable.
 func RenderTable(root string, spec analysis.TableSpec) (string, error) {
 	switch spec.Kind {
-	case KindSizes:
-		var runs []RunResult
-		for _, a := range spec.Arms {
-			rs, err := readArm(root, a)
-			if err != nil {
-				return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
-			}
-			runs = append(runs, rs...)
-		}
-		cs, err := CompareSizes(Groups(runs))
+	case KindSizes, KindFigure1:
+		cs, err := compareArms(root, spec)
 		if err != nil {
 			return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
 		}
 		var b strings.Builder
+		if spec.Kind == KindFigure1 {
+			writeFigure1Table(&b, cs)
+			return b.String(), nil
+		}
 		writeSizeTable(&b, cs)
 		b.WriteString("\nThe last-10% greedy reward: mean ± sample std (n − 1) over the finished seeds, with the 95% Student-t interval of the mean; " +
 			"length: the curriculum's level at the end. Generated from the runs by `pcl tables`.\n")
@@ -54,6 +56,54 @@ func RenderTable(root string, spec analysis.TableSpec) (string, error) {
 		return creditTable(root, spec)
 	}
 	return analysis.RenderTable(root, spec)
+}
+
+// compareArms pairs sparse and soft PCL by task size over the runs of every arm of spec together.
+func compareArms(root string, spec analysis.TableSpec) ([]Comparison, error) {
+	var runs []RunResult
+	for _, a := range spec.Arms {
+		rs, err := readArm(root, a)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, rs...)
+	}
+	return CompareSizes(Groups(runs))
+}
+
+// writeFigure1Table writes KindFigure1's table of cs (in CompareSizes's order: by task, then size).
+func writeFigure1Table(b *strings.Builder, cs []Comparison) {
+	var tasks [][]Comparison
+	for _, c := range cs {
+		if n := len(tasks); n == 0 || tasks[n-1][0].Env != c.Env {
+			tasks = append(tasks, nil)
+		}
+		tasks[len(tasks)-1] = append(tasks[len(tasks)-1], c)
+	}
+	cols := 1 // the header's one column, also without runs
+	for _, t := range tasks {
+		cols = max(cols, len(t))
+	}
+	b.WriteString("| task | sparse · soft by \\|A\\|, smallest first |" + strings.Repeat(" |", cols-1))
+	b.WriteString("\n|---|" + strings.Repeat("---|", cols) + "\n")
+	passes := func(g *Group) (string, int) {
+		if g == nil || g.Finished == 0 {
+			return "–", -1
+		}
+		return fmt.Sprintf("%d/%d", g.Passed, g.Finished), g.Passed
+	}
+	for _, t := range tasks {
+		fmt.Fprintf(b, "| %s |", task(t[0].Env))
+		for _, c := range t {
+			sparse, ns := passes(c.Sparse)
+			soft, nf := passes(c.Soft)
+			both := ns >= 0 && nf >= 0
+			fmt.Fprintf(b, " %d: %s · %s |", c.Actions, boldIf(sparse, both && ns > nf), boldIf(soft, both && nf > ns))
+		}
+		b.WriteString(strings.Repeat(" |", cols-len(t)) + "\n")
+	}
+	b.WriteString("\nEach cell: the size |A|, then the seeds that pass by the steady rule of those finished, sparse PCL's · soft PCL's, the larger in bold. " +
+		"Generated from the runs by `pcl tables`.\n")
 }
 
 // ReadRunDirs reads finished runs from their directories alone, as docs/results keeps them

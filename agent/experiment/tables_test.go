@@ -75,6 +75,13 @@ func TestTablesFromCommittedRuns(t *testing.T) {
 		t.Errorf("sizes table from the committed runs:\n%s\nwant it to open with the sweep's own:\n%s", got, want.String())
 	}
 
+	var wantFig strings.Builder
+	writeFigure1Table(&wantFig, cs)
+	fig := analysis.TableSpec{Name: "f", File: "x.md", Kind: KindFigure1, Arms: []analysis.ArmSpec{{Label: "all", Runs: []string{"all/runs/*"}}}}
+	if got, err := RenderTable(root, fig); err != nil || got != wantFig.String() || !strings.Contains(got, fmt.Sprintf("| Copy | %d: ", cs[0].Actions)) {
+		t.Errorf("figure1 table from the committed runs (%v):\n%s\nwant:\n%s", err, got, wantFig.String())
+	}
+
 	// The evaluation reads the committed copy as it reads the sweep.
 	fromCopy, err := GatherGroups([]string{filepath.Join(root, "all")})
 	if err != nil {
@@ -163,5 +170,31 @@ func TestTableKinds(t *testing.T) {
 	}
 	if _, err := analysis.ReadTableSpecs(path, analysis.TableKinds()); err == nil || !strings.Contains(err.Error(), `kind "sizes"`) {
 		t.Errorf("kind sizes with analysis's kinds: %v, want refused", err)
+	}
+}
+
+// Figure 1's table lists each task's sizes from the smallest, counts steady passes of the
+// finished seeds, bolds the algorithm ahead (neither on a tie or with one side missing) and shows
+// "–" for an algorithm without finished runs.
+func TestFigure1Table(t *testing.T) {
+	g := func(passed, finished int) *Group { return &Group{Passed: passed, Finished: finished} }
+	cs := []Comparison{
+		{Env: "Copy-v0", Actions: 20, Sparse: g(3, 3), Soft: g(3, 3)},
+		{Env: "Copy-v0", Actions: 40, Sparse: g(2, 3), Soft: g(3, 3)},
+		{Env: "Copy-v0", Actions: 160, Sparse: g(5, 5), Soft: g(2, 5)},
+		{Env: "ReversedAddition-v0", Actions: 40, Sparse: g(1, 3)},
+		{Env: "ReversedAddition-v0", Actions: 96, Sparse: g(0, 5), Soft: g(0, 0)},
+	}
+	var b strings.Builder
+	writeFigure1Table(&b, cs)
+	for _, line := range []string{
+		"| task | sparse · soft by \\|A\\|, smallest first | | |",
+		"|---|---|---|---|",
+		"| Copy | 20: 3/3 · 3/3 | 40: 2/3 · **3/3** | 160: **5/5** · 2/5 |",
+		"| ReversedAddition | 40: 1/3 · – | 96: 0/5 · – | |",
+	} {
+		if !strings.Contains(b.String(), line+"\n") {
+			t.Errorf("figure1 table lacks the line %q:\n%s", line, b.String())
+		}
 	}
 }
