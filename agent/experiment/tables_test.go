@@ -174,24 +174,25 @@ func TestTableKinds(t *testing.T) {
 }
 
 // Figure 1's table lists each task's sizes from the smallest, counts steady passes of the
-// finished seeds, bolds the algorithm ahead (neither on a tie or with one side missing) and shows
-// "–" for an algorithm without finished runs.
+// finished seeds, bolds the algorithm ahead (neither on a tie, with one side missing, or over
+// different numbers of finished seeds) and shows "–" for an algorithm without finished runs.
 func TestFigure1Table(t *testing.T) {
 	g := func(passed, finished int) *Group { return &Group{Passed: passed, Finished: finished} }
 	cs := []Comparison{
 		{Env: "Copy-v0", Actions: 20, Sparse: g(3, 3), Soft: g(3, 3)},
 		{Env: "Copy-v0", Actions: 40, Sparse: g(2, 3), Soft: g(3, 3)},
 		{Env: "Copy-v0", Actions: 160, Sparse: g(5, 5), Soft: g(2, 5)},
+		{Env: "Copy-v0", Actions: 320, Sparse: g(3, 3), Soft: g(1, 1)},
 		{Env: "ReversedAddition-v0", Actions: 40, Sparse: g(1, 3)},
 		{Env: "ReversedAddition-v0", Actions: 96, Sparse: g(0, 5), Soft: g(0, 0)},
 	}
 	var b strings.Builder
 	writeFigure1Table(&b, cs)
 	for _, line := range []string{
-		"| task | sparse · soft by \\|A\\|, smallest first | | |",
-		"|---|---|---|---|",
-		"| Copy | 20: 3/3 · 3/3 | 40: 2/3 · **3/3** | 160: **5/5** · 2/5 |",
-		"| ReversedAddition | 40: 1/3 · – | 96: 0/5 · – | |",
+		"| task | sparse · soft by \\|A\\|, smallest first | | | |",
+		"|---|---|---|---|---|",
+		"| Copy | 20: 3/3 · 3/3 | 40: 2/3 · **3/3** | 160: **5/5** · 2/5 | 320: 3/3 · 1/1 |",
+		"| ReversedAddition | 40: 1/3 · – | 96: 0/5 · – | | |",
 	} {
 		if !strings.Contains(b.String(), line+"\n") {
 			t.Errorf("figure1 table lacks the line %q:\n%s", line, b.String())
