@@ -24,9 +24,9 @@ const (
 	// steady passes of its finished seeds and their mean last-10% greedy reward.
 	KindCredit = "credit"
 	// KindFigure1 is the paper's Figure 1 as a table: a row per task with its sizes from the
-	// smallest, each cell sparse and soft PCL's steady passes at one size, the larger in bold (over as
-	// many finished seeds: a size still running is not compared). Each
-	// cell names its size: a size without runs leaves no gap, so columns are not sizes.
+	// smallest, each cell sparse and soft PCL's steady passes at one size, the larger in bold (over
+	// as many finished seeds: a size still running is not compared). Each cell names its size: a
+	// size without runs leaves no gap, so columns are not sizes.
 	KindFigure1 = "figure1"
 )
 
