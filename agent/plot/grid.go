@@ -25,8 +25,10 @@ const (
 )
 
 // Grid writes a PNG of panels laid out in rows under a title of up to two lines (atomically), like
-// a paper's figure grid: one row per task, one column per size. Rows may be shorter than the longest; their last
-// tiles stay empty. Every panel has its own axes, ranges and legend, chosen as in Bands.
+// a paper's figure grid: one row per task, one column per size. Rows may be shorter than the longest; they are
+// right-aligned, so that every row's last panel (a task's largest size, which a paper's claim compares) sits in
+// the last column, and their first tiles stay empty. Every panel has its own axes, ranges and legend, chosen as
+// in Bands.
 func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
 	cols := 0
 	for _, r := range rows {
@@ -51,12 +53,13 @@ func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
 	body := draw.Crop(c, 0, 0, 0, -gridTitle)
 	tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6), PadLeft: vg.Points(4), PadRight: vg.Points(4), PadBottom: vg.Points(4)}
 	for i, r := range rows {
+		skip := cols - len(r)
 		for j, p := range r {
 			f, err := bandsFigure(p.Title, xLabel, yLabel, p.Bands)
 			if err != nil {
 				return fmt.Errorf("plot: %s: panel %q: %w", path, p.Title, err)
 			}
-			f.draw(tiles.At(body, j, i))
+			f.draw(tiles.At(body, skip+j, i))
 		}
 	}
 	return writePNG(path, img)

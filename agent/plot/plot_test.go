@@ -361,6 +361,31 @@ func TestGridFigure(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != wantW || b.Dy() != wantH {
 		t.Fatalf("grid is %dx%d, want %dx%d (3 columns, 2 rows)", b.Dx(), b.Dy(), wantW, wantH)
 	}
+	// The short row is right-aligned: its one panel in the last column, the tiles before it blank.
+	ink := func(col, row int) int {
+		b := img.Bounds()
+		top := int(gridTitle.Dots(96) + 0.5)
+		tw, th := b.Dx()/3, (b.Dy()-top)/2
+		n := 0
+		for y := top + row*th; y < top+(row+1)*th; y++ {
+			for x := col * tw; x < (col+1)*tw; x++ {
+				if r, g, bl, _ := img.At(x, y).RGBA(); r != 0xffff || g != 0xffff || bl != 0xffff {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	for _, tile := range []struct{ col, row int }{{0, 0}, {1, 0}, {2, 0}, {2, 1}} {
+		if ink(tile.col, tile.row) == 0 {
+			t.Errorf("tile (column %d, row %d) is blank; it holds a panel", tile.col, tile.row)
+		}
+	}
+	for _, tile := range []struct{ col, row int }{{0, 1}, {1, 1}} {
+		if n := ink(tile.col, tile.row); n != 0 {
+			t.Errorf("tile (column %d, row %d) has %d drawn pixels; the short row is right-aligned, so it is blank", tile.col, tile.row, n)
+		}
+	}
 	bad := band(5)
 	bad.Hi = bad.Hi[:2]
 	err = Grid(filepath.Join(dir, "bad.png"), "t", "x", "y", [][]Panel{{{Title: "broken panel", Bands: []Band{bad}}}})
