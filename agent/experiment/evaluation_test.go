@@ -75,8 +75,8 @@ func TestCompareSizes(t *testing.T) {
 	if math.Abs(iv.Mean-mean) > 1e-12 || math.Abs(iv.Std-std) > 1e-12 || math.Abs(iv.Lower-(mean-half)) > 1e-9 || math.Abs(iv.Upper-(mean+half)) > 1e-9 {
 		t.Errorf("paired %+v, want %v ± %v, interval %v to %v", iv, mean, std, mean-half, mean+half)
 	}
-	if !got.SparseAhead() {
-		t.Error("sparse passes 4/5 and soft 1/4: sparse should be ahead")
+	if ahead, decided := got.SparseAhead(); !ahead || !decided {
+		t.Errorf("sparse passes 4/5 and soft 1/4: ahead %v, decided %v; want sparse ahead whatever soft's fifth seed does", ahead, decided)
 	}
 	if met, ok := got.Goal(); !ok || !met {
 		t.Errorf("4 of 5 passes: goal met %v (defined %v), want met", met, ok)
@@ -202,5 +202,37 @@ func TestEvaluationFromSweeps(t *testing.T) {
 	}
 	if _, err := GatherGroups([]string{filepath.Join(out, "no-such-sweep")}); err == nil {
 		t.Error("a directory without a manifest: no error")
+	}
+}
+
+// The protocol's comparison is decided only where the seeds one algorithm has still to finish
+// cannot change it, however they end.
+func TestSparseAheadWithSeedsToFinish(t *testing.T) {
+	group := func(algo config.Algo, passed, finished int) *Group {
+		return &Group{Algo: algo, Passed: passed, Finished: finished}
+	}
+	for _, tc := range []struct {
+		name                    string
+		sparsePassed, sparseFin int
+		softPassed, softFin     int
+		wantAhead, wantDecided  bool
+	}{
+		{"equal seeds, sparse more", 3, 3, 2, 3, true, true},
+		{"equal seeds, a tie", 2, 3, 2, 3, false, true},
+		{"equal seeds, soft more", 1, 3, 2, 3, false, true},
+		{"soft 1/1 against 2/3: soft's two seeds could pass", 2, 3, 1, 1, false, false},
+		{"soft 0/1 against 3/3: soft's two seeds cannot catch up", 3, 3, 0, 1, true, true},
+		{"sparse 0/1 against 3/3: sparse cannot get ahead", 0, 1, 3, 3, false, true},
+		{"sparse 1/1 against 1/3: sparse's two seeds could pass", 1, 1, 1, 3, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Comparison{Sparse: group(config.AlgoSparse, tc.sparsePassed, tc.sparseFin), Soft: group(config.AlgoSoft, tc.softPassed, tc.softFin)}
+			if ahead, decided := c.SparseAhead(); ahead != tc.wantAhead || decided != tc.wantDecided {
+				t.Errorf("ahead %v, decided %v; want %v, %v", ahead, decided, tc.wantAhead, tc.wantDecided)
+			}
+		})
+	}
+	if _, decided := (Comparison{Sparse: group(config.AlgoSparse, 3, 3)}).SparseAhead(); decided {
+		t.Error("without soft PCL's runs the comparison is decided")
 	}
 }
