@@ -280,8 +280,11 @@ func writeVersusTable(b *strings.Builder, cs []Comparison) {
 			continue
 		}
 		ahead := "– (seeds to finish)"
-		if yes, decided := c.SparseAhead(); decided {
-			ahead = map[bool]string{true: "**yes**", false: "no"}[yes]
+		switch yes, decided := c.SparseAhead(); {
+		case decided && yes:
+			ahead = "**yes**"
+		case decided:
+			ahead = "no"
 		}
 		goal := "–"
 		if met, ok := c.Goal(); ok {
