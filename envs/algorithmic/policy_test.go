@@ -8,80 +8,23 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// scripted is an optimal policy that sees only the observations, as an agent does.
+// scripted adapts Expert to the tests' older call shape.
 type scripted struct {
-	task      Task
-	base      int64
-	phase     int
-	t         int
-	sum, seen int64
-	carry     int64
-	col       int
+	task Task
+	base int64
+	e    *Expert
 }
 
-func (p *scripted) reset() { *p = scripted{task: p.task, base: p.base} }
+func (p *scripted) reset() { p.e = nil }
 
-const (
-	left, right, up, down = 0, 1, 2, 3
-)
-
-// act returns (move, write, char) for the current observation.
 func (p *scripted) act(obs int64) (int64, int64, int64) {
-	blank := p.base
-	defer func() { p.t++ }()
-	switch p.task {
-	case Copy:
-		return right, 1, obs
-	case DuplicatedInput:
-		if p.t%2 == 0 {
-			return right, 1, obs
-		}
-		return right, 0, 0
-	case Reverse:
-		if p.phase == 0 {
-			if obs != blank {
-				return right, 0, 0
-			}
-			p.phase = 1
-			return left, 0, 0
-		}
-		return left, 1, obs
-	case RepeatCopy:
-		switch p.phase {
-		case 0:
-			if obs != blank {
-				return right, 1, obs
-			}
-			p.phase = 1
-			return left, 0, 0
-		case 1:
-			if obs != blank {
-				return left, 1, obs
-			}
-			p.phase = 2
-			return right, 0, 0
-		default:
-			return right, 1, obs
-		}
-	default: // serpentine over the grid: down the even columns, up the odd ones
-		rows := int64(p.task.Rows())
-		if obs == blank { // past the last column: the final carry
-			return right, 1, p.carry
-		}
-		p.sum += obs
-		p.seen++
-		if p.seen < rows {
-			if p.col%2 == 0 {
-				return down, 0, 0
-			}
-			return up, 0, 0
-		}
-		s := p.sum + p.carry
-		p.carry, p.sum, p.seen = s/p.base, 0, 0
-		p.col++
-		return right, 1, s % p.base
+	if p.e == nil {
+		p.e = &Expert{task: p.task, blank: p.base}
 	}
+	return p.e.Act(obs)
 }
+
+const left, right, up, down = MoveLeft, MoveRight, MoveUp, MoveDown
 
 // stepsNeeded is how many steps the scripted policy takes on an input of the given width.
 func stepsNeeded(task Task, width, targetLen int) int {
