@@ -28,5 +28,5 @@ var unsupportedHints = map[train.Tool]string{
 	train.ToolPerLength:   "--per-length evaluates the algorithmic tasks' curriculum levels; a long-episode run has none: pcl eval reports its greedy returns",
 	train.ToolRecord:      "--record draws long-episode (mlp) runs; watch an algorithmic task with pcl play --run",
 	train.ToolObserver:    "an Observer watches the lstm family's batches of episodes",
-	train.ToolReplaySteps: "an algorithmic task's iteration takes one fresh and one replayed step on whole episodes; the replay ratio, the lagged target and the overlap are the long-episode (mlp) runs' levers",
+	train.ToolOverlap:     "--overlap steps long episodes' envs while the learner trains; an algorithmic task's episodes are sampled by the policy that trains on them",
 }
