@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 	"github.com/sparsepcl/sparsepcl/bridge/internal/server"
 )
 
@@ -32,3 +33,16 @@ func FindRoot() (string, error) { return server.FindRoot() }
 
 // FindPython returns the interpreter to run the server with (see ServerOptions.Python).
 func FindPython(root string) string { return server.FindPython(root) }
+
+// serverCredentials are the credentials servers started with opts ask of their clients: those of
+// opts.AuthFile, nil without one.
+func serverCredentials(opts ServerOptions) (*auth.Credentials, error) {
+	if opts.AuthFile == "" {
+		return nil, nil
+	}
+	c, err := auth.Load(opts.AuthFile)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: start server: %w", err)
+	}
+	return &c, nil
+}
