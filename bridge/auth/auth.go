@@ -113,18 +113,18 @@ func New(path string) (Credentials, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return Credentials{}, fmt.Errorf("auth new: %s exists already; not overwriting it (remove it first to replace it)", path)
+			return Credentials{}, fmt.Errorf("auth: %s exists already; not overwriting it (remove it first to replace it)", path)
 		}
-		return Credentials{}, fmt.Errorf("auth new: %w", err)
+		return Credentials{}, fmt.Errorf("auth: new credential file: %w", err)
 	}
 	if _, err := f.Write(append(raw, '\n')); err != nil {
 		f.Close()
 		os.Remove(path)
-		return Credentials{}, fmt.Errorf("auth new: write %s: %w", path, err)
+		return Credentials{}, fmt.Errorf("auth: write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(path)
-		return Credentials{}, fmt.Errorf("auth new: write %s: %w", path, err)
+		return Credentials{}, fmt.Errorf("auth: write %s: %w", path, err)
 	}
 	return c, nil
 }

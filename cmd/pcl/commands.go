@@ -16,6 +16,7 @@ func commands() []command {
 		{"bench", "the lstm learner's iterations/s and FLOP/s against a bare gemm; on a long-episode env the whole loop's env steps/s and time split", runBench},
 		{"sweep", "plan a sweep into a manifest, run one run by index (Slurm/Kubernetes) or N locally, report", runSweep},
 		{"diagnose", "train with instrumentation: writing, support, correct-symbol mass, terms, replay content", runDiagnose},
+		{"auth", "make a credential file for env servers on other machines (ZeroMQ PLAIN): pcl auth new FILE", runAuth},
 		{"version", "what this binary is: the commit it was built from, its SHA-256, Go, BLAS, host", runVersion},
 	}
 }
