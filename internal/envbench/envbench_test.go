@@ -85,7 +85,7 @@ func TestEnvBenchAuthSmoke(t *testing.T) {
 	if err := RunAuth(ctx, o, &out); err != nil {
 		t.Fatalf("envbench --auth: %v", err)
 	}
-	for _, want := range []string{"PLAIN / NULL", "lockstep", "pipelined (2 sub-batches)", "tcp loopback"} {
+	for _, want := range []string{"PLAIN", "NULL, a second server (control)", "vs NULL", "interleaved batch by batch", "tcp loopback"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
