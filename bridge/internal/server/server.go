@@ -1,9 +1,9 @@
 // Package server starts and stops sparsepcl's Python env server (python -m python_server) as a child
-// process: a fresh ipc endpoint in a directory of its own, the ready handshake on stdout, the kill
-// on Close or when the start's context is cancelled, the tail of its stderr for error messages, and
-// the sweep of socket directories that clients killed before they could clean up left behind. It
-// knows nothing of the messages the server speaks once it is ready (the bridge checks the protocol
-// version the handshake reports).
+// process: a fresh ipc endpoint in a directory of its own (or a given one, with the credential file
+// it passes on), the ready handshake on stdout, the kill on Close or when the start's context is
+// cancelled, the tail of its stderr for error messages, and the sweep of socket directories that
+// clients killed before they could clean up left behind. It knows nothing of the messages the
+// server speaks once it is ready (the bridge checks the protocol version the handshake reports).
 package server
 
 import (
