@@ -41,6 +41,10 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) error
 
 func launchSlurm(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("launch slurm", stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: pcl launch slurm [flags] -- [pcl train flags]\n\nWrites the job; submit it with sbatch. pcl train gets --server for each env server and --auth-file.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
 	var s launch.Slurm
 	fs.IntVar(&s.Nodes, "nodes", 1, "nodes, one env server on each (the learner shares the first)")
 	fs.IntVar(&s.CPUs, "cpus", 1, "CPUs per env server, and for the learner")
