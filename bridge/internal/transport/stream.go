@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -248,8 +249,11 @@ func openStream(ctx context.Context, endpoint string, creds *auth.Credentials) (
 	_, err = zmq4.Open(rc, sec, zmq4.Dealer, zmq4.SocketIdentity(""), false, nil)
 	if !stop() || err != nil {
 		nc.Close()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, ctx.Err())
+		}
+		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, fmt.Errorf("bridge: handshake with %s: no complete answer in time (is a sparsepcl env server listening there?): %w", endpoint, err)
 		}
 		return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, handshakeErr(ctx, network, addr, mech, rc.rec, err))
 	}
