@@ -249,10 +249,12 @@ func openStream(ctx context.Context, endpoint string, creds *auth.Credentials) (
 	_, err = zmq4.Open(rc, sec, zmq4.Dealer, zmq4.SocketIdentity(""), false, nil)
 	if !stop() || err != nil {
 		nc.Close()
-		if ctx.Err() != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		switch {
+		case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded): // cancelled
 			return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, ctx.Err())
-		}
-		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		case ctx.Err() != nil: // the caller's deadline: its read timed out, or the stop closed the connection
+			return nil, fmt.Errorf("bridge: handshake with %s: no complete answer in time (is a sparsepcl env server listening there?): %w", endpoint, ctx.Err())
+		case errors.Is(err, os.ErrDeadlineExceeded): // handshakeTimeout
 			return nil, fmt.Errorf("bridge: handshake with %s: no complete answer in time (is a sparsepcl env server listening there?): %w", endpoint, err)
 		}
 		return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, handshakeErr(ctx, network, addr, mech, rc.rec, err))
