@@ -115,12 +115,20 @@ say() { echo "pcl launch: $*" >&2; }
 export SPARSEPCL_AUTH_FILE={{.Auth}} PCL_LAUNCH_PYTHON={{.Python}}
 export SPARSEPCL_ROOT={{.Root}} PYTHONPATH={{.Root}}${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 
+# Each step runs in the background and leaves its exit status in a file when it ends (portable to
+# bash 4, which has no wait -n -p).
+sdone="$out/servers-$SLURM_JOB_ID.exit"
+ldone="$out/learner-$SLURM_JOB_ID.exit"
+rm -f "$sdone" "$ldone"
+
 # Step 0: one env server per node, each on a free port; its first line names its node, the next is
 # the server's ready line with the port.
-srun --ntasks={{.S.Nodes}} --ntasks-per-node=1 --cpus-per-task={{.S.CPUs}} --exact \
-    --output="$out/server-%j-%t.out" --error="$out/server-%j-%t.err" \
-    bash -c 'echo "node $SLURMD_NODENAME"; exec "$PCL_LAUNCH_PYTHON" -m python_server --bind tcp://0.0.0.0:0 --auth-file "$SPARSEPCL_AUTH_FILE"' &
-servers=$!
+{
+    srun --ntasks={{.S.Nodes}} --ntasks-per-node=1 --cpus-per-task={{.S.CPUs}} --exact \
+        --output="$out/server-%j-%t.out" --error="$out/server-%j-%t.err" \
+        bash -c 'echo "node $SLURMD_NODENAME"; exec "$PCL_LAUNCH_PYTHON" -m python_server --bind tcp://0.0.0.0:0 --auth-file "$SPARSEPCL_AUTH_FILE"'
+    echo $? >"$sdone.tmp" && mv "$sdone.tmp" "$sdone"
+} &
 
 # Their endpoints, from the ready lines (node name and port), within {{.Wait}} s.
 args=()
@@ -130,11 +138,11 @@ for ((t = 0; t < {{.S.Nodes}}; t++)); do
         node=$(sed -n 's/^node //p' "$f" 2>/dev/null | head -n 1)
         port=$(sed -n 's/^{"ready": true.*"endpoint": "tcp:[^"]*:\([0-9][0-9]*\)".*/\1/p' "$f" 2>/dev/null | head -n 1)
         [ -n "$node" ] && [ -n "$port" ] && break
-        if ! kill -0 "$servers" 2>/dev/null; then
+        if [ -e "$sdone" ]; then
             say "env server $t exited before it was ready:"; tail -n 40 "$out/server-$SLURM_JOB_ID-$t.err" >&2; exit 1
         fi
         if ((i >= {{.Wait}} * 5)); then
-            say "env server $t not ready within {{.Wait}} s"; kill -TERM "$servers"; wait "$servers"; exit 1
+            say "env server $t not ready within {{.Wait}} s"; scancel --signal=TERM "$SLURM_JOB_ID.0"; wait; exit 1
         fi
         sleep 0.2
     done
@@ -143,30 +151,43 @@ for ((t = 0; t < {{.S.Nodes}}; t++)); do
 done
 
 # Step 1: the learner.
-srun --ntasks=1 --nodes=1 --cpus-per-task={{.S.CPUs}} --exact \
-    {{.PCL}} train {{.Train}} "${args[@]}" --auth-file "$SPARSEPCL_AUTH_FILE" &
-learner=$!
+{
+    srun --ntasks=1 --nodes=1 --cpus-per-task={{.S.CPUs}} --exact \
+        {{.PCL}} train {{.Train}} "${args[@]}" --auth-file "$SPARSEPCL_AUTH_FILE"
+    echo $? >"$ldone.tmp" && mv "$ldone.tmp" "$ldone"
+} &
 
-# Whichever step ends first. The learner is step 1 and the servers step 0 (this script's first and
+# Whichever step ends first. The servers are step 0 and the learner step 1 (this script's first and
 # second srun); scancel --signal=TERM lets each stop cleanly, where a signal to srun kills its step.
-wait -n -p ended "$servers" "$learner"
-status=$?
-if [ "$ended" = "$servers" ]; then
-    say "the env servers' step ended (exit $status) while the learner runs: the learner loses its connection to it"
-    for ((i = 0; i < {{.Grace}} * 5; i++)); do
-        kill -0 "$learner" 2>/dev/null || break
-        sleep 0.2
+while [ ! -e "$sdone" ] && [ ! -e "$ldone" ]; do sleep 0.5; done
+if [ ! -e "$ldone" ]; then
+    say "the env servers' step ended (exit $(cat "$sdone")) while the learner runs: the learner loses its connection to it"
+    for ((i = 0; i < {{.Grace}} * 2; i++)); do
+        [ -e "$ldone" ] && break
+        sleep 0.5
     done
-    if kill -0 "$learner" 2>/dev/null; then
+    if [ ! -e "$ldone" ]; then
         say "the learner still runs after {{.Grace}} s: stopping it (SIGTERM: it saves a checkpoint)"
         scancel --signal=TERM "$SLURM_JOB_ID.1"
     fi
-    wait "$learner"
-    say "learner stopped (exit $?); the job fails: an env server died"
+    wait
+    say "learner stopped (exit $(cat "$ldone")); the job fails: an env server died"
+    exit 1
+fi
+status=$(cat "$ldone")
+if [ "$status" != 0 ]; then # a learner that lost a server may stop before srun reports the servers' step ended
+    for ((i = 0; i < 20; i++)); do
+        [ -e "$sdone" ] && break
+        sleep 0.5
+    done
+fi
+if [ -e "$sdone" ]; then
+    say "learner stopped (exit $status) and the env servers' step ended (exit $(cat "$sdone")); the job fails: an env server died"
+    wait
     exit 1
 fi
 say "learner finished (exit $status); stopping the env servers"
 scancel --signal=TERM "$SLURM_JOB_ID.0"
-wait "$servers"
+wait
 exit "$status"
 `))

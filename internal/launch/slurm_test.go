@@ -23,11 +23,11 @@ func TestScript(t *testing.T) {
 	for _, want := range []string{
 		"#SBATCH --nodes=2\n", "#SBATCH --ntasks=3\n", "#SBATCH --cpus-per-task=3\n", "#SBATCH --time=2:00:00\n", "#SBATCH --partition=cpu\n",
 		"export SPARSEPCL_AUTH_FILE='/home/u/run.auth' PCL_LAUNCH_PYTHON='/repo/.venv/bin/python'",
-		"srun --ntasks=2 --ntasks-per-node=1 --cpus-per-task=3 --exact",
+		"    srun --ntasks=2 --ntasks-per-node=1 --cpus-per-task=3 --exact",
 		"--bind tcp://0.0.0.0:0 --auth-file \"$SPARSEPCL_AUTH_FILE\"",
 		`'/repo/bin/pcl' train '--env' 'HalfCheetah-v5' '--out' 'runs/it'\''s' "${args[@]}" --auth-file "$SPARSEPCL_AUTH_FILE"`,
 		`args+=(--server "tcp://$node:$port")`,
-		`wait -n -p ended "$servers" "$learner"`, `scancel --signal=TERM "$SLURM_JOB_ID.1"`,
+		`while [ ! -e "$sdone" ] && [ ! -e "$ldone" ]; do sleep 0.5; done`, `scancel --signal=TERM "$SLURM_JOB_ID.1"`, `scancel --signal=TERM "$SLURM_JOB_ID.0"`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("script lacks %q:\n%s", want, text)
