@@ -14,8 +14,9 @@ type ServerOptions = server.Options
 // Server is a server process started by StartServer (or Start).
 type Server = server.Server
 
-// StartServer starts a server on a fresh ipc endpoint (or opts.Bind), waits for its ready handshake and checks
-// that it speaks ProtocolVersion. The process is killed by Close, or when ctx is cancelled.
+// StartServer starts a server on a fresh ipc endpoint (or opts.Bind), waits for its ready handshake
+// and checks that it speaks ProtocolVersion. The process is killed by Close, or when ctx is
+// cancelled.
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	s, err := server.Start(ctx, opts)
 	if err != nil {
