@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 )
@@ -77,11 +78,11 @@ func checkProtocol(c *transport.Conn, h Hello) error {
 // the env. Nil fields are ones the id does not register.
 type Spec = wire.Spec
 
-// LookupSpec asks an env server for id's registration: the first of endpoints when any are given,
-// else a server started with opts for the lookup and stopped after it. An id the server does not
-// know is a *RemoteError of Type "UnknownEnv". Without a deadline on ctx the lookup gives up after
-// 60 s.
-func LookupSpec(ctx context.Context, id string, opts ServerOptions, endpoints ...string) (spec Spec, err error) {
+// LookupSpec asks an env server for id's registration: the first of endpoints when any are given
+// (dialled with creds, as Config.Credentials), else a server started with opts for the lookup and
+// stopped after it. An id the server does not know is a *RemoteError of Type "UnknownEnv". Without a
+// deadline on ctx the lookup gives up after 60 s.
+func LookupSpec(ctx context.Context, id string, opts ServerOptions, creds *auth.Credentials, endpoints ...string) (spec Spec, err error) {
 	ctx, cancel := transport.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	endpoint := ""
@@ -94,8 +95,11 @@ func LookupSpec(ctx context.Context, id string, opts ServerOptions, endpoints ..
 		}
 		defer srv.Close() // it reports nothing: a server that will not stop is killed
 		endpoint = srv.Endpoint
+		if creds, err = serverCredentials(opts); err != nil {
+			return Spec{}, err
+		}
 	}
-	c, err := transport.Dial(ctx, endpoint, 1<<20, nil)
+	c, err := transport.Dial(ctx, endpoint, 1<<20, nil, creds)
 	if err != nil {
 		return Spec{}, err
 	}

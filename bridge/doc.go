@@ -15,6 +15,10 @@
 // by the environment come back as *RemoteError. After each Reset and Step, EnvSeconds and ServerSeconds
 // tell how much of the call the servers spent inside the envs and in all; the rest is the round trip.
 //
+// Servers beyond loopback require ZeroMQ PLAIN credentials (package bridge/auth): Config.Credentials
+// authenticates Dial, and a refusal is ErrAuth, naming the endpoint and the cause. PLAIN does not
+// encrypt (docs/bridge.md).
+//
 // The wire protocol is described in PROTOCOL.md next to this file. The package is cut by layer, each
 // using only those below it: internal/transport (ZMTP streams, request ids, deadlines), internal/wire
 // (the msgpack codec and the message schemas) and internal/server (the Python process); this package

@@ -43,6 +43,10 @@ var (
 	// decoding limits (declared lengths beyond the frame, too many values, nesting too deep), a wrong
 	// schema. The connection they came on is closed.
 	ErrProtocol = transport.ErrProtocol
+	// ErrAuth wraps a handshake that failed on authentication: the server refused the credentials
+	// (Config.Credentials), requires some and none were given, or takes none and some were given.
+	// The error names the endpoint and which it was.
+	ErrAuth = transport.ErrAuth
 )
 
 // ErrStateUnknown is returned by the calls of a VecEnv after a reset or step ended without its reply

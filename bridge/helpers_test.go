@@ -28,7 +28,7 @@ func needServer(t *testing.T) {
 			probeErr = err
 			return
 		}
-		c, err := transport.Dial(ctx, s.Endpoint, 1<<20, nil)
+		c, err := transport.Dial(ctx, s.Endpoint, 1<<20, nil, nil)
 		if err == nil {
 			_, err = hello(ctx, c)
 			c.Close()

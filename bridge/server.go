@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 	"github.com/sparsepcl/sparsepcl/bridge/internal/server"
 )
 
@@ -13,8 +14,9 @@ type ServerOptions = server.Options
 // Server is a server process started by StartServer (or Start).
 type Server = server.Server
 
-// StartServer starts a server on a fresh ipc endpoint, waits for its ready handshake and checks
-// that it speaks ProtocolVersion. The process is killed by Close, or when ctx is cancelled.
+// StartServer starts a server on a fresh ipc endpoint (or opts.Bind), waits for its ready handshake
+// and checks that it speaks ProtocolVersion. The process is killed by Close, or when ctx is
+// cancelled.
 func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	s, err := server.Start(ctx, opts)
 	if err != nil {
@@ -32,3 +34,16 @@ func FindRoot() (string, error) { return server.FindRoot() }
 
 // FindPython returns the interpreter to run the server with (see ServerOptions.Python).
 func FindPython(root string) string { return server.FindPython(root) }
+
+// serverCredentials are the credentials servers started with opts ask of their clients: those of
+// opts.AuthFile, nil without one.
+func serverCredentials(opts ServerOptions) (*auth.Credentials, error) {
+	if opts.AuthFile == "" {
+		return nil, nil
+	}
+	c, err := auth.Load(opts.AuthFile)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: start server: %w", err)
+	}
+	return &c, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 	"github.com/sparsepcl/sparsepcl/bridge/internal/transport"
 	"github.com/sparsepcl/sparsepcl/bridge/internal/wire"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -31,6 +32,11 @@ type Config struct {
 	// longer than their --idle-timeout: 0 pings every third of the server's timeout (none when it has
 	// none), <0 never pings. A connection that carried a request within the period is not pinged.
 	Keepalive time.Duration
+	// Credentials, when not nil, authenticate Dial to every server with ZeroMQ PLAIN (servers run
+	// with the same --auth-file); nil dials without. A refused or missing credential fails Dial with
+	// ErrAuth, naming the endpoint and the cause. Start ignores it: its servers take the credentials
+	// of ServerOptions.AuthFile, if any.
+	Credentials *auth.Credentials
 }
 
 // VecEnv is an envs.VecEnv whose copies live in one or more Python servers.
@@ -83,6 +89,11 @@ func Start(ctx context.Context, cfg Config, servers int, opts ServerOptions) (*V
 	if servers < 1 {
 		return nil, fmt.Errorf("bridge: need at least one server, got %d", servers)
 	}
+	creds, err := serverCredentials(opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Credentials = creds
 	started := make([]*Server, 0, servers)
 	stopAll := func() {
 		for _, s := range started {
@@ -154,7 +165,7 @@ func dial(ctx context.Context, cfg Config, endpoints []string, servers []*Server
 		return nil, err
 	}
 	for k, ep := range endpoints {
-		c, err := transport.Dial(ctx, ep, cfg.MaxReplyBytes, e.delivered)
+		c, err := transport.Dial(ctx, ep, cfg.MaxReplyBytes, e.delivered, cfg.Credentials)
 		if err != nil {
 			return fail(err)
 		}

@@ -4,4 +4,4 @@ See bridge/PROTOCOL.md for the wire protocol. Run with ``python -m python_server
 """
 
 PROTOCOL_VERSION = 2
-SERVER_VERSION = "0.5.0"
+SERVER_VERSION = "0.6.0"

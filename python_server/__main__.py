@@ -1,6 +1,6 @@
-"""Command line: python -m python_server --bind ENDPOINT [--allow-imports] [--env-module MODULE]... [--allow-render] [--idle-timeout S]
-[--max-message-bytes N] [--max-groups-per-client N] [--max-copies-per-client N] [--max-copies N] [--max-inflight N]
-[--exit-with-parent] [--remove-dir]."""
+"""Command line: python -m python_server --bind ENDPOINT [--auth-file FILE] [--insecure] [--allow-imports] [--env-module MODULE]...
+[--allow-render] [--idle-timeout S] [--max-message-bytes N] [--max-groups-per-client N] [--max-copies-per-client N] [--max-copies N]
+[--max-inflight N] [--exit-with-parent] [--remove-dir]."""
 
 from __future__ import annotations
 
@@ -12,13 +12,17 @@ import os
 import signal
 import sys
 
-from . import PROTOCOL_VERSION
+from . import PROTOCOL_VERSION, auth
 from .server import Limits, Server
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m python_server", description="sparsepcl Gymnasium env server (ZeroMQ ROUTER + msgpack)")
     p.add_argument("--bind", required=True, help="ipc:///path or tcp://127.0.0.1:PORT (tcp port 0 picks a free port)")
+    p.add_argument("--auth-file", default=os.environ.get(auth.ENV_VAR) or None, metavar="FILE",
+                   help=f"require ZeroMQ PLAIN credentials from FILE (mode 0600; `pcl auth new FILE` makes one); default ${auth.ENV_VAR}")
+    p.add_argument("--insecure", action="store_true",
+                   help="allow binding beyond loopback without --auth-file: anyone who can reach the port can use the server")
     p.add_argument("--allow-imports", action="store_true", help="allow 'module:Class' env ids (imports arbitrary modules)")
     p.add_argument("--env-module", action="append", default=[], metavar="MODULE",
                    help="import MODULE before serving: a user package that registers Gymnasium ids (repeatable)")
@@ -45,19 +49,39 @@ def main(argv: list[str] | None = None) -> int:
     # A crash in native code (an abort in a GL library, a segfault) prints the Python stack to stderr,
     # which a Go client that started the server puts in its error.
     faulthandler.enable()
-    if args.bind.startswith("tcp://") and not args.bind.startswith(("tcp://127.", "tcp://localhost", "tcp://[::1]")):
-        print(f"python_server: warning: binding {args.bind} beyond loopback", file=sys.stderr)
+    creds = None
+    if args.auth_file:
+        try:
+            creds = auth.load(args.auth_file)
+        except auth.AuthFileError as e:
+            print(f"python_server: {e}", file=sys.stderr)
+            return 2
+    if not auth.is_local(args.bind):
+        if creds is None and not args.insecure:
+            print(f"python_server: refusing to bind {args.bind}: it is reachable from other machines and no credentials are set. "
+                  f"Give --auth-file FILE (or ${auth.ENV_VAR}; `pcl auth new FILE` makes one), or bind tcp://127.0.0.1:PORT "
+                  "and reach it through an SSH tunnel, or pass --insecure to serve anyone who can reach the port.", file=sys.stderr)
+            return 2
+        if creds is None:
+            print(f"python_server: WARNING: --insecure: serving {args.bind} WITHOUT AUTHENTICATION. Anyone who can reach "
+                  "this port can make envs here" + (" and import any installed module (--allow-imports)" if args.allow_imports else "")
+                  + ". Use --auth-file on any network you do not fully trust.", file=sys.stderr)
+        else:
+            print(f"python_server: serving {args.bind} with PLAIN credentials: they authenticate clients but nothing is "
+                  "encrypted; across an untrusted network use an SSH tunnel or a VPN (docs/bridge.md).", file=sys.stderr)
     parent = os.getppid() if args.exit_with_parent else None
     limits = Limits(groups_per_client=args.max_groups_per_client, copies_per_client=args.max_copies_per_client,
                     copies_total=args.max_copies, inflight_per_client=args.max_inflight)
     srv = Server(args.bind, args.allow_imports, args.idle_timeout, args.max_message_bytes, parent_pid=parent,
-                 limits=limits, allow_render=args.allow_render, remove_dir=args.remove_dir)
+                 limits=limits, allow_render=args.allow_render, remove_dir=args.remove_dir,
+                 credentials=creds)
     # Before the ready line: a SIGTERM sent as soon as the server says it is ready must stop it
     # cleanly (closing the envs and removing the socket file), not kill it.
     signal.signal(signal.SIGTERM, srv.stop)
     signal.signal(signal.SIGINT, srv.stop)
     # The ready handshake: one JSON line on stdout, after the socket is bound.
-    print(json.dumps({"ready": True, "protocol": PROTOCOL_VERSION, "endpoint": srv.endpoint, "pid": os.getpid()}), flush=True)
+    print(json.dumps({"ready": True, "protocol": PROTOCOL_VERSION, "endpoint": srv.endpoint, "pid": os.getpid(),
+                      "auth": "PLAIN" if creds is not None else "NULL"}), flush=True)
     prof_path = os.environ.get("SPARSEPCL_SERVER_PROFILE")
     if not prof_path:
         srv.serve()

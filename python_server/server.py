@@ -20,7 +20,7 @@ import msgpack
 import numpy as np
 import zmq
 
-from . import PROTOCOL_VERSION, SERVER_VERSION, algorithmic, wire
+from . import PROTOCOL_VERSION, SERVER_VERSION, algorithmic, auth, wire
 from .envgroup import EnvGroup, CopyError
 
 MAX_COPIES = 4096
@@ -119,7 +119,7 @@ class Server:
     def __init__(self, bind: str, allow_imports: bool = False, idle_timeout: float = 300.0,
                  max_message_bytes: int = 64 << 20, log: Callable[[str], None] | None = None,
                  parent_pid: int | None = None, limits: Limits | None = None, allow_render: bool = False,
-                 remove_dir: bool = False) -> None:
+                 remove_dir: bool = False, credentials: auth.Credentials | None = None) -> None:
         algorithmic.register()
         self.bind = bind
         self.allow_imports = allow_imports
@@ -140,7 +140,16 @@ class Server:
         # messages between the cap and this get a proper error reply.
         self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes + 4096)
         self.sock.setsockopt(zmq.RCVHWM, max(1, self.limits.inflight_per_client))
-        self.sock.bind(bind)
+        # With credentials, every connection must pass PLAIN before its first message: set up before
+        # the bind, so that no client gets in unchecked.
+        self.guard = auth.Guard(self.ctx, self.sock, credentials, self.log) if credentials is not None else None
+        try:
+            self.sock.bind(bind)
+        except zmq.ZMQError:
+            if self.guard is not None:
+                self.guard.stop()
+            self.sock.close(0)
+            raise
         self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.groups: dict[int, EnvGroup] = {}
         self.owner: dict[int, bytes] = {}
@@ -192,6 +201,8 @@ class Server:
         for g in self.groups.values():
             g.close()
         self.groups.clear()
+        if self.guard is not None:
+            self.guard.stop()
         self.sock.close(0)
         self.remove_socket_file()
 

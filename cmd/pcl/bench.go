@@ -46,7 +46,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("--measure = %d, want >= 1", *iters)}
 	}
 	reg := registry.Default()
-	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote, Server: server.options()}
+	creds, err := server.credentials(servers)
+	if err != nil {
+		return err
+	}
+	maker := &envmaker.Maker{Registry: reg, Servers: servers, Credentials: creds, ForceRemote: *remote, Server: server.options()}
 	resolved, err := resolveWith(ctx, cfg, given, maker)
 	if err != nil {
 		return err

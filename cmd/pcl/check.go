@@ -38,7 +38,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *steps < 1 {
 		return usageError{fmt.Errorf("--steps %d: want >= 1", *steps)}
 	}
-	maker := &envmaker.Maker{Registry: registry.Default(), Servers: servers, ForceRemote: *remote, Server: server.options()}
+	creds, err := server.credentials(servers)
+	if err != nil {
+		return err
+	}
+	maker := &envmaker.Maker{Registry: registry.Default(), Servers: servers, Credentials: creds, ForceRemote: *remote, Server: server.options()}
 	newEnv := func(ctx context.Context, copies int, mode envs.AutoresetMode) (envs.VecEnv, error) {
 		return maker.MakeVec(ctx, envs.VecRequest{ID: id, Copies: copies, Autoreset: mode})
 	}

@@ -14,8 +14,10 @@ func commands() []command {
 		{"report", "figures and a table of long-episode runs (HalfCheetah): return and max-prob vs env steps", runReport},
 		{"tables", "regenerate the result tables in README.md and docs from the committed runs, or check them (--check)", runTables},
 		{"bench", "the lstm learner's iterations/s and FLOP/s against a bare gemm; on a long-episode env the whole loop's env steps/s and time split", runBench},
+		{"launch", "write one Slurm job: env servers on other nodes as one step, the learner as another (pcl launch slurm)", runLaunch},
 		{"sweep", "plan a sweep into a manifest, run one run by index (Slurm/Kubernetes) or N locally, report", runSweep},
 		{"diagnose", "train with instrumentation: writing, support, correct-symbol mass, terms, replay content", runDiagnose},
+		{"auth", "make a credential file for env servers on other machines (ZeroMQ PLAIN): pcl auth new FILE", runAuth},
 		{"version", "what this binary is: the commit it was built from, its SHA-256, Go, BLAS, host", runVersion},
 	}
 }

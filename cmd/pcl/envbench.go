@@ -18,6 +18,7 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&o.Steps, "steps", 50, "batched steps per measurement")
 	fs.IntVar(&o.Rounds, "rounds", 25, "measurement rounds (medians are reported)")
 	fs.StringVar(&o.Python, "python", "", "Python interpreter (default: $SPARSEPCL_PYTHON, .venv/bin/python, python3)")
+	authCost := fs.Bool("auth", false, "measure only what ZeroMQ PLAIN authentication costs: the env over tcp loopback with credentials against without, alternately")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -32,6 +33,10 @@ func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.Python == "" {
 		o.Python = bridge.FindPython(root)
 	}
+	run := envbench.Run
+	if *authCost {
+		run = envbench.RunAuth
+	}
 	// A signal fails whichever measurement is under way: report it as the interruption it is.
-	return interrupted(ctx, envbench.Run(ctx, o, stdout), "envbench stopped before its tables were complete (it saves nothing)")
+	return interrupted(ctx, run(ctx, o, stdout), "envbench stopped before its tables were complete (it saves nothing)")
 }

@@ -48,7 +48,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	reg := registry.Default()
-	maker := &envmaker.Maker{Registry: reg, Servers: servers, Server: server.options()}
+	creds, err := server.credentials(servers)
+	if err != nil {
+		return err
+	}
+	maker := &envmaker.Maker{Registry: reg, Servers: servers, Credentials: creds, Server: server.options()}
 	render := func(ctx context.Context, id string, seed int64, actions []any, out string) (int, float64, error) {
 		res, err := maker.Render(ctx, id, seed, actions, out)
 		return res.Frames, res.Return, err

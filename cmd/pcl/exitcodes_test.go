@@ -32,7 +32,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "-h", args: []string{"-h"}, code: exitOK, stdout: "exit codes:"},
 		{name: "--help", args: []string{"--help"}, code: exitOK, stdout: "2    bad command line"},
 		{name: "unknown command", args: []string{"trian"}, code: exitUsage, stderrLine: true,
-			stderr: `pcl: unknown command "trian" (commands: envbench, list, check, play, train, eval, compare, reproduce, report, tables, bench, sweep, diagnose, version; run 'pcl help' for what they do)`},
+			stderr: `pcl: unknown command "trian" (commands: envbench, list, check, play, train, eval, compare, reproduce, report, tables, bench, launch, sweep, diagnose, auth, version; run 'pcl help' for what they do)`},
 		{name: "unknown flag", args: []string{"train", "-foo"}, code: exitUsage, stderrLine: true, noStdout: true,
 			stderr: "pcl train: flag provided but not defined: -foo (run 'pcl train -h' for the flags)\n"},
 		{name: "unknown flag of a subcommand", args: []string{"sweep", "plan", "--foo=1"}, code: exitUsage, stderrLine: true,

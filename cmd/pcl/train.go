@@ -156,7 +156,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	reg := registry.Default()
-	maker := &envmaker.Maker{Registry: reg, Servers: f.servers, ForceRemote: *f.remote, Server: f.server.options()}
+	creds, err := f.server.credentials(f.servers)
+	if err != nil {
+		return err
+	}
+	maker := &envmaker.Maker{Registry: reg, Servers: f.servers, Credentials: creds, ForceRemote: *f.remote, Server: f.server.options()}
 	if !*f.resume { // a resumed run keeps its config.json
 		if cfg, err = resolveWith(ctx, cfg, given, maker); err != nil {
 			return err

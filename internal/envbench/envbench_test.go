@@ -62,3 +62,32 @@ func TestQuantile(t *testing.T) {
 		t.Errorf("spread = %q", got)
 	}
 }
+
+// TestEnvBenchAuthSmoke runs the PLAIN-against-NULL measurement at a tiny size against real servers
+// on tcp loopback and checks both rows are there.
+func TestEnvBenchAuthSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if s, err := bridge.StartServer(ctx, bridge.ServerOptions{}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("python server unavailable: %v", err)
+		}
+		t.Skipf("python server unavailable (set SPARSEPCL_PYTHON): %v", err)
+	} else {
+		s.Close()
+	}
+	root, err := bridge.FindRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o := Options{Env: "Copy-v0", N: 4, Steps: 10, Rounds: 1, Python: bridge.FindPython(root), Root: root}
+	if err := RunAuth(ctx, o, &out); err != nil {
+		t.Fatalf("envbench --auth: %v", err)
+	}
+	for _, want := range []string{"PLAIN", "NULL, a second server (control)", "vs NULL", "interleaved batch by batch", "tcp loopback"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

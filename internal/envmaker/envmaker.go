@@ -20,6 +20,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/bridge"
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -40,6 +41,9 @@ type Maker struct {
 	// Empty: start one local server per VecEnv, stopped when it is closed. Servers given make every
 	// id remote, Go-native or not.
 	Servers []string
+	// Credentials, when not nil, authenticate the connections to Servers (ZeroMQ PLAIN; see
+	// bridge.Config.Credentials). The servers it starts itself listen on ipc and take none.
+	Credentials *auth.Credentials
 	// Remote serves even Go-native ids (CartPole-v1, Copy-v0, ...) from the Python server: the
 	// Gymnasium originals, e.g. to check a Go port against them.
 	ForceRemote bool
@@ -95,7 +99,7 @@ func (m *Maker) MakeVec(ctx context.Context, req envs.VecRequest) (envs.VecEnv, 
 	if !m.Remote(req.ID) {
 		return m.Registry.MakeRequest(req)
 	}
-	bc := bridge.Config{EnvID: req.ID, Kwargs: m.Kwargs, NumEnvs: req.Copies, Autoreset: req.Autoreset}
+	bc := bridge.Config{EnvID: req.ID, Kwargs: m.Kwargs, NumEnvs: req.Copies, Autoreset: req.Autoreset, Credentials: m.Credentials}
 	// The servers live as long as the VecEnv, not the caller's context: an interrupted run still
 	// saves its checkpoint and closes them itself.
 	ctx = context.WithoutCancel(ctx)
@@ -132,7 +136,7 @@ func (m *Maker) RewardThreshold(ctx context.Context, id string) (threshold float
 			return 0, false, fmt.Errorf("envmaker: %s is not a Go-native env, so it is served by the Python env server, but %w", id, err)
 		}
 	}
-	spec, err := bridge.LookupSpec(ctx, id, opts, m.Servers...)
+	spec, err := bridge.LookupSpec(ctx, id, opts, m.Credentials, m.Servers...)
 	if err != nil {
 		return 0, false, fmt.Errorf("envmaker: reward threshold of %s: %w", id, markUnknown(err))
 	}

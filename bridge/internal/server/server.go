@@ -1,9 +1,9 @@
 // Package server starts and stops sparsepcl's Python env server (python -m python_server) as a child
-// process: a fresh ipc endpoint in a directory of its own, the ready handshake on stdout, the kill
-// on Close or when the start's context is cancelled, the tail of its stderr for error messages, and
-// the sweep of socket directories that clients killed before they could clean up left behind. It
-// knows nothing of the messages the server speaks once it is ready (the bridge checks the protocol
-// version the handshake reports).
+// process: a fresh ipc endpoint in a directory of its own (or a given one, with the credential file
+// it passes on), the ready handshake on stdout, the kill on Close or when the start's context is
+// cancelled, the tail of its stderr for error messages, and the sweep of socket directories that
+// clients killed before they could clean up left behind. It knows nothing of the messages the
+// server speaks once it is ready (the bridge checks the protocol version the handshake reports).
 package server
 
 import (
@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 )
 
 // Options says how to start a local server process.
@@ -50,11 +52,20 @@ type Options struct {
 	StartTimeout time.Duration
 	// Stderr receives the server's stderr (nil: kept only as a tail for error messages).
 	Stderr io.Writer
+	// Bind is the endpoint to listen on (empty: a fresh ipc endpoint in a directory of its own),
+	// e.g. tcp://127.0.0.1:0 for a free loopback port. The server refuses to bind beyond loopback
+	// without AuthFile.
+	Bind string
+	// AuthFile is a credential file (see package bridge/auth): the server then requires ZeroMQ PLAIN
+	// with its user and password from every client. Empty: none; the server never takes
+	// $SPARSEPCL_AUTH_FILE from the caller's environment, only from here.
+	AuthFile string
 }
 
 // Server is a server process started by this package.
 type Server struct {
-	// Endpoint is the ipc:// address the server listens on.
+	// Endpoint is the address the server listens on: the fresh ipc:// one, or Options.Bind as the
+	// server resolved it (a tcp port 0 replaced by the port it got).
 	Endpoint string
 	// Protocol is the protocol version the server's ready handshake reported.
 	Protocol int
@@ -65,6 +76,19 @@ type Server struct {
 	tail     *tailBuffer
 	stopOnce sync.Once
 	stopCtx  chan struct{}
+	// anyEndpoint: the endpoint was given (Options.Bind), and the ready line says what it resolved to.
+	anyEndpoint bool
+}
+
+// withoutEnv is env without the variable name.
+func withoutEnv(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // FindRoot returns the directory holding python_server/ (see ServerOptions.Root).
@@ -116,13 +140,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		python = FindPython(root)
 	}
 	sweepStale(os.TempDir())
-	// The directory's name holds this process's pid, so a later start can tell whether it is stale.
-	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
-	if err != nil {
-		return nil, fmt.Errorf("bridge: temp dir for the server socket: %w", err)
+	endpoint, dir := opts.Bind, ""
+	if endpoint == "" {
+		// The directory's name holds this process's pid, so a later start can tell whether it is stale.
+		d, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", socketDirPrefix, os.Getpid()))
+		if err != nil {
+			return nil, fmt.Errorf("bridge: temp dir for the server socket: %w", err)
+		}
+		endpoint, dir = "ipc://"+filepath.Join(d, socketName), d
 	}
-	endpoint := "ipc://" + filepath.Join(dir, socketName)
-	cmd := exec.Command(python, opts.args(endpoint)...)
+	cmd := exec.Command(python, opts.args(endpoint, dir != "")...)
 	cmd.Dir = root
 	// The project's root first (python_server itself), then the caller's PYTHONPATH: where a
 	// user's env packages (EnvModules, module:Class ids) are found.
@@ -130,9 +157,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if p := os.Getenv("PYTHONPATH"); p != "" {
 		pythonPath += string(os.PathListSeparator) + p
 	}
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1", "PYTHONPATH="+pythonPath)
+	// The credential file is only ever the one Options names (--auth-file): a $SPARSEPCL_AUTH_FILE
+	// meant for dialling remote servers must not lock the client out of the servers it starts.
+	cmd.Env = append(withoutEnv(os.Environ(), auth.EnvVar), "PYTHONUNBUFFERED=1", "PYTHONPATH="+pythonPath)
 	cmd.SysProcAttr = procAttr()
-	s := &Server{Endpoint: endpoint, cmd: cmd, dir: dir, exited: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}, stopCtx: make(chan struct{})}
+	s := &Server{Endpoint: endpoint, cmd: cmd, dir: dir, exited: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}, stopCtx: make(chan struct{}), anyEndpoint: opts.Bind != ""}
 	var errw io.Writer = s.tail
 	if opts.Stderr != nil {
 		errw = io.MultiWriter(s.tail, opts.Stderr)
@@ -154,11 +183,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// args are the server's command-line arguments for binding endpoint.
-func (opts Options) args(endpoint string) []string {
+// args are the server's command-line arguments for binding endpoint (ownDir: in a directory made
+// for it, which it removes on exit).
+func (opts Options) args(endpoint string, ownDir bool) []string {
 	// --exit-with-parent: a client killed without a chance to Close still takes its server with it,
 	// and --remove-dir has that server remove the socket and its directory on the way out.
-	args := []string{"-m", "python_server", "--bind", endpoint, "--exit-with-parent", "--remove-dir"}
+	args := []string{"-m", "python_server", "--bind", endpoint, "--exit-with-parent"}
+	if ownDir {
+		args = append(args, "--remove-dir")
+	}
+	if opts.AuthFile != "" {
+		args = append(args, "--auth-file", opts.AuthFile)
+	}
 	if opts.AllowImports {
 		args = append(args, "--allow-imports")
 	}
@@ -251,10 +287,13 @@ func (s *Server) checkHandshake(line string) error {
 	if err := json.Unmarshal([]byte(line), &h); err != nil {
 		return fmt.Errorf("bad ready handshake %q: %w", line, err)
 	}
-	if !h.Ready || h.Endpoint != s.Endpoint {
+	if !h.Ready || (h.Endpoint != s.Endpoint && !s.anyEndpoint) {
 		return fmt.Errorf("bad ready handshake %q", line)
 	}
 	s.Protocol = h.Protocol
+	if s.anyEndpoint {
+		s.Endpoint = h.Endpoint
+	}
 	return nil
 }
 
@@ -365,7 +404,9 @@ func (s *Server) Close() error {
 			s.Kill()
 			<-s.exited
 		}
-		os.RemoveAll(s.dir)
+		if s.dir != "" {
+			os.RemoveAll(s.dir)
+		}
 	})
 	return nil
 }

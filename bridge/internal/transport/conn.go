@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 )
 
 // Conn is one ZMTP connection to one server (see stream.go) with requests matched to replies by id:
@@ -78,11 +80,12 @@ type reply struct {
 	err     error
 }
 
-// Dial connects to endpoint (ipc://PATH or tcp://HOST:PORT) within ctx. Replies longer than maxReply
-// bytes are skipped and fail their call. notify, when not nil, gets a token (never blocking) whenever
-// a reply or a failure is delivered.
-func Dial(ctx context.Context, endpoint string, maxReply int, notify chan<- struct{}) (*Conn, error) {
-	stream, err := openStream(ctx, endpoint)
+// Dial connects to endpoint (ipc://PATH or tcp://HOST:PORT) within ctx, authenticating with ZeroMQ
+// PLAIN and creds when creds is not nil (a refusal wraps ErrAuth). Replies longer than maxReply bytes
+// are skipped and fail their call. notify, when not nil, gets a token (never blocking) whenever a
+// reply or a failure is delivered.
+func Dial(ctx context.Context, endpoint string, maxReply int, notify chan<- struct{}, creds *auth.Credentials) (*Conn, error) {
+	stream, err := openStream(ctx, endpoint, creds)
 	if err != nil {
 		return nil, err
 	}

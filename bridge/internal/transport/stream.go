@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/go-zeromq/zmq4/security/null"
+	"github.com/go-zeromq/zmq4/security/plain"
+
+	"github.com/sparsepcl/sparsepcl/bridge/auth"
 )
 
 // A connection is one ZMTP 3 stream to one server: zmq4 does the greeting and the NULL handshake,
@@ -202,8 +206,10 @@ func splitEndpoint(endpoint string) (network, addr string, err error) {
 // starting), within the caller's deadline.
 const dialRetry = 2 * time.Second
 
-// openStream dials endpoint and performs the ZMTP handshake as a DEALER, all within ctx.
-func openStream(ctx context.Context, endpoint string) (*Stream, error) {
+// openStream dials endpoint and performs the ZMTP handshake as a DEALER, all within ctx: with PLAIN
+// and creds when creds is not nil, else with NULL. A handshake the server refuses fails with ErrAuth
+// and says why (see handshakeErr).
+func openStream(ctx context.Context, endpoint string, creds *auth.Credentials) (*Stream, error) {
 	network, addr, err := splitEndpoint(endpoint)
 	if err != nil {
 		return nil, err
@@ -226,19 +232,32 @@ func openStream(ctx context.Context, endpoint string) (*Stream, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	// zmq4's handshake blocks on reads: bound it by the caller's deadline, or by a close on cancel.
-	if dl, ok := ctx.Deadline(); ok {
-		_ = nc.SetDeadline(dl)
+	// zmq4's handshake blocks on reads: bound it by the caller's deadline (and handshakeTimeout), or
+	// by a close on cancel.
+	dl := time.Now().Add(handshakeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
 	}
+	_ = nc.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	sc := NewStream(nc)
-	_, err = zmq4.Open(sc, null.Security(), zmq4.Dealer, zmq4.SocketIdentity(""), false, nil)
+	sec, mech := null.Security(), zmq4.NullSecurity
+	if creds != nil {
+		sec, mech = plain.Security(creds.User, creds.Password), zmq4.PlainSecurity
+	}
+	rc := &recordingConn{Stream: sc}
+	_, err = zmq4.Open(rc, sec, zmq4.Dealer, zmq4.SocketIdentity(""), false, nil)
 	if !stop() || err != nil {
 		nc.Close()
-		if err == nil {
-			err = ctx.Err()
+		switch {
+		case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded): // cancelled
+			return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, ctx.Err())
+		case ctx.Err() != nil: // the caller's deadline: its read timed out, or the stop closed the connection
+			return nil, fmt.Errorf("bridge: handshake with %s: no complete answer in time (is a sparsepcl env server listening there?): %w", endpoint, ctx.Err())
+		case errors.Is(err, os.ErrDeadlineExceeded): // handshakeTimeout
+			return nil, fmt.Errorf("bridge: handshake with %s: no complete answer in time (is a sparsepcl env server listening there?): %w", endpoint, err)
 		}
-		return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, err)
+		return nil, fmt.Errorf("bridge: handshake with %s: %w", endpoint, handshakeErr(ctx, network, addr, mech, rc.rec, err))
 	}
 	_ = nc.SetDeadline(time.Time{})
 	return sc, nil

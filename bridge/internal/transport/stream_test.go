@@ -44,7 +44,7 @@ func TestStreamFramingWithZmq4Router(t *testing.T) {
 	if err := router.Listen(endpoint); err != nil {
 		t.Fatal(err)
 	}
-	stream, err := openStream(ctx, endpoint)
+	stream, err := openStream(ctx, endpoint, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestOpenStreamFailures(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("nobody listening", func(t *testing.T) {
 		start := time.Now()
-		_, err := openStream(testCtx(t, 20*time.Second), "ipc://"+filepath.Join(dir, "none.sock"))
+		_, err := openStream(testCtx(t, 20*time.Second), "ipc://"+filepath.Join(dir, "none.sock"), nil)
 		if err == nil || !strings.Contains(err.Error(), "none.sock") {
 			t.Fatalf("got %v, want a dial error naming the endpoint", err)
 		}
@@ -126,13 +126,13 @@ func TestOpenStreamFailures(t *testing.T) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		_, err = openStream(ctx, "ipc://"+path)
+		_, err = openStream(ctx, "ipc://"+path, nil)
 		if err == nil || !strings.Contains(err.Error(), "handshake") {
 			t.Fatalf("got %v, want a handshake error", err)
 		}
 	})
 	t.Run("bad endpoint", func(t *testing.T) {
-		_, err := openStream(context.Background(), "udp://127.0.0.1:1")
+		_, err := openStream(context.Background(), "udp://127.0.0.1:1", nil)
 		if err == nil || errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v, want an endpoint error", err)
 		}
