@@ -46,7 +46,7 @@ type AlgorithmConfig struct {
 	// released Trust-PCL, and sparse PCL's Tsallis counterpart λ·½‖π − π̃‖². Either consistency
 	// keeps its form with α + λ in place of α and a per-step shift read off π̃
 	// (docs/trust-region.md).
-	TrustRegion float64 `json:"trust_region,omitempty" group:"mlp" help:"weight λ of a trust region to the lagged policy (needs --target-lag, separate form): soft λ·KL(π‖π̃) as Trust-PCL, sparse λ·½‖π − π̃‖² (0: none)"`
+	TrustRegion float64 `json:"trust_region,omitempty" group:"learner" help:"weight λ of a trust region to the lagged policy (needs --target-lag, separate form): soft λ·KL(π‖π̃) as Trust-PCL, sparse λ·½‖π − π̃‖² (0: none)"`
 	// PGScale is "inverse-alpha" (default, the released code: policy gradient = grad(C^2/2)/alpha)
 	// or "none" (the paper's Algorithm 1: plain grad(C^2/2)). The default follows the code because
 	// its learning rate, clipping and Adam settings were tuned with that scaling.
@@ -104,11 +104,11 @@ type StepSamplingConfig struct {
 	// on a batch of SubEpisodes drawn afresh from the replay: the replay ratio. Each env step is
 	// then trained on about TrainSteps * SubEpisodes / NumEnvs rows (25 in the paper; the released
 	// Trust-PCL settings about 640). Omitted from config.json at 0, so older runs keep theirs.
-	TrainSteps int `json:"train_steps,omitempty" group:"mlp" help:"gradient steps per iteration (0 or 1: one, the paper's), each on --sub-episodes drawn afresh from the replay (mlp): each env step is trained on train-steps × sub-episodes / num-envs rows (25 at the paper's 1 × 25 / 1)"`
+	TrainSteps int `json:"train_steps,omitempty" group:"learner" help:"replay gradient steps per iteration (0 or 1: one, the paper's), each on a batch drawn afresh from the replay: --sub-episodes of them for mlp runs (each env step then trained on train-steps × sub-episodes / num-envs rows, 25 at the paper's 1 × 25 / 1), --replay-batch episodes for lstm runs, after the on-policy step"`
 	// TargetLag, when > 0, bootstraps each consistency from a lagged copy of the network,
 	// θ̄ ← TargetLag·θ̄ + (1−TargetLag)·θ after every gradient step (the released Trust-PCL's
 	// use_target_values with target_network_lag 0.99); 0 bootstraps from the network itself.
-	TargetLag float64 `json:"target_lag,omitempty" group:"mlp" help:"bootstrap from a lagged copy of the network, θ̄ ← L·θ̄ + (1−L)·θ after each gradient step (mlp; the released Trust-PCL: 0.99; 0: from the network itself)"`
+	TargetLag float64 `json:"target_lag,omitempty" group:"learner" help:"bootstrap from a lagged copy of the network, θ̄ ← L·θ̄ + (1−L)·θ after each gradient step (the released Trust-PCL: 0.99; 0: from the network itself)"`
 	// Overlap steps the env copies for the next iteration, with a snapshot of the policy taken
 	// before this iteration's training steps, while those steps run: the wall time approaches
 	// the larger of env stepping and training instead of their sum, and the behaviour policy is

@@ -162,7 +162,7 @@ func TestExpertEpisodes(t *testing.T) {
 	cfg := config.Default()
 	cfg.Base = 7
 	opts := Options{Registry: registry.Default(), Expert: 30}
-	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: buf}, Task{Moves: 2, Base: 7}, 0); err != nil {
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: buf}, 0); err != nil {
 		t.Fatal(err)
 	}
 	perfect := buf.Count(func(e *episode.Episode) bool {
@@ -176,7 +176,7 @@ func TestExpertEpisodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: long}, Task{Moves: 2, Base: 7}, 10); err != nil {
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: long}, 10); err != nil {
 		t.Fatal(err)
 	}
 	if n := long.Count(func(e *episode.Episode) bool {
@@ -195,7 +195,7 @@ func TestExpertEpisodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: adv, Learner: l}, Task{Moves: 2, Base: 7}, 0); err != nil {
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: adv, Learner: l}, 0); err != nil {
 		t.Fatal(err)
 	}
 	stored := adv.Sample(rand.New(rand.NewPCG(3, 4)), adv.Len())
@@ -214,9 +214,23 @@ func TestExpertEpisodes(t *testing.T) {
 	if !floats.EqualApprox(got, want, 1e-9) {
 		t.Errorf("replay probabilities of the expert episodes %v, want the softmax of their surpluses %v", got, want)
 	}
-	cfg.Env = "Reverse-v0"
-	if addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: buf}, Task{Moves: 2, Base: 7}, 0) == nil {
-		t.Error("expert episodes accepted for Reverse")
+	// Every task has its expert: on ReversedAddition the zig-zag with its carries.
+	cfg.Env, cfg.Base, cfg.ReplayPriority = "ReversedAddition-v0", 3, config.Default().ReplayPriority
+	grid, err := replay.NewEpisodes(100, 0.5, 0.1, "random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: grid}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := grid.Count(func(e *episode.Episode) bool {
+		return e.Terminated && e.Len() >= 4 && e.TotalReward() >= 2 && e.Rewards[len(e.Rewards)-1] == 1
+	}); n != 30 {
+		t.Errorf("%d of 30 ReversedAddition expert episodes end on a rewarded write with every symbol right", n)
+	}
+	cfg.Env = "CartPole-v1"
+	if err := addExperts(context.Background(), opts, train.Watched{Config: cfg, Replay: buf}, 0); err == nil || !strings.Contains(err.Error(), "unknown task") {
+		t.Errorf("expert episodes for CartPole: %v, want a refusal naming the task", err)
 	}
 }
 

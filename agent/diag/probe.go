@@ -33,10 +33,10 @@ type Options struct {
 	// tau_start/tau_decay: alpha(it) = max(cfg.Alpha, AlphaStart * AlphaDecay^(it/100)); they
 	// replace cfg's AlphaStart and AlphaDecay.
 	AlphaStart, AlphaDecay float64
-	// Expert, on Copy, puts that many expert episodes (move right and write the symbol read, at
-	// the starting curriculum level; with From, at the run's) into the replay buffer before the
-	// first iteration, as the released code's num_expert_paths did: the symbol mapping is then in
-	// the data from the start. At the run's level they are as long, and as rewarded, as the
+	// Expert puts that many episodes of the task's scripted expert (algorithmic.Expert, at the
+	// starting curriculum level; with From, at the run's) into the replay buffer before the first
+	// iteration, as the released code's num_expert_paths did: the optimal behaviour (on Copy, the
+	// symbol mapping) is then in the data from the start. At the run's level they are as long, and as rewarded, as the
 	// episodes a trained policy fills the replay with; at the starting level a replay prioritised
 	// by reward would hardly draw them.
 	Expert int
@@ -184,7 +184,7 @@ func (p *probe) Start(ctx context.Context, run train.Watched) error {
 	if p.opts.Expert == 0 {
 		return nil
 	}
-	return addExperts(ctx, p.opts, run, task, p.expertLevel)
+	return addExperts(ctx, p.opts, run, p.expertLevel)
 }
 
 func (p *probe) Sampled(s train.Sample) error {
@@ -265,12 +265,13 @@ func (p *probe) write(row []string) error {
 	return nil
 }
 
-// addExperts plays opts.Expert Copy episodes with the expert policy on a fresh env and stores them
-// in the run's replay, with the priority the run gives its own episodes.
-func addExperts(ctx context.Context, opts Options, run train.Watched, task Task, level int) error {
+// addExperts plays opts.Expert episodes of the task's scripted expert (algorithmic.Expert) on a
+// fresh env and stores them in the run's replay, with the priority the run gives its own episodes.
+func addExperts(ctx context.Context, opts Options, run train.Watched, level int) error {
 	cfg, buf := run.Config, run.Replay
-	if cfg.Env != "Copy-v0" {
-		return fmt.Errorf("diag: expert episodes are defined for Copy-v0 only, not %s", cfg.Env)
+	task, err := algorithmic.TaskByID(cfg.Env)
+	if err != nil {
+		return fmt.Errorf("diag: expert episodes: %w", err)
 	}
 	env, err := opts.Registry.MakeVec(cfg.Env, opts.Expert, map[string]any{"base": cfg.Base, "autoreset": "disabled"})
 	if err != nil {
@@ -298,14 +299,24 @@ func addExperts(ctx context.Context, opts Options, run train.Watched, task Task,
 		return fmt.Errorf("diag: %w", err)
 	}
 	eps := make([]*episode.Episode, opts.Expert)
+	experts := make([]*algorithmic.Expert, opts.Expert)
 	done := make([]bool, opts.Expert)
 	for i := range eps {
 		eps[i] = &episode.Episode{Obs: []int32{int32(obs.Ints[i])}, Iteration: -1}
+		if experts[i], err = algorithmic.NewExpert(task, cfg.Base); err != nil {
+			return fmt.Errorf("diag: %w", err)
+		}
 	}
+	moves := int64(task.Moves())
 	acts := envs.NewArray(envs.Int64, opts.Expert)
 	for live := opts.Expert; live > 0; {
 		for i, e := range eps {
-			acts.Ints[i] = int64(task.Action(1, 1, min(int(e.Obs[len(e.Obs)-1]), task.Base-1)))
+			if done[i] { // a finished copy's action is ignored, but it must be valid
+				acts.Ints[i] = 0
+				continue
+			}
+			move, write, char := experts[i].Act(int64(e.Obs[len(e.Obs)-1]))
+			acts.Ints[i] = move + moves*write + 2*moves*char
 		}
 		out, err := env.Step(ctx, acts)
 		if err != nil {

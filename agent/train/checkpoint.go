@@ -36,9 +36,9 @@ func (s *saver) save(meta runstore.Meta) error {
 }
 
 // episodeCheckpointParams are what an lstm learner's checkpoint holds: its parameters, then its
-// optimizer's state.
+// optimizer's state and, with a lagged target, the lagged parameters (pcl.Learner.StateParams).
 func episodeCheckpointParams(l *pcl.EpisodeLearner) []*nn.Param {
-	return append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
+	return append(append([]*nn.Param(nil), l.Params()...), l.StateParams()...)
 }
 
 // LoadCheckpoint restores an lstm learner from the checkpoint of the run in dir (parameters and

@@ -22,8 +22,9 @@ import (
 )
 
 // episodes is the regime of the algorithmic tasks: each iteration samples a batch of whole fresh
-// episodes, takes an on-policy step on them, adds them to the replay buffer and takes a replay
-// step; the greedy evaluation plays the trained policy at the training curriculum's length.
+// episodes, takes an on-policy step on them, adds them to the replay buffer and takes
+// GradientSteps replay steps (one, the paper's, by default); the greedy evaluation plays the
+// trained policy at the training curriculum's length.
 type episodes struct {
 	*pcl.EpisodeLearner
 	cfg     config.Config
@@ -162,7 +163,8 @@ func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, 
 }
 
 // train takes the on-policy step on the fresh episodes, then, with replay, stores them and takes
-// a step on a replayed batch.
+// GradientSteps steps, each on a batch drawn afresh from the replay; the row reports their mean
+// loss.
 func (r *episodes) train(it int, row *runstore.Row) (string, error) {
 	info, err := r.step(Step{Iteration: it, Kind: OnPolicyStep, Batch: r.res.Trajectories})
 	if err != nil {
@@ -178,12 +180,16 @@ func (r *episodes) train(it int, row *runstore.Row) (string, error) {
 		if err := r.store(rng); err != nil {
 			return "replay", err
 		}
-		batch := r.buf.Sample(rng, r.cfg.EffectiveReplayBatch())
-		rinfo, err := r.step(Step{Iteration: it, Kind: ReplayStep, Batch: batch})
-		if err != nil {
-			return "replay step", err
+		k, sum := r.cfg.GradientSteps(), 0.0
+		for range k {
+			batch := r.buf.Sample(rng, r.cfg.EffectiveReplayBatch())
+			rinfo, err := r.step(Step{Iteration: it, Kind: ReplayStep, Batch: batch})
+			if err != nil {
+				return "replay step", err
+			}
+			sum += rinfo.Loss
 		}
-		row.ReplayLoss = rinfo.Loss
+		row.ReplayLoss = sum / float64(k)
 	}
 	r.sv.mark()
 	if err := r.obs.Trained(it); err != nil {

@@ -55,17 +55,17 @@ type Tool int
 
 // The tools only one family has.
 const (
-	ToolDiagnose    Tool = iota // pcl diagnose: the LSTM learner's probe
-	ToolCompare                 // pcl compare: a sweep over the algorithmic tasks' bases
-	ToolPlay                    // pcl play --run: the tape of an algorithmic task, step by step
-	ToolPerLength               // pcl eval --per-length: every curriculum level
-	ToolRecord                  // pcl eval --record: a long episode drawn as a GIF
-	ToolObserver                // an Observer: watches the episodes regime's batches
-	ToolReplaySteps             // --train-steps, --target-lag and --overlap: the steps regime's levers
+	ToolDiagnose  Tool = iota // pcl diagnose: the LSTM learner's probe
+	ToolCompare               // pcl compare: a sweep over the algorithmic tasks' bases
+	ToolPlay                  // pcl play --run: the tape of an algorithmic task, step by step
+	ToolPerLength             // pcl eval --per-length: every curriculum level
+	ToolRecord                // pcl eval --record: a long episode drawn as a GIF
+	ToolObserver              // an Observer: watches the episodes regime's batches
+	ToolOverlap               // --overlap: stepping the envs while the learner trains on sub-episodes
 )
 
 var toolNames = [...]string{"pcl diagnose", "pcl compare", "pcl play --run", "pcl eval --per-length", "pcl eval --record",
-	"an Observer", "--train-steps, --target-lag and --overlap"}
+	"an Observer", "--overlap"}
 
 func (t Tool) String() string {
 	if t < 0 || int(t) >= len(toolNames) {

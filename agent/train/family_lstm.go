@@ -20,7 +20,7 @@ type lstmFamily struct{}
 func (lstmFamily) Net() config.Net { return config.NetLSTM }
 
 func (lstmFamily) Supports(tool Tool, subject string) error {
-	if tool == ToolRecord || tool == ToolReplaySteps {
+	if tool == ToolRecord || tool == ToolOverlap {
 		return &UnsupportedError{Tool: tool, Family: config.NetLSTM, Subject: subject}
 	}
 	return nil
@@ -31,11 +31,11 @@ func (lstmFamily) defaults(cfg config.Config, _ func(string) bool) (config.Confi
 	return cfg, nil
 }
 
-// newRegime refuses the replay ratio and target values of long-episode runs: an algorithmic-task
-// iteration takes its own two steps (fresh, replayed) and bootstraps from the network.
+// newRegime refuses the overlap: the episodes of an algorithmic task are sampled by the policy
+// that trains on them.
 func (lstmFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
-	if cfg.TrainSteps > 1 || cfg.TargetLag > 0 || cfg.Overlap {
-		return nil, &UnsupportedError{Tool: ToolReplaySteps, Family: config.NetLSTM, Subject: cfg.Env}
+	if cfg.Overlap {
+		return nil, &UnsupportedError{Tool: ToolOverlap, Family: config.NetLSTM, Subject: cfg.Env}
 	}
 	return newEpisodes(ctx, cfg, opts)
 }

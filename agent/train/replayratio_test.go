@@ -65,20 +65,55 @@ func TestReplayRatioAndTargetLag(t *testing.T) {
 	}
 }
 
-// The lstm family takes neither lever: it says so instead of ignoring them.
-func TestReplayRatioIsMLPOnly(t *testing.T) {
-	for _, edit := range []func(*config.Config){
-		func(c *config.Config) { c.TrainSteps = 2 },
-		func(c *config.Config) { c.TargetLag = 0.99 },
-	} {
+// The lstm family takes the same levers through the same learner: --train-steps K takes K replay
+// steps after the on-policy step (K = 1 is the paper's iteration, bit for bit), and with a lagged
+// target and a trust region the run still resumes exactly (the lagged network travels in the
+// checkpoint). Only --overlap stays the long-episode runs': it says so instead of ignoring it.
+func TestReplayRatioForEpisodes(t *testing.T) {
+	reg := registry.Default()
+	run := func(edit func(*config.Config), dir string, resume bool) Summary {
+		t.Helper()
 		cfg := resumeConfig()
-		cfg.Iters = 2
 		edit(&cfg)
-		_, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: registry.Default(), Engine: tensor.GonumEngine()})
-		var u *UnsupportedError
-		if !errors.As(err, &u) {
-			t.Errorf("lstm run with %+v: error %v, want an UnsupportedError", cfg.StepSamplingConfig, err)
+		sum, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: resume, Registry: reg, Engine: tensor.GonumEngine()})
+		if err != nil {
+			t.Fatal(err)
 		}
+		return sum
+	}
+	one := run(func(*config.Config) {}, t.TempDir(), false)
+	k1 := run(func(c *config.Config) { c.TrainSteps = 1 }, t.TempDir(), false)
+	sameRows(t, "lstm --train-steps 1 against the default", one.Rows, k1.Rows)
+	k3 := run(func(c *config.Config) { c.TrainSteps = 3 }, t.TempDir(), false)
+	if k3.Rows[0].Loss != one.Rows[0].Loss {
+		t.Errorf("--train-steps 3 changed the first on-policy step (loss %v, one step %v): it comes before the replay steps", k3.Rows[0].Loss, one.Rows[0].Loss)
+	}
+	if k3.Rows[0].ReplayLoss == one.Rows[0].ReplayLoss {
+		t.Errorf("--train-steps 3: first iteration's mean replay loss %v equals one step's: the extra steps trained on the same batch or not at all", k3.Rows[0].ReplayLoss)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*config.Config)
+	}{
+		{"lstm-k3", func(c *config.Config) { c.TrainSteps = 3 }},
+		{"lstm-k2-lag-trust", func(c *config.Config) { c.TrainSteps, c.TargetLag, c.TrustRegion = 2, 0.9, 0.01 }},
+	} {
+		full := run(tc.edit, t.TempDir(), false)
+		dir := t.TempDir()
+		run(func(c *config.Config) { tc.edit(c); c.Iters = 20 }, dir, false)
+		resumed := run(tc.edit, dir, true)
+		sameRows(t, tc.name, full.Rows, resumed.Rows)
+	}
+	lag := run(func(c *config.Config) { c.TrainSteps, c.TargetLag = 3, 0.9 }, t.TempDir(), false)
+	if lag.Rows[len(lag.Rows)-1].ReplayLoss == k3.Rows[len(k3.Rows)-1].ReplayLoss {
+		t.Errorf("lstm --target-lag 0.9 left the loss where it was without one: the lagged values are not used")
+	}
+	cfg := resumeConfig()
+	cfg.Iters, cfg.Overlap = 2, true
+	_, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()})
+	var u *UnsupportedError
+	if !errors.As(err, &u) || u.Tool != ToolOverlap {
+		t.Errorf("lstm run with --overlap: error %v, want an UnsupportedError for the overlap", err)
 	}
 }
 

@@ -26,7 +26,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
-	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
@@ -340,8 +339,7 @@ func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env en
 	var notes []string
 	restore := func(path string, f *checkpoint.File, meta runstore.Meta) error {
 		notes = notes[:0]
-		params := append(append([]*nn.Param(nil), l.Params()...), l.Opt.StateParams()...)
-		if err := f.Apply(params); err != nil {
+		if err := f.Apply(episodeCheckpointParams(l)); err != nil {
 			return fmt.Errorf("checkpoint %s does not match the run's network: %w", path, err)
 		}
 		if buf != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
@@ -52,6 +53,8 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		cfg.AlphaDecay = 0.5 // diagnose's default decay, from before the config had a schedule
 	}
 	switch {
+	case *f.clone:
+		return f.runClone(ctx, cfg, stdout)
 	case *f.writes >= 0:
 		if *f.from == "" {
 			return usageError{errors.New("diagnose --replay-writes reads the replay of the run given by --from")}
@@ -67,6 +70,8 @@ func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) e
 type diagnoseFlags struct {
 	out, from, overlay, table, metric *string
 	every, expert, writes             *int
+	clone                             *bool
+	cloneWidth                        *int
 	probes                            stringList
 }
 
@@ -74,14 +79,48 @@ func registerDiagnoseFlags(fs *flag.FlagSet) *diagnoseFlags {
 	f := &diagnoseFlags{}
 	f.out = fs.String("out", "", "probe `directory` (probe.csv, config.json, panels)")
 	f.every = fs.Int("every", 5, "inspect every N iterations")
-	f.expert = fs.Int("expert", 0, "Copy only: put this many expert episodes into replay before training")
+	f.expert = fs.Int("expert", 0, "put this many episodes of the task's scripted expert into replay before training")
 	f.from = fs.String("from", "", "continue this run `directory` (pcl train's) from its checkpoint, with its config, for --iters more iterations, in a copy under --out/run (kept for pcl play and pcl eval)")
 	f.overlay = fs.String("overlay", "", "instead of training: draw --metric of the --probe directories into this PNG `file`")
 	f.table = fs.String("table", "", "instead of training: write the early-collapse measures of the --probe directories, one row per name (a name given again is another seed), into this markdown `file`")
 	f.writes = fs.Int("replay-writes", -1, "instead of training: count the episodes of the --from run's replay (at its checkpoint) that hold a rewarded write of this `symbol`, and their share of the replay's draws")
 	fs.Var(&f.probes, "probe", "`name=dir` of a probe drawn by --overlay or tabulated by --table, repeatable")
 	f.metric = fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
+	f.clone = fs.Bool("clone", false, "instead of PCL: behaviour-clone the task's scripted expert with the run's network (--iters batches of --batch expert episodes, cross-entropy) into --out/probe.csv, evaluated every --every batches")
+	f.cloneWidth = fs.Int("clone-width", 10, "with --clone: the widest input trained and evaluated")
 	return f
+}
+
+// runClone behaviour-clones the expert with cfg's network and writes probe.csv (readable by
+// --overlay) and config.json into --out.
+func (f *diagnoseFlags) runClone(ctx context.Context, cfg config.Config, stdout io.Writer) error {
+	if *f.out == "" {
+		return usageError{errors.New("diagnose --clone: --out is required")}
+	}
+	task, err := algorithmic.TaskByID(cfg.Env)
+	if err != nil {
+		return usageError{fmt.Errorf("diagnose --clone: %w", err)}
+	}
+	if err := os.MkdirAll(*f.out, 0o755); err != nil {
+		return err
+	}
+	if err := cfg.WriteFile(filepath.Join(*f.out, "config.json")); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	lo := max(1, task.StartMinLength())
+	recs, err := diag.Clone(ctx, diag.CloneOptions{Config: cfg, Episodes: cfg.BatchSize, Iters: cfg.Iters, Every: *f.every,
+		MinWidth: lo, MaxWidth: max(lo, *f.cloneWidth), CSV: &buf})
+	if werr := atomicfile.WriteFile(filepath.Join(*f.out, "probe.csv"), buf.Bytes(), 0o644); werr != nil {
+		return werr
+	}
+	if err != nil {
+		return err
+	}
+	r := recs[len(recs)-1]
+	fmt.Fprintf(stdout, "clone after %d batches: cross-entropy %.4f, step accuracy %.4f, greedy solves %.2f of inputs of width %d-%d\n",
+		r.Iteration, r.Loss, r.StepAccuracy, r.MeanSolved, lo, max(lo, *f.cloneWidth))
+	return nil
 }
 
 // drawProbes draws --overlay or writes --table from the --probe directories.

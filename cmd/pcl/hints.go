@@ -22,11 +22,11 @@ func hint(err error) string {
 
 // unsupportedHints say what to use instead of a tool the run's network family does not have.
 var unsupportedHints = map[train.Tool]string{
-	train.ToolDiagnose:    "diagnose probes the lstm learner of the algorithmic tasks; train a long-episode run with pcl train, whose log splits the time and whose metrics hold the value diagnostics",
-	train.ToolCompare:     "compare sweeps the bases of the algorithmic tasks; run a long-episode env's seeds with pcl train (scripts/halfcheetah does it for HalfCheetah) and gather them with pcl report",
-	train.ToolPlay:        "play steps an algorithmic task's tape; pcl eval --record draws one episode of a long-episode run as a GIF",
-	train.ToolPerLength:   "--per-length evaluates the algorithmic tasks' curriculum levels; a long-episode run has none: pcl eval reports its greedy returns",
-	train.ToolRecord:      "--record draws long-episode (mlp) runs; watch an algorithmic task with pcl play --run",
-	train.ToolObserver:    "an Observer watches the lstm family's batches of episodes",
-	train.ToolReplaySteps: "an algorithmic task's iteration takes one fresh and one replayed step on whole episodes; the replay ratio, the lagged target and the overlap are the long-episode (mlp) runs' levers",
+	train.ToolDiagnose:  "diagnose probes the lstm learner of the algorithmic tasks; train a long-episode run with pcl train, whose log splits the time and whose metrics hold the value diagnostics",
+	train.ToolCompare:   "compare sweeps the bases of the algorithmic tasks; run a long-episode env's seeds with pcl train (scripts/halfcheetah does it for HalfCheetah) and gather them with pcl report",
+	train.ToolPlay:      "play steps an algorithmic task's tape; pcl eval --record draws one episode of a long-episode run as a GIF",
+	train.ToolPerLength: "--per-length evaluates the algorithmic tasks' curriculum levels; a long-episode run has none: pcl eval reports its greedy returns",
+	train.ToolRecord:    "--record draws long-episode (mlp) runs; watch an algorithmic task with pcl play --run",
+	train.ToolObserver:  "an Observer watches the lstm family's batches of episodes",
+	train.ToolOverlap:   "--overlap steps long episodes' envs while the learner trains; an algorithmic task's episodes are sampled by the policy that trains on them",
 }
