@@ -10,7 +10,7 @@ func commands() []command {
 		{"train", "train sparse / soft / Tsallis PCL on an environment", runTrain},
 		{"eval", "greedy evaluation of a training run's checkpoint", runEval},
 		{"compare", "a sweep preset: sparse vs soft PCL over bases and seeds, planned, run and reported", runCompare},
-		{"reproduce", "re-run a recorded run's first iterations with its BLAS setting and compare the metrics cell by cell", runReproduce},
+		{"reproduce", "re-run a recorded run's first iterations by the binary of its commit (rebuilt when another) with its BLAS setting, and compare the metrics cell by cell", runReproduce},
 		{"report", "figures and a table of long-episode runs (HalfCheetah): return and max-prob vs env steps", runReport},
 		{"tables", "regenerate the result tables in README.md and docs from the committed runs, or check them (--check)", runTables},
 		{"bench", "the lstm learner's iterations/s and FLOP/s against a bare gemm; on a long-episode env the whole loop's env steps/s and time split", runBench},

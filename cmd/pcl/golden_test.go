@@ -2,12 +2,12 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/csv"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -15,46 +15,39 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden from this tree's runs")
+var (
+	updateGolden   = flag.Bool("update-golden", false, "rewrite testdata/golden from this tree's runs")
+	verifyCoverage = flag.Bool("verify-golden-coverage", false, "re-run one covered run per binary commit of each golden with this tree's code (pcl reproduce --here) and record the outcome in testdata/golden/goldens.json")
+)
 
-// goldenRuns are the fixed-seed short runs whose behaviour a refactoring must keep bit for bit:
-// every metrics.csv column but the wall time, and a checksum of every tensor of the final
-// checkpoint (the parameters and the optimiser state). They were recorded after the speed
-// kernels landed and before the one-agent redesign, with OpenBLAS on an AVX2 machine; then again
-// with the pure-Go BLAS, from a tree that reproduces those first records bit for bit on an
-// AVX-512 machine with OPENBLAS_CORETYPE=Haswell.
-var goldenRuns = []struct {
-	name   string
-	remote bool // needs the Python server
-	args   []string
-	golden string // the golden file, when another run's (default: name)
-}{
-	{"copy20-sparse", false, []string{"--env", "Copy-v0", "--base", "5", "--algo", "sparse", "--iters", "30", "--eval-every", "10", "--eval-episodes", "20"}, ""},
-	{"copy20-soft", false, []string{"--env", "Copy-v0", "--base", "5", "--algo", "soft", "--iters", "30", "--eval-every", "10", "--eval-episodes", "20"}, ""},
-	{"copy160-tsallis1.5", false, []string{"--env", "Copy-v0", "--base", "40", "--algo", "tsallis", "--tsallis-q", "1.5", "--iters", "10", "--eval-every", "5", "--eval-episodes", "20"}, ""},
-	// --alpha 0.05 was CartPole's default weight when this was recorded; the long-episode preset
-	// gives mlp runs α 1 now.
-	{"cartpole-sparse", false, []string{"--env", "CartPole-v1", "--algo", "sparse", "--alpha", "0.05", "--iters", "30", "--eval-every", "10"}, ""},
-	{"halfcheetah3-sparse", true, []string{"--env", "HalfCheetah-v5", "--grid", "3", "--norm-obs", "--algo", "sparse", "--alpha", "0.5", "--iters", "20", "--eval-every", "10"}, ""},
-	{"halfcheetah3-soft", true, []string{"--env", "HalfCheetah-v5", "--grid", "3", "--norm-obs", "--algo", "soft", "--alpha", "0.01", "--iters", "20", "--eval-every", "10"}, ""},
-	// Issue 51's levers at their defaults, given explicitly: one replay step, no lagged network, no
-	// trust region, the run above bit for bit.
-	{"halfcheetah3-sparse-levers-off", true, []string{"--env", "HalfCheetah-v5", "--grid", "3", "--norm-obs", "--algo", "sparse", "--alpha", "0.5", "--iters", "20", "--eval-every", "10",
-		"--train-steps", "1", "--target-lag", "0", "--trust-region", "0"}, "halfcheetah3-sparse"},
-}
+// goldenManifest lists the golden runs (internal/goldens): fixed-seed short runs whose behaviour
+// a refactoring must keep bit for bit: every metrics.csv column but the wall time, and a checksum
+// of every tensor of the final checkpoint (the parameters and the optimiser state). The first
+// were recorded after the speed kernels landed and before the one-agent redesign, with OpenBLAS
+// on an AVX2 machine; then again with the pure-Go BLAS, from a tree that reproduces those first
+// records bit for bit on an AVX-512 machine with OPENBLAS_CORETYPE=Haswell. Since issue 68 every
+// shipped default has one, and each names the committed runs whose arithmetic it covers.
+var goldenManifest = filepath.Join("testdata", "golden", "goldens.json")
 
-// TestGoldenRuns requires the golden runs to reproduce testdata/golden exactly. After a change
-// that is meant to alter training, rerun with -update-golden and say why in the commit.
+// TestGoldenRuns requires the golden runs to reproduce testdata/golden exactly, each golden's
+// config to be its covered runs' (but for what it shrinks), and every binary commit of its
+// covered runs to have been re-run by the code that recorded it (goldens.json's verified). After
+// a change that is meant to alter training, rerun with -update-golden and then
+// -verify-golden-coverage, and say in the commit which committed results it moves out of
+// reproduction by today's code.
 func TestGoldenRuns(t *testing.T) {
 	if testing.Short() {
-		t.Skip("golden runs train for about a minute")
+		t.Skip("golden runs train for about two minutes")
 	}
 	// The pure-Go BLAS: OpenBLAS picks its kernels by CPU, and an AVX-512 machine's core
 	// (SkylakeX, Cooperlake) sums in another order than an AVX2 machine's (Haswell, Zen). The
@@ -63,19 +56,23 @@ func TestGoldenRuns(t *testing.T) {
 	t.Setenv("SPARSEPCL_BLAS", "gonum")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	for _, run := range goldenRuns {
-		t.Run(run.name, func(t *testing.T) {
-			if run.remote {
+	manifest, err := goldens.Read(goldenManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join("..", "..")
+	for i, g := range manifest {
+		t.Run(g.Name, func(t *testing.T) {
+			if g.Remote {
 				needServer(t)
 			}
 			dir := filepath.Join(t.TempDir(), "run")
 			var o, e bytes.Buffer
-			args := append([]string{"train", "--out", dir, "--seed", "1", "--progress-every", "0"}, run.args...)
+			args := append([]string{"train", "--out", dir, "--seed", "1", "--progress-every", "0"}, g.Args...)
 			if code := runMain(ctx, args, &o, &e); code != 0 {
 				t.Fatalf("pcl %s: exit %d: %s", strings.Join(args, " "), code, e.String())
 			}
-			golden := cmp.Or(run.golden, run.name)
-			path := filepath.Join("testdata", "golden", golden+".txt")
+			path := filepath.Join("testdata", "golden", g.FileName())
 			var columns []string // the golden file's: columns added since it was recorded are not compared
 			if !*updateGolden {
 				if want, err := os.ReadFile(path); err == nil {
@@ -86,27 +83,137 @@ func TestGoldenRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *updateGolden {
-				if golden != run.name {
-					return // another run's record
-				}
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
+			switch {
+			case *updateGolden && g.File == "":
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
+			case !*updateGolden:
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (record it with go test ./cmd/pcl -run TestGoldenRuns -update-golden)", err)
+				}
+				if diff := firstDiff(string(want), got); diff != "" {
+					t.Errorf("pcl %s no longer reproduces %s: %s", strings.Join(args, " "), path, diff)
+				}
+			}
+			runs, err := g.CoveredRuns(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) == 0 && len(g.Covers) > 0 {
+				t.Errorf("%s covers %v, which match no run", g.Name, g.Covers)
+			}
+			for _, r := range runs {
+				if err := sameConfigBut(filepath.Join(root, r), dir, append([]string{"seed"}, g.ShrunkKeys...)); err != nil {
+					t.Errorf("%s covers %s, but: %v", g.Name, r, err)
+				}
+			}
+			if *verifyCoverage {
+				manifest[i].Verified = verifyGolden(ctx, t, root, path, runs)
 				return
 			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (record it with go test ./cmd/pcl -run TestGoldenRuns -update-golden)", err)
-			}
-			if diff := firstDiff(string(want), got); diff != "" {
-				t.Errorf("pcl %s no longer reproduces %s: %s", strings.Join(args, " "), path, diff)
-			}
+			checkVerified(t, g, root, path, runs)
 		})
 	}
+	if *verifyCoverage && !t.Failed() {
+		if err := goldens.Write(goldenManifest, manifest); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// coverageIters is how many iterations a coverage verification re-runs.
+const coverageIters = 30
+
+// verifyGolden re-runs the first run of every binary commit among runs with this tree's code
+// (pcl reproduce --here, with the run's recorded BLAS setting) and returns the outcomes.
+func verifyGolden(ctx context.Context, t *testing.T, root, golden string, runs []string) []goldens.Verification {
+	t.Helper()
+	t.Setenv(asPCLEnv, "1") // the re-run is a child of this test binary acting as pcl
+	sum, err := goldens.FileSHA256(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []goldens.Verification
+	seen := map[string]bool{}
+	for _, r := range runs {
+		c := binaryCommit(t, filepath.Join(root, r))
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		var o, e bytes.Buffer
+		code := runMain(ctx, []string{"reproduce", "--here", "--run", filepath.Join(root, r), "--iters", strconv.Itoa(coverageIters)}, &o, &e)
+		lines := strings.Split(strings.TrimSpace(o.String()), "\n")
+		verdict := strings.TrimPrefix(lines[len(lines)-1], "across versions: ")
+		if code != exitOK && code != exitFailure || !strings.HasPrefix(verdict, "identical") && !strings.HasPrefix(verdict, "the runs part") {
+			t.Fatalf("pcl reproduce --here --run %s: exit %d\n%s%s", r, code, o.String(), e.String())
+		}
+		out = append(out, goldens.Verification{Commit: c, Run: r, Iters: coverageIters, Result: verdict, GoldenSHA256: sum})
+	}
+	return out
+}
+
+// checkVerified requires a verification of every binary commit among runs, made against the
+// golden file as it is.
+func checkVerified(t *testing.T, g goldens.Golden, root, golden string, runs []string) {
+	t.Helper()
+	sum, err := goldens.FileSHA256(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const redo = "go test ./cmd/pcl -run TestGoldenRuns -verify-golden-coverage, and say in the commit which committed results it moves out of reproduction"
+	for _, v := range g.Verified {
+		if v.GoldenSHA256 != sum {
+			t.Errorf("%s was rerecorded since its covered runs were verified against it (%s): redo it with %s", golden, v.Run, redo)
+			return
+		}
+	}
+	for _, r := range runs {
+		c := binaryCommit(t, filepath.Join(root, r))
+		if !slices.ContainsFunc(g.Verified, func(v goldens.Verification) bool { return v.Commit == c }) {
+			t.Errorf("%s covers %s (binary %q), and no run of that binary was verified: %s", g.Name, r, c, redo)
+		}
+	}
+}
+
+// binaryCommit is the commit that built the binary of run's first session ("" when unstamped).
+func binaryCommit(t *testing.T, run string) string {
+	t.Helper()
+	f, err := provenance.Read(run)
+	if err != nil || len(f.Sessions) == 0 {
+		t.Fatalf("%s: %v (no session)", run, err)
+	}
+	c, _, _ := f.Sessions[0].Built()
+	return c
+}
+
+// sameConfigBut checks that the config.json of runs a and b agree on every key both have but
+// those in except.
+func sameConfigBut(a, b string, except []string) error {
+	read := func(d string) (map[string]json.RawMessage, error) {
+		data, err := os.ReadFile(filepath.Join(d, "config.json"))
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		return m, json.Unmarshal(data, &m)
+	}
+	ca, err := read(a)
+	if err != nil {
+		return err
+	}
+	cb, err := read(b)
+	if err != nil {
+		return err
+	}
+	for k, va := range ca {
+		if vb, ok := cb[k]; ok && !slices.Contains(except, k) && !bytes.Equal(va, vb) {
+			return fmt.Errorf("config.json %s: the run's %s, the golden's %s", k, va, vb)
+		}
+	}
+	return nil
 }
 
 // goldenRecord is a run's metrics.csv without the wall_seconds column (only the given columns,

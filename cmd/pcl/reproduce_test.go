@@ -12,7 +12,8 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// pcl reproduce re-runs a fresh Copy run identically; with one metrics cell changed it names the
+// pcl reproduce refuses a run whose binary carried no VCS stamp (the test binary's), and with
+// --here re-runs it by this binary identically; with one metrics cell changed it names the
 // iteration and column where the runs part; with another OpenBLAS core forced on a run that
 // OpenBLAS made, it reports where that run parts from the recorded one.
 func TestReproduce(t *testing.T) {
@@ -28,7 +29,11 @@ func TestReproduce(t *testing.T) {
 		if code, out := run(trainArgs(dir, "--iters", "6")...); code != exitOK {
 			t.Fatalf("train: %s", out)
 		}
-		if code, out := run("reproduce", "--run", dir); code != exitOK || !strings.Contains(out, "identical for 6 iterations") {
+		// The test binary carries no VCS stamp: no commit can rebuild the run's binary.
+		if code, out := run("reproduce", "--run", dir); code != exitFailure || !strings.Contains(out, "no binary_commit") {
+			t.Fatalf("an unstamped run: exit %d, want %d naming the missing binary_commit:\n%s", code, exitFailure, out)
+		}
+		if code, out := run("reproduce", "--run", dir, "--here"); code != exitOK || !strings.Contains(out, "identical for 6 iterations") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
 		path := filepath.Join(dir, "metrics.csv")
@@ -43,7 +48,7 @@ func TestReproduce(t *testing.T) {
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if code, out := run("reproduce", "--run", dir); code != exitFailure || !strings.Contains(out, "part at iteration 3, column loss: recorded 12345") {
+		if code, out := run("reproduce", "--run", dir, "--here"); code != exitFailure || !strings.Contains(out, "part at iteration 3, column loss: recorded 12345") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
 	})
@@ -74,7 +79,7 @@ func TestReproduce(t *testing.T) {
 		if strings.Contains(string(info), "core Prescott)") {
 			other = "Nehalem"
 		}
-		code, out := run("reproduce", "--run", dir, "--blas-core", other)
+		code, out := run("reproduce", "--run", dir, "--here", "--blas-core", other)
 		if code != exitFailure || !strings.Contains(out, "OPENBLAS_CORETYPE="+other) || !strings.Contains(out, "the runs part at iteration") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}

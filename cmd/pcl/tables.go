@@ -10,15 +10,19 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/goldens"
 )
 
 // runTables regenerates the result tables of a spec from the committed runs into the markdown
-// files that hold them, or with --check says which differ from what is committed.
+// files that hold them, and the provenance table of every results folder (docs/results/
+// REPRODUCE.md), or with --check says which differ from what is committed.
 func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tables", stderr)
 	spec := fs.String("spec", filepath.Join("docs", "results", "tables.json"), "`file` listing the tables: name, markdown file, kind, arms (run globs relative to --root)")
 	root := fs.String("root", ".", "`directory` the spec's files and run globs are relative to")
 	check := fs.Bool("check", false, "write nothing: exit 1 naming each table that differs from its file")
+	goldenPath := fs.String("goldens", goldens.DefaultPath, "the golden runs' manifest `file` (what each covers and whether today's code reproduces it), relative to --root")
+	provenancePath := fs.String("provenance", filepath.Join(goldens.ResultsDir, "REPRODUCE.md"), "markdown `file` for the provenance table of every results folder (\"\": none), relative to --root")
 	if err := parseFlagsAndArgs(fs, args); err != nil {
 		return err
 	}
@@ -29,18 +33,34 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var stale []string
+	type table struct{ name, file, text string }
+	var tables []table
 	for _, s := range specs {
-		table, err := experiment.RenderTable(*root, s)
+		text, err := experiment.RenderTable(*root, s)
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(*root, s.File)
+		tables = append(tables, table{s.Name, s.File, text})
+	}
+	if *provenancePath != "" {
+		gs, err := goldens.Read(filepath.Join(*root, *goldenPath))
+		if err != nil {
+			return err
+		}
+		text, err := goldens.Table(*root, gs)
+		if err != nil {
+			return err
+		}
+		tables = append(tables, table{"provenance", *provenancePath, text})
+	}
+	var stale []string
+	for _, s := range tables {
+		path := filepath.Join(*root, s.file)
 		doc, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("tables: %w", err)
 		}
-		updated, err := analysis.ReplaceTable(string(doc), s.Name, table)
+		updated, err := analysis.ReplaceTable(string(doc), s.name, s.text)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -48,19 +68,19 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 			continue
 		}
 		if *check {
-			stale = append(stale, fmt.Sprintf("%s in %s", s.Name, s.File))
+			stale = append(stale, fmt.Sprintf("%s in %s", s.name, s.file))
 			continue
 		}
 		if err := atomicfile.WriteFile(path, []byte(updated), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "table %s: written into %s\n", s.Name, s.File)
+		fmt.Fprintf(stdout, "table %s: written into %s\n", s.name, s.file)
 	}
 	if len(stale) > 0 {
 		return fmt.Errorf("tables differ from the runs (regenerate them with pcl tables): %v", stale)
 	}
 	if *check {
-		fmt.Fprintf(stdout, "%d tables match their runs\n", len(specs))
+		fmt.Fprintf(stdout, "%d tables match their runs\n", len(tables))
 	}
 	return nil
 }

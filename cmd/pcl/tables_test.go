@@ -10,10 +10,11 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/goldens"
 )
 
 // The committed result tables match their runs, and a changed digit inside one is caught and
-// named: pcl tables --check over a copy of the repository's spec and markdown files that reads
+// named, as is a provenance table that no longer follows the goldens' verifications: pcl tables --check over a copy of the repository's spec and markdown files that reads
 // the committed runs.
 func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
@@ -47,6 +48,17 @@ func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	manifest := filepath.Join(root, goldens.DefaultPath)
+	if err := os.MkdirAll(filepath.Dir(manifest), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gs, err := goldens.Read(filepath.Join(repo, goldens.DefaultPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := goldens.Write(manifest, gs); err != nil {
+		t.Fatal(err)
+	}
 	check := func() (int, string) {
 		var o, e bytes.Buffer
 		code := runMain(context.Background(), []string{"tables", "--check", "--root", root}, &o, &e)
@@ -69,5 +81,20 @@ func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 	}
 	if code, out := check(); code != exitFailure || !strings.Contains(out, "halfcheetah-paper in README.md") {
 		t.Fatalf("a changed digit: exit %d, want %d naming the table: %s", code, exitFailure, out)
+	}
+	// The provenance table (docs/results/REPRODUCE.md) follows the goldens' verifications: one
+	// that turns out different makes the committed table stale.
+	for i, g := range gs {
+		for j, v := range g.Verified {
+			if v.Identical() {
+				gs[i].Verified[j].Result = "the runs part at iteration 7, column loss: recorded 1, reproduced 2"
+			}
+		}
+	}
+	if err := goldens.Write(manifest, gs); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := check(); code != exitFailure || !strings.Contains(out, "provenance in docs/results/REPRODUCE.md") {
+		t.Fatalf("a changed verification: exit %d, want %d naming the provenance table: %s", code, exitFailure, out)
 	}
 }
