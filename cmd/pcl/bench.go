@@ -47,7 +47,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	reg := registry.Default()
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, ForceRemote: *remote, Server: server.options()}
-	resolved, err := resolveWith(ctx, cfg, given, maker)
+	resolved, err := resolveWith(ctx, cfg, given, maker, stderr)
 	if err != nil {
 		return err
 	}
