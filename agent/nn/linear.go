@@ -34,6 +34,11 @@ type Linear struct {
 	sparse sparseJob // BackwardSparse's parallel pass
 	// BackwardSparse's transposed copies of W and dW (Out x In), kept to allocate nothing.
 	wt, gt []float32
+	// foldAlways folds the bias into the product whatever the size (a Lane); a lane packs
+	// [W; b] once (packed, fresh) until Refresh.
+	foldAlways bool
+	packed     tensor.WidePacked
+	fresh      bool
 }
 
 // augmentMinCells is the output size (rows x Out) from which Forward and Backward fold the bias
@@ -93,7 +98,7 @@ func (l *Linear) Forward(x *tensor.Matrix) (*tensor.Matrix, error) {
 	}
 	l.y.Reshape(x.Rows, l.Out)
 	l.aug = false
-	if l.B != nil && x.Cols == l.In && x.Rows*l.Out >= augmentMinCells {
+	if l.B != nil && x.Cols == l.In && (l.foldAlways || x.Rows*l.Out >= augmentMinCells) {
 		l.forwardAugmented(x)
 		l.x = x
 		return l.y, nil
@@ -119,6 +124,17 @@ func (l *Linear) forwardAugmented(x *tensor.Matrix) {
 		row := l.xa.Data[r*(in+1) : (r+1)*(in+1)]
 		copy(row, x.Data[r*in:(r+1)*in])
 		row[in] = 1
+	}
+	if l.foldAlways {
+		if !l.fresh {
+			copy(l.wa.Data, l.W.Value.Data[:in*out])
+			copy(l.wa.Data[in*out:], l.B.Value.Data[:out])
+			l.eng.PackWide(&l.packed, l.wa)
+			l.fresh = true
+		}
+		_ = l.eng.MatMulPacked(l.y, l.xa, &l.packed) // the shapes are right by construction
+		l.aug = true
+		return
 	}
 	copy(l.wa.Data, l.W.Value.Data[:in*out])
 	copy(l.wa.Data[in*out:], l.B.Value.Data[:out])
@@ -183,4 +199,44 @@ func addRowVector(m *tensor.Matrix, v []float32) {
 // addColumnSums adds the column sums of m to dst (m.Cols long), each summed in row order.
 func addColumnSums(dst []float32, m *tensor.Matrix) {
 	kAddColSums(dst[:m.Cols], m.Data[:m.Rows*m.Cols], m.Rows)
+}
+
+// Lane returns a layer of l's shape that computes with the values w and b (l's own when nil) and
+// accumulates its gradients into its own, zeroed at creation: one lane of a pass over blocks of
+// rows, whose partial gradient the caller adds to l's in a fixed order (AddLaneGrads), so that the
+// sum does not depend on which goroutine ran which lane. A lane always folds its bias into the
+// product, as l does for a whole batch of the large layers it is made for (augmentMinCells), so
+// each row of its output is summed as l sums it; it packs its values once for all its Forwards
+// until Refresh.
+func (l *Linear) Lane(w, b *tensor.Matrix) *Linear {
+	if w == nil {
+		w = l.W.Value
+	}
+	lane := &Linear{In: l.In, Out: l.Out, W: &Param{Name: l.W.Name, Value: w, Grad: tensor.New(l.In, l.Out)},
+		eng: l.eng, Workers: 1, y: tensor.New(0, l.Out), foldAlways: true}
+	if l.B != nil {
+		if b == nil {
+			b = l.B.Value
+		}
+		lane.B = &Param{Name: l.B.Name, Value: b, Grad: tensor.New(1, l.Out)}
+	}
+	return lane
+}
+
+// Refresh tells a lane that its values changed since its last Forward (an optimiser step): it
+// packs them again at its next Forward.
+func (l *Linear) Refresh() { l.fresh = false }
+
+// AddLaneGrads adds the gradients of lanes to l's, lane by lane in order.
+func (l *Linear) AddLaneGrads(lanes ...*Linear) {
+	for _, lane := range lanes {
+		for i, v := range lane.W.Grad.Data {
+			l.W.Grad.Data[i] += v
+		}
+		if l.B != nil {
+			for i, v := range lane.B.Grad.Data {
+				l.B.Grad.Data[i] += v
+			}
+		}
+	}
 }
