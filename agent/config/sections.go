@@ -81,6 +81,10 @@ type NetworkConfig struct {
 	// Grid is the points per dimension of the action grid over a Box action space (0: none;
 	// paper: 3 or 5).
 	Grid int `json:"grid" group:"mlp" help:"points per dimension of the action grid over a Box action space (0: none; default for a Box action space: 3, the evaluated grid)"`
+	// FusedOutput runs the output layer of a training step by blocks of whole sub-episodes
+	// (pcl.Learner.Fused): the logits are never written out whole, and the blocks run on every
+	// core. It changes the results at float rounding (the sums over rows are taken per block).
+	FusedOutput bool `json:"fused_output,omitempty" group:"mlp" help:"run the training step's output layer, policy and consistencies by blocks of sub-episodes on every core, never writing all logits out (mlp, separate form; changes the results at float rounding)"`
 }
 
 // StepSamplingConfig is the sampling of long-episode runs (net mlp): copies that are not reset
