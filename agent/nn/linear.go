@@ -39,7 +39,14 @@ type Linear struct {
 	foldAlways bool
 	packed     tensor.WidePacked
 	fresh      bool
+	// A lane keeps its gradient where its passes leave it, from block to block, until
+	// AddLaneGrads: [dW; db] of the dense and row-scaled passes in ga (gaLive), dWᵀ of the sparse
+	// pass in gt (gtLive), with Wᵀ in wt while its values are unchanged (wtFresh).
+	gaLive, gtLive, wtFresh bool
 }
+
+// laneAccumulates reports whether l is a lane that keeps its gradient in ga and gt.
+func (l *Linear) laneAccumulates() bool { return l.foldAlways && l.B != nil }
 
 // augmentMinCells is the output size (rows x Out) from which Forward and Backward fold the bias
 // into the matrix products, as a row of ones appended to x: y = [x 1]·[W; b], and [dW; db] =
@@ -157,7 +164,11 @@ func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
 	if err := tensor.CheckShape(dy, l.x.Rows, l.Out, "nn: linear", l.W.Name, "dy"); err != nil {
 		return err
 	}
-	if l.aug && l.xa.Rows == dy.Rows {
+	if l.aug && l.xa.Rows == dy.Rows && l.laneAccumulates() {
+		if err := l.eng.MatMul(l.ga, l.xa, true, dy, false, 1, l.gaBeta()); err != nil {
+			return err
+		}
+	} else if l.aug && l.xa.Rows == dy.Rows {
 		if err := l.eng.MatMul(l.ga, l.xa, true, dy, false, 1, 0); err != nil {
 			return err
 		}
@@ -225,17 +236,67 @@ func (l *Linear) Lane(w, b *tensor.Matrix) *Linear {
 
 // Refresh tells a lane that its values changed since its last Forward (an optimiser step): it
 // packs them again at its next Forward.
-func (l *Linear) Refresh() { l.fresh = false }
+func (l *Linear) Refresh() { l.fresh, l.wtFresh = false, false }
 
-// AddLaneGrads adds the gradients of lanes to l's, lane by lane in order.
+// gaBeta is the factor on ga of a lane's next product into it: 0 for its first since
+// ZeroLaneGrads, then 1, so that the lane's blocks add up in ga.
+func (l *Linear) gaBeta() float32 {
+	if l.gaLive {
+		return 1
+	}
+	l.gaLive = true
+	if l.ga == nil {
+		l.ga = tensor.New(l.In+1, l.Out)
+	}
+	return 0
+}
+
+// ZeroLaneGrads clears a lane's gradient, wherever its passes keep it.
+func (l *Linear) ZeroLaneGrads() {
+	l.W.Grad.Zero()
+	if l.B != nil {
+		l.B.Grad.Zero()
+	}
+	l.gaLive, l.gtLive = false, false
+}
+
+// AddLaneGrads adds the gradients of lanes to l's, lane by lane in order, each lane's in a fixed
+// order: its dense passes', its sparse passes', then what it added to its Grad directly.
 func (l *Linear) AddLaneGrads(lanes ...*Linear) {
+	in, out := l.In, l.Out
 	for _, lane := range lanes {
+		if lane.gaLive {
+			for i, v := range lane.ga.Data[:in*out] {
+				l.W.Grad.Data[i] += v
+			}
+			for i, v := range lane.ga.Data[in*out : (in+1)*out] {
+				l.B.Grad.Data[i] += v
+			}
+		}
+		if lane.gtLive {
+			addTransposed(l.W.Grad.Data[:in*out], lane.gt[:in*out], in, out)
+		}
 		for i, v := range lane.W.Grad.Data {
 			l.W.Grad.Data[i] += v
 		}
 		if l.B != nil {
 			for i, v := range lane.B.Grad.Data {
 				l.B.Grad.Data[i] += v
+			}
+		}
+	}
+}
+
+// addTransposed adds srcᵀ (cols x rows) to dst (rows x cols).
+func addTransposed(dst, src []float32, rows, cols int) {
+	const tile = 32
+	for r0 := 0; r0 < rows; r0 += tile {
+		for c0 := 0; c0 < cols; c0 += tile {
+			for r := r0; r < min(r0+tile, rows); r++ {
+				row := dst[r*cols : (r+1)*cols]
+				for c := c0; c < min(c0+tile, cols); c++ {
+					row[c] += src[c*rows+r]
+				}
 			}
 		}
 	}

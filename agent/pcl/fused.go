@@ -197,10 +197,7 @@ func (l *Learner[T, N]) fusedLoss(f FusedNetwork[T], batch []T, targets []float6
 	fs.job.run = func(lane int) {
 		ln := fs.lanes[lane]
 		ln.err = nil
-		ln.online.W.Grad.Zero()
-		if ln.online.B != nil {
-			ln.online.B.Grad.Zero()
-		}
+		ln.online.ZeroLaneGrads()
 		for k := lane; k < blocks && ln.err == nil; k += lanes {
 			fs.loss[k], ln.err = l.fusedBlock(ln, x, heads, s, targets, k*perBlock, min(B, (k+1)*perBlock), in, limit)
 		}
