@@ -84,7 +84,7 @@ type NetworkConfig struct {
 	// FusedOutput runs the output layer of a training step by blocks of whole sub-episodes
 	// (pcl.Learner.Fused): the logits are never written out whole, and the blocks run on every
 	// core. It changes the results at float rounding (the sums over rows are taken per block).
-	FusedOutput bool `json:"fused_output,omitempty" group:"mlp" help:"run the training step's output layer, policy and consistencies by blocks of sub-episodes on every core, never writing all logits out (mlp, separate form; changes the results at float rounding)"`
+	FusedOutput bool `json:"fused_output,omitempty" group:"mlp" help:"run the training step's output layer, policy and consistencies by blocks of sub-episodes on every core, never writing all logits out (mlp, separate form; changes the results at float rounding; run it with OPENBLAS_NUM_THREADS=1)"`
 }
 
 // StepSamplingConfig is the sampling of long-episode runs (net mlp): copies that are not reset
