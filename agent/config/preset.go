@@ -34,6 +34,27 @@ const softTrustRegionEvidence = "HalfCheetah 3^6, 1,000,000 steps, chosen on see
 	"last-20% return 3,158 ± 545 against the sparse default's 962 ± 272 before issue 51, paired +2,196, 95% interval 1,623 to 2,769, " +
 	"ahead in 5 of 5 (docs/results/halfcheetah-replay/soft-selection and soft-evaluation, PROTOCOL.md)"
 
+// evaluatedGridEvidence is the source of the action grid's defaults: every evaluated HalfCheetah run
+// (issue 51's selection and evaluation, docs/results/halfcheetah-replay) passed --grid 3 --norm-obs.
+const evaluatedGridEvidence = "HalfCheetah 3^6: all 79 runs of issue 51's selection (seeds 101-103) and evaluation (seeds 1-5) " +
+	"ran with --grid 3 --norm-obs (docs/results/halfcheetah-replay/runs/*/config.json, PROTOCOL.md)"
+
+// DefaultGrid is the action grid (points per dimension) of a run over a continuous action space
+// given no --grid: the 3^6 grid every evaluated HalfCheetah run used (evaluatedGridEvidence). The
+// 5^6 grid (--grid 5) takes the same levers until an experiment chooses its own.
+const DefaultGrid = 3
+
+// ApplyGridDefault gives a run over a continuous action space that was given no grid the evaluated
+// one (DefaultGrid) and reports whether it did. The grid's other defaults (observation
+// normalisation, the levers) are the long-episode preset's OnGrid values, applied after it.
+func (c *Config) ApplyGridDefault(given func(field string) bool) bool {
+	if given("grid") || c.Grid != 0 {
+		return false
+	}
+	c.Grid = DefaultGrid
+	return true
+}
+
 // weightFields are the fields that set a run's weight. A run given any of them keeps the weight it
 // was given, in the form it was given (separate unless --form says otherwise); the automatic
 // weight in the preset is for runs given none.
@@ -74,6 +95,7 @@ func LongEpisodePreset() []PresetValue {
 		{Field: "train_steps", Value: "4", Algo: AlgoSoft, Unless: append(weightFields(), "form"), OnGrid: true, Source: softTrustRegionEvidence},
 		{Field: "target_lag", Value: "0.9", Algo: AlgoSoft, Unless: append(weightFields(), "form"), OnGrid: true, Source: softTrustRegionEvidence},
 		{Field: "trust_region", Value: "0.01", Algo: AlgoSoft, Unless: append(weightFields(), "form", "target_lag"), OnGrid: true, Source: softTrustRegionEvidence},
+		{Field: "norm_obs", Value: "true", OnGrid: true, Source: evaluatedGridEvidence},
 		{Field: "value_scale", Value: "10", Source: "settings experiments: V reaches the return scale (about -40 at γ 0.99) in tens of thousands of steps " +
 			"instead of hundreds of thousands; last-20% return 544 and 917 (seeds 1, 2) against 107 and 93 at scale 1"},
 		{Field: "pg_scale", Value: "inverse-alpha", Source: "the released code's; plain gradients (the paper's Algorithm 1) gave 550 and -155 " +

@@ -141,3 +141,56 @@ func TestLongEpisodePresetWeight(t *testing.T) {
 		}
 	}
 }
+
+// A run over a continuous action space given no grid gets the evaluated one (DefaultGrid); a grid
+// given, or already set, is kept.
+func TestApplyGridDefault(t *testing.T) {
+	cases := []struct {
+		name    string
+		grid    int
+		given   []string
+		want    int
+		applied bool
+	}{
+		{"nothing given", 0, nil, DefaultGrid, true},
+		{"--grid 5", 5, []string{"grid"}, 5, false},
+		{"--grid 0 given", 0, []string{"grid"}, 0, false},
+		{"set without the flag (a config file)", 5, nil, 5, false},
+	}
+	for _, tc := range cases {
+		c := Default()
+		c.Grid = tc.grid
+		applied := c.ApplyGridDefault(func(f string) bool { return slices.Contains(tc.given, f) })
+		if c.Grid != tc.want || applied != tc.applied {
+			t.Errorf("%s: grid %d (applied %v), want %d (%v)", tc.name, c.Grid, applied, tc.want, tc.applied)
+		}
+	}
+}
+
+// Observation normalisation is on over an action grid unless --norm-obs was given (an explicit
+// --norm-obs=false is honoured), and stays off without a grid (CartPole).
+func TestLongEpisodePresetNormObs(t *testing.T) {
+	cases := []struct {
+		name      string
+		grid      int
+		given     []string
+		givenNorm bool
+		want      bool
+	}{
+		{"3^6", 3, nil, false, true},
+		{"5^6", 5, nil, false, true},
+		{"--norm-obs=false given", 3, []string{"norm_obs"}, false, false},
+		{"--norm-obs given", 3, []string{"norm_obs"}, true, true},
+		{"no grid", 0, nil, false, false},
+	}
+	for _, tc := range cases {
+		c := Default()
+		c.Grid, c.NormObs = tc.grid, tc.givenNorm
+		if err := c.ApplyLongEpisodeDefaults(func(f string) bool { return slices.Contains(tc.given, f) }); err != nil {
+			t.Fatal(err)
+		}
+		if c.NormObs != tc.want {
+			t.Errorf("%s: norm_obs %v, want %v", tc.name, c.NormObs, tc.want)
+		}
+	}
+}

@@ -63,7 +63,7 @@ type NetworkConfig struct {
 	// MLPHidden is the units of each of the two tanh layers of the mlp networks; 64 (paper).
 	MLPHidden int `json:"mlp_hidden" group:"mlp" help:"units of each tanh layer of the mlp networks"`
 	// NormObs normalises Box observations of the mlp by running mean and std (checkpointed).
-	NormObs bool `json:"norm_obs" group:"mlp" help:"normalise Box observations by running mean and std (mlp)"`
+	NormObs bool `json:"norm_obs" group:"mlp" help:"normalise Box observations by running mean and std (mlp; on by default over an action grid)"`
 	// LogitInitScale multiplies the initial weights and bias of the policy's logit (or Q) head, of
 	// either network family; 1 keeps Glorot's, a small value starts the policy near uniform
 	// (CleanRL's PPO: std 0.01), 0 exactly uniform.
@@ -80,7 +80,11 @@ type NetworkConfig struct {
 	ValueScale float64 `json:"value_scale" help:"V = value-scale * NN(x): larger reaches the return scale sooner (mlp, separate form)"`
 	// Grid is the points per dimension of the action grid over a Box action space (0: none;
 	// paper: 3 or 5).
-	Grid int `json:"grid" group:"mlp" help:"points per dimension of the action grid over a Box action space (0: none)"`
+	Grid int `json:"grid" group:"mlp" help:"points per dimension of the action grid over a Box action space (0: none; default for a Box action space: 3, the evaluated grid)"`
+	// FusedOutput runs the output layer of a training step by blocks of whole sub-episodes
+	// (pcl.Learner.Fused): the logits are never written out whole, and the blocks run on every
+	// core. It changes the results at float rounding (the sums over rows are taken per block).
+	FusedOutput bool `json:"fused_output,omitempty" group:"mlp" help:"run the training step's output layer, policy and consistencies by blocks of sub-episodes on every core, never writing all logits out (mlp, separate form; changes the results at float rounding; run it with OPENBLAS_NUM_THREADS=1)"`
 }
 
 // StepSamplingConfig is the sampling of long-episode runs (net mlp): copies that are not reset

@@ -598,3 +598,73 @@ func BenchmarkTrainStepLevers(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTrainStepFused times the evaluated default's training step (25 × 100 steps, the lagged
+// network with its trust region, the separate form) unfused and with the fused output layer
+// (cfg.FusedOutput), alternated step by step in one run, phase by phase through Learner.Phase:
+// unfused lagged (the lagged network's whole forward and the trust region's shifts), forward,
+// loss, backward; fused lagged (the lagged trunk alone), trunk, blocks (every block's lagged and
+// online logits, policy, consistencies and output-layer backward, on all cores), backward (the
+// lanes' gradients summed, the trunk's backward); both: opt (clip, Adam, the lagged update).
+// "-peaked" starts the logit layer 30 times larger (cfg.LogitInitScale), online and lagged, so
+// that the rows keep the support of a trained policy. fused-x is the fused step's wall time over
+// the unfused one's, fused-cpu-x the same in process CPU time (every thread), the ratio to read
+// on a loaded machine.
+func BenchmarkTrainStepFused(b *testing.B) {
+	for _, k := range []int{729, 15625} {
+		for _, variant := range []string{"sparse", "soft", "sparse-peaked"} {
+			b.Run(fmt.Sprintf("%s/A=%d", variant, k), func(b *testing.B) {
+				segs := benchSegments(rand.New(rand.NewPCG(1, 2)), k)
+				type timed struct {
+					l         *Learner
+					cpu, wall map[string]time.Duration
+					c0        time.Duration
+					w0        time.Time
+				}
+				mk := func(fused bool) *timed {
+					l := benchLearnerWith(b, config.Algo(strings.TrimSuffix(variant, "-peaked")), k, func(c *config.Config) {
+						c.TargetLag, c.TrustRegion, c.FusedOutput = 0.9, 0.01, fused
+						if strings.HasSuffix(variant, "-peaked") {
+							c.LogitInitScale = 30
+						}
+					})
+					t := &timed{l: l, cpu: map[string]time.Duration{}, wall: map[string]time.Duration{}}
+					l.Phase = func(name string) {
+						c, w := cputime.Process(), time.Now()
+						t.cpu[name] += c - t.c0
+						t.wall[name] += w.Sub(t.w0)
+						t.c0, t.w0 = c, w
+					}
+					return t
+				}
+				runs := []*timed{mk(false), mk(true)}
+				for b.Loop() {
+					for _, t := range runs {
+						t.c0, t.w0 = cputime.Process(), time.Now()
+						if _, err := t.l.TrainStep(segs); err != nil {
+							b.Fatal(err)
+						}
+						t.cpu["opt"] += cputime.Process() - t.c0
+						t.wall["opt"] += time.Since(t.w0)
+					}
+				}
+				n := float64(b.N)
+				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / n / 1000 }
+				var steps, cpus [2]time.Duration
+				for i, t := range runs {
+					name := [2]string{"unfused", "fused"}[i]
+					for phase, w := range t.wall {
+						b.ReportMetric(ms(w), name+"-"+phase+"-ms")
+						b.ReportMetric(ms(t.cpu[phase]), name+"-"+phase+"-cpu-ms")
+						steps[i] += w
+						cpus[i] += t.cpu[phase]
+					}
+					b.ReportMetric(ms(steps[i]), name+"-step-ms")
+					b.ReportMetric(ms(cpus[i]), name+"-step-cpu-ms")
+				}
+				b.ReportMetric(float64(steps[1])/float64(steps[0]), "fused-x")
+				b.ReportMetric(float64(cpus[1])/float64(cpus[0]), "fused-cpu-x")
+			})
+		}
+	}
+}

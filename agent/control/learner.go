@@ -67,12 +67,40 @@ func grow[T any](s []T, n int) []T {
 // ForwardBatch writes the (normalised) observations of segs as the input rows, time-major, and
 // computes the heads (pcl.Network).
 func (m *MLP) ForwardBatch(segs []*Segment) ([]*tensor.Matrix, pcl.Steps, error) {
+	st, err := m.encode(segs)
+	if err != nil {
+		return nil, pcl.Steps{}, err
+	}
+	heads, err := m.Forward(m.x)
+	if err != nil {
+		return nil, pcl.Steps{}, err
+	}
+	return heads, st, nil
+}
+
+// ForwardTrunk is ForwardBatch without the logits (pcl.FusedNetwork): it returns the logit
+// layer's input rows and every other head.
+func (m *MLP) ForwardTrunk(segs []*Segment) (*tensor.Matrix, []*tensor.Matrix, pcl.Steps, error) {
+	st, err := m.encode(segs)
+	if err != nil {
+		return nil, nil, pcl.Steps{}, err
+	}
+	x, heads, err := m.forward(m.x, false)
+	if err != nil {
+		return nil, nil, pcl.Steps{}, err
+	}
+	return x, heads, st, nil
+}
+
+// encode checks segs and writes their (normalised) observations as the input rows m.x,
+// time-major, and their step layout.
+func (m *MLP) encode(segs []*Segment) (pcl.Steps, error) {
 	B := len(segs)
 	D := m.Dim
 	T := 0
 	for i, s := range segs {
 		if err := s.Validate(D); err != nil {
-			return nil, pcl.Steps{}, fmt.Errorf("control: batch segment %d: %w", i, err)
+			return pcl.Steps{}, fmt.Errorf("control: batch segment %d: %w", i, err)
 		}
 		T = max(T, s.Len())
 	}
@@ -101,9 +129,5 @@ func (m *MLP) ForwardBatch(segs []*Segment) ([]*tensor.Matrix, pcl.Steps, error)
 			}
 		}
 	}
-	heads, err := m.Forward(m.x)
-	if err != nil {
-		return nil, pcl.Steps{}, err
-	}
-	return heads, *st, nil
+	return *st, nil
 }

@@ -53,7 +53,9 @@ type MLP struct {
 
 	// scratch of ForwardBatch and Act
 	x, actX *tensor.Matrix
-	steps   pcl.Steps
+	// noLogits is head 0 at 0 rows, of a forward without the logits (ForwardTrunk).
+	noLogits *tensor.Matrix
+	steps    pcl.Steps
 }
 
 // NewMLP builds the networks of cfg for observation vectors of dim and numActions actions.
@@ -175,8 +177,15 @@ func (m *MLP) listParams() {
 // Forward computes every head for the rows of x (rows x Dim) and keeps what Backward needs. The
 // returned matrices belong to the model and are valid until the next Forward.
 func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
+	_, heads, err := m.forward(x, true)
+	return heads, err
+}
+
+// forward is Forward, without head 0 (left at 0 rows) unless logits is set; it also returns the
+// trunk's output rows, the input of every policy head.
+func (m *MLP) forward(x *tensor.Matrix, logits bool) (*tensor.Matrix, []*tensor.Matrix, error) {
 	if x.Cols != m.Dim {
-		return nil, fmt.Errorf("control: model input %s, want ?x%d", x.Shape(), m.Dim)
+		return nil, nil, fmt.Errorf("control: model input %s, want ?x%d", x.Shape(), m.Dim)
 	}
 	// The objective writes the logits' gradient straight into sparse rows when the output layer
 	// takes it sparsely.
@@ -191,7 +200,7 @@ func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 	for i, l := range m.trunk {
 		y, err := l.Forward(in)
 		if err != nil {
-			return nil, fmt.Errorf("control: policy forward: %w", err)
+			return nil, nil, fmt.Errorf("control: policy forward: %w", err)
 		}
 		a := m.acts[i]
 		a.Reshape(y.Rows, y.Cols)
@@ -202,16 +211,23 @@ func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 		if l == nil {
 			continue
 		}
+		if i == 0 && !logits {
+			if m.noLogits == nil {
+				m.noLogits = tensor.New(0, l.Out)
+			}
+			m.heads[0] = m.noLogits
+			continue
+		}
 		y, err := l.Forward(in)
 		if err != nil {
-			return nil, fmt.Errorf("control: policy forward: %w", err)
+			return nil, nil, fmt.Errorf("control: policy forward: %w", err)
 		}
 		m.heads[i] = y
 	}
 	if m.value != nil {
 		v, err := m.value.Forward(x)
 		if err != nil {
-			return nil, fmt.Errorf("control: value forward: %w", err)
+			return nil, nil, fmt.Errorf("control: value forward: %w", err)
 		}
 		if m.valueScale != 1 {
 			m.vOut.Reshape(v.Rows, v.Cols)
@@ -222,11 +238,30 @@ func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 		}
 		m.heads[m.VHead] = v
 	}
-	return m.heads, nil
+	return in, m.heads, nil
+}
+
+// LogitLayer is the output layer of head 0 (pcl.FusedNetwork).
+func (m *MLP) LogitLayer() *nn.Linear { return m.outputs[0] }
+
+// SparseGradLimit is sparseDensityLimit (pcl.FusedNetwork).
+func (m *MLP) SparseGradLimit() float64 { return m.sparseLimit }
+
+// BackwardTrunk is Backward with the gradient at the trunk's output from head 0 given as dx
+// (pcl.FusedNetwork): the other heads' gradients are added to it in Backward's order.
+func (m *MLP) BackwardTrunk(dHeads []*tensor.Matrix, dx *tensor.Matrix) error {
+	if err := tensor.CheckShape(dx, m.acts[1].Rows, m.acts[1].Cols, "control: trunk gradient"); err != nil {
+		return err
+	}
+	return m.backward(dHeads, dx)
 }
 
 // Backward accumulates the parameter gradients for the head gradients dHeads of the last Forward.
-func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
+func (m *MLP) Backward(dHeads []*tensor.Matrix) error { return m.backward(dHeads, nil) }
+
+// backward is Backward; with dLogits not nil, head 0's gradient at the trunk's output is dLogits
+// and dHeads[0] is not read.
+func (m *MLP) backward(dHeads []*tensor.Matrix, dLogits *tensor.Matrix) error {
 	if len(dHeads) != len(m.heads) {
 		return fmt.Errorf("control: %d head gradients for %d heads", len(dHeads), len(m.heads))
 	}
@@ -235,6 +270,11 @@ func (m *MLP) Backward(dHeads []*tensor.Matrix) error {
 	first := true
 	for i, l := range m.outputs {
 		if l == nil {
+			continue
+		}
+		if i == 0 && dLogits != nil {
+			copy(d.Data, dLogits.Data)
+			first = false
 			continue
 		}
 		var err error

@@ -34,7 +34,19 @@ type Linear struct {
 	sparse sparseJob // BackwardSparse's parallel pass
 	// BackwardSparse's transposed copies of W and dW (Out x In), kept to allocate nothing.
 	wt, gt []float32
+	// foldAlways folds the bias into the product whatever the size (a Lane); a lane packs
+	// [W; b] once (packed, fresh) until Refresh.
+	foldAlways bool
+	packed     tensor.WidePacked
+	fresh      bool
+	// A lane keeps its gradient where its passes leave it, from block to block, until
+	// AddLaneGrads: [dW; db] of the dense and row-scaled passes in ga (gaLive), dWᵀ of the sparse
+	// pass in gt (gtLive), with Wᵀ in wt while its values are unchanged (wtFresh).
+	gaLive, gtLive, wtFresh bool
 }
+
+// laneAccumulates reports whether l is a lane that keeps its gradient in ga and gt.
+func (l *Linear) laneAccumulates() bool { return l.foldAlways && l.B != nil }
 
 // augmentMinCells is the output size (rows x Out) from which Forward and Backward fold the bias
 // into the matrix products, as a row of ones appended to x: y = [x 1]·[W; b], and [dW; db] =
@@ -93,7 +105,7 @@ func (l *Linear) Forward(x *tensor.Matrix) (*tensor.Matrix, error) {
 	}
 	l.y.Reshape(x.Rows, l.Out)
 	l.aug = false
-	if l.B != nil && x.Cols == l.In && x.Rows*l.Out >= augmentMinCells {
+	if l.B != nil && x.Cols == l.In && (l.foldAlways || x.Rows*l.Out >= augmentMinCells) {
 		l.forwardAugmented(x)
 		l.x = x
 		return l.y, nil
@@ -120,6 +132,17 @@ func (l *Linear) forwardAugmented(x *tensor.Matrix) {
 		copy(row, x.Data[r*in:(r+1)*in])
 		row[in] = 1
 	}
+	if l.foldAlways {
+		if !l.fresh {
+			copy(l.wa.Data, l.W.Value.Data[:in*out])
+			copy(l.wa.Data[in*out:], l.B.Value.Data[:out])
+			l.eng.PackWide(&l.packed, l.wa)
+			l.fresh = true
+		}
+		_ = l.eng.MatMulPacked(l.y, l.xa, &l.packed) // the shapes are right by construction
+		l.aug = true
+		return
+	}
 	copy(l.wa.Data, l.W.Value.Data[:in*out])
 	copy(l.wa.Data[in*out:], l.B.Value.Data[:out])
 	// The shapes are right by construction.
@@ -141,7 +164,11 @@ func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
 	if err := tensor.CheckShape(dy, l.x.Rows, l.Out, "nn: linear", l.W.Name, "dy"); err != nil {
 		return err
 	}
-	if l.aug && l.xa.Rows == dy.Rows {
+	if l.aug && l.xa.Rows == dy.Rows && l.laneAccumulates() {
+		if err := l.eng.MatMul(l.ga, l.xa, true, dy, false, 1, l.gaBeta()); err != nil {
+			return err
+		}
+	} else if l.aug && l.xa.Rows == dy.Rows {
 		if err := l.eng.MatMul(l.ga, l.xa, true, dy, false, 1, 0); err != nil {
 			return err
 		}
@@ -183,4 +210,94 @@ func addRowVector(m *tensor.Matrix, v []float32) {
 // addColumnSums adds the column sums of m to dst (m.Cols long), each summed in row order.
 func addColumnSums(dst []float32, m *tensor.Matrix) {
 	kAddColSums(dst[:m.Cols], m.Data[:m.Rows*m.Cols], m.Rows)
+}
+
+// Lane returns a layer of l's shape that computes with the values w and b (l's own when nil) and
+// accumulates its gradients into its own, zeroed at creation: one lane of a pass over blocks of
+// rows, whose partial gradient the caller adds to l's in a fixed order (AddLaneGrads), so that the
+// sum does not depend on which goroutine ran which lane. A lane always folds its bias into the
+// product, as l does for a whole batch of the large layers it is made for (augmentMinCells), so
+// each row of its output is summed as l sums it; it packs its values once for all its Forwards
+// until Refresh.
+func (l *Linear) Lane(w, b *tensor.Matrix) *Linear {
+	if w == nil {
+		w = l.W.Value
+	}
+	lane := &Linear{In: l.In, Out: l.Out, W: &Param{Name: l.W.Name, Value: w, Grad: tensor.New(l.In, l.Out)},
+		eng: l.eng, Workers: 1, y: tensor.New(0, l.Out), foldAlways: true}
+	if l.B != nil {
+		if b == nil {
+			b = l.B.Value
+		}
+		lane.B = &Param{Name: l.B.Name, Value: b, Grad: tensor.New(1, l.Out)}
+	}
+	return lane
+}
+
+// Refresh tells a lane that its values changed since its last Forward (an optimiser step): it
+// packs them again at its next Forward.
+func (l *Linear) Refresh() { l.fresh, l.wtFresh = false, false }
+
+// gaBeta is the factor on ga of a lane's next product into it: 0 for its first since
+// ZeroLaneGrads, then 1, so that the lane's blocks add up in ga.
+func (l *Linear) gaBeta() float32 {
+	if l.gaLive {
+		return 1
+	}
+	l.gaLive = true
+	if l.ga == nil {
+		l.ga = tensor.New(l.In+1, l.Out)
+	}
+	return 0
+}
+
+// ZeroLaneGrads clears a lane's gradient, wherever its passes keep it.
+func (l *Linear) ZeroLaneGrads() {
+	l.W.Grad.Zero()
+	if l.B != nil {
+		l.B.Grad.Zero()
+	}
+	l.gaLive, l.gtLive = false, false
+}
+
+// AddLaneGrads adds the gradients of lanes to l's, lane by lane in order, each lane's in a fixed
+// order: its dense passes', its sparse passes', then what it added to its Grad directly.
+func (l *Linear) AddLaneGrads(lanes ...*Linear) {
+	in, out := l.In, l.Out
+	for _, lane := range lanes {
+		if lane.gaLive {
+			for i, v := range lane.ga.Data[:in*out] {
+				l.W.Grad.Data[i] += v
+			}
+			for i, v := range lane.ga.Data[in*out : (in+1)*out] {
+				l.B.Grad.Data[i] += v
+			}
+		}
+		if lane.gtLive {
+			addTransposed(l.W.Grad.Data[:in*out], lane.gt[:in*out], in, out)
+		}
+		for i, v := range lane.W.Grad.Data {
+			l.W.Grad.Data[i] += v
+		}
+		if l.B != nil {
+			for i, v := range lane.B.Grad.Data {
+				l.B.Grad.Data[i] += v
+			}
+		}
+	}
+}
+
+// addTransposed adds srcᵀ (cols x rows) to dst (rows x cols).
+func addTransposed(dst, src []float32, rows, cols int) {
+	const tile = 32
+	for r0 := 0; r0 < rows; r0 += tile {
+		for c0 := 0; c0 < cols; c0 += tile {
+			for r := r0; r < min(r0+tile, rows); r++ {
+				row := dst[r*cols : (r+1)*cols]
+				for c := c0; c < min(c0+tile, cols); c++ {
+					row[c] += src[c*rows+r]
+				}
+			}
+		}
+	}
 }

@@ -106,6 +106,12 @@ func (l *Linear) BackwardRowScaled(e *tensor.Matrix, s *RowScaled, dx *tensor.Ma
 			sr[in] = c
 		}
 	}
+	if l.laneAccumulates() { // a lane adds its blocks up in ga ([dW; db], the shape of gs)
+		if err := l.eng.MatMul(l.ga, l.xs, true, e, false, 1, l.gaBeta()); err != nil {
+			return fmt.Errorf("nn: linear %s: %w", l.W.Name, err)
+		}
+		return l.rowScaledDx(e, s, dx, accumulate)
+	}
 	if err := l.eng.MatMul(l.gs, l.xs, true, e, false, 1, 0); err != nil {
 		return fmt.Errorf("nn: linear %s: %w", l.W.Name, err)
 	}
@@ -119,6 +125,12 @@ func (l *Linear) BackwardRowScaled(e *tensor.Matrix, s *RowScaled, dx *tensor.Ma
 			db[j] += v
 		}
 	}
+	return l.rowScaledDx(e, s, dx, accumulate)
+}
+
+// rowScaledDx is BackwardRowScaled's dx = D·(e·Wᵀ), added to dx when accumulate is set.
+func (l *Linear) rowScaledDx(e *tensor.Matrix, s *RowScaled, dx *tensor.Matrix, accumulate bool) error {
+	rows, in := e.Rows, l.In
 	if dx == nil {
 		return nil
 	}

@@ -198,11 +198,20 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 		dxd = dx.Data[:rows*in]
 	}
 	wg := l.W.Grad.Data[:in*out]
-	l.gt = growFloats(l.gt, in*out)
-	transpose(l.gt, wg, in, out)
-	if dxd != nil {
+	lane := l.laneAccumulates() // a lane keeps dWᵀ in gt and Wᵀ in wt from block to block
+	switch {
+	case !lane:
+		l.gt = growFloats(l.gt, in*out)
+		transpose(l.gt, wg, in, out)
+	case !l.gtLive:
+		l.gt = growFloats(l.gt, in*out)
+		clear(l.gt)
+		l.gtLive = true
+	}
+	if dxd != nil && !(lane && l.wtFresh) {
 		l.wt = growFloats(l.wt, in*out)
 		transpose(l.wt, l.W.Value.Data[:in*out], in, out)
+		l.wtFresh = lane
 	}
 	// The blocks of input units write disjoint slices of dWᵀ and columns of dx, each the same
 	// way whoever runs it: they run in parallel. Small products stay on the caller (a goroutine
@@ -214,7 +223,9 @@ func (l *Linear) BackwardSparse(dy *SparseRows, dx *tensor.Matrix, accumulate bo
 		tensor.ParallelRows(n, 1, tensor.Workers(l.Workers), &l.sparse)
 	}
 	l.sparse = sparseJob{}
-	transpose(wg, l.gt, out, in)
+	if !lane {
+		transpose(wg, l.gt, out, in)
+	}
 	if l.B != nil {
 		db := l.B.Grad.Data[:out]
 		for e, j := range dy.Index {

@@ -49,6 +49,19 @@ type Learner[T any, N Network[T]] struct {
 	obj    Objective
 	dHeads []*tensor.Matrix
 	target *target // nil: bootstrap from the network itself
+
+	// Fused runs a gradient step of a FusedNetwork in the separate form through the fused output
+	// layer (fused.go): the same values up to float rounding, without the logits written out.
+	Fused bool
+	// FusedBlock is the number of sequences in a block of the fused step (0: as many as make
+	// about fusedBlockCells logits, at least one).
+	FusedBlock int
+	fused      *fusedState
+
+	// Phase, when not nil, is called as each phase of a Loss with gradients ends, with its name
+	// (unfused: "lagged", "forward", "loss", "backward"; fused: "lagged", "trunk", "blocks",
+	// "backward"; "lagged" only with a lagged network), so that a benchmark can time the phases.
+	Phase func(name string)
 }
 
 // EpisodeLearner is the learner of the algorithmic tasks: the LSTM over whole episodes.
@@ -96,7 +109,7 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 	if cfg.TrustRegion > 0 && cfg.TargetLag == 0 {
 		return nil, fmt.Errorf("pcl: a trust region needs a lagged policy (target lag > 0)")
 	}
-	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg, model.Layout())}
+	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg, model.Layout()), Fused: cfg.FusedOutput}
 	for _, s := range model.Layout().Sizes {
 		l.dHeads = append(l.dHeads, tensor.New(0, s))
 	}
@@ -169,17 +182,32 @@ func (l *Learner[T, N]) Loss(batch []T, grad bool) (StepInfo, error) {
 	if len(batch) == 0 {
 		return StepInfo{}, fmt.Errorf("pcl: loss of an empty batch")
 	}
+	f, fused := l.fusedNetwork()
+	fused = fused && grad
 	var targets []float64
 	if l.target != nil {
 		var err error
-		if targets, err = l.bootstrapValues(batch); err != nil {
+		if fused {
+			targets, err = l.fusedBootstrap(f, batch)
+		} else {
+			targets, err = l.bootstrapValues(batch)
+		}
+		if err != nil {
 			return StepInfo{}, err
 		}
+		l.phase("lagged")
+	}
+	if fused {
+		l.obj.Targets = targets
+		info, err := l.fusedLoss(f, batch, targets)
+		info.ClipScale, info.GradNormPolicy, info.GradNormValue = math.NaN(), math.NaN(), math.NaN()
+		return info, err
 	}
 	heads, steps, err := l.Model.ForwardBatch(batch)
 	if err != nil {
 		return StepInfo{}, err
 	}
+	l.phase("forward")
 	n := 0
 	for _, L := range steps.Lengths {
 		n += L
@@ -194,11 +222,20 @@ func (l *Learner[T, N]) Loss(batch []T, grad bool) (StepInfo, error) {
 	if err != nil || !grad {
 		return info, err
 	}
+	l.phase("loss")
 	nn.ZeroGrads(l.Params())
 	if err := l.Model.Backward(dHeads); err != nil {
 		return info, fmt.Errorf("pcl: backward: %w", err)
 	}
+	l.phase("backward")
 	return info, nil
+}
+
+// phase reports the end of a phase to l.Phase.
+func (l *Learner[T, N]) phase(name string) {
+	if l.Phase != nil {
+		l.Phase(name)
+	}
 }
 
 // TrainStep takes one clipped optimiser step on batch. A non-finite loss or gradient leaves the

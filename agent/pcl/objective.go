@@ -47,6 +47,9 @@ type Objective struct {
 	// from a lagged network): each consistency ends at γ^k·Targets[s+k] instead of γ^k·V(s+k),
 	// and no gradient reaches them.
 	Targets []float64
+	// Episodes, when > 0, is the number of episodes the loss averages over in place of the
+	// batch's B (PathInputs.Episodes): the fused output layer evaluates a batch by blocks.
+	Episodes int
 
 	trust trust // the trust region to a lagged policy (trust.go)
 
@@ -192,7 +195,7 @@ func (o *Objective) resetInputs(s Steps) *PathInputs {
 	T, B := s.T, s.B
 	in := &o.in
 	*in = PathInputs{T: T, B: B, Lengths: grow(in.Lengths, B), Terminated: grow(in.Terminated, B),
-		Values: grow(in.Values, (T+1)*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B), Targets: o.Targets}
+		Values: grow(in.Values, (T+1)*B), Rewards: grow(in.Rewards, T*B), Terms: grow(in.Terms, T*B), Targets: o.Targets, Episodes: o.Episodes}
 	clear(in.Values)
 	clear(in.Rewards)
 	clear(in.Terms)

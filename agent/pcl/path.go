@@ -23,6 +23,9 @@ type PathInputs struct {
 	// Targets, when not nil ((T+1)*B entries), are the values a path bootstraps from at its end
 	// (a lagged network's): V(s+k) is read from Targets instead of Values, and gets no gradient.
 	Targets []float64
+	// Episodes, when > 0, is the number of episodes the loss averages over in place of B: the
+	// batch these B episodes are a block of, so that each row's gradient is the whole batch's.
+	Episodes int
 }
 
 // PathGrads receives the gradient of the loss with respect to Values ((T+1)*B) and Terms (T*B).
@@ -97,6 +100,9 @@ func PathLoss(in PathInputs, gamma float64, d int, g *PathGrads) (float64, error
 	}
 	B := in.B
 	invB := 1 / float64(B)
+	if in.Episodes > 0 {
+		invB = 1 / float64(in.Episodes)
+	}
 	total := 0.0
 	// One row: path from s of effective length k, scaled by w; x = r + term.
 	boot := in.Values

@@ -213,3 +213,6 @@ func (o *openBLAS) Sgemv(tA blas.Transpose, m, n int, alpha float32, a []float32
 		(*C.float)(unsafe.Pointer(&a[0])), C.int(lda), (*C.float)(unsafe.Pointer(&x[0])), 1,
 		C.float(beta), (*C.float)(unsafe.Pointer(&y[0])), 1)
 }
+
+// wideKernel reports whether the wide kernel takes this engine's wide products (wideEngine).
+func (o *openBLAS) wideKernel() bool { return o.wide }

@@ -131,3 +131,39 @@ func BenchmarkWideVsOpenBLAS(b *testing.B) {
 		})
 	}
 }
+
+// A packed wide product gives MatMul's bits, on the shapes the wide kernel takes (a 5^6 output
+// layer's blocks) and on those it does not (3^6, few rows), for every row count.
+func TestMatMulPackedMatchesMatMul(t *testing.T) {
+	eng, err := NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{729, 15625} {
+		b := New(65, n)
+		for i := range b.Data {
+			b.Data[i] = float32(rng.NormFloat64())
+		}
+		var p WidePacked
+		eng.PackWide(&p, b)
+		for _, m := range []int{1, 8, 9, 101, 707} {
+			a := New(m, 65)
+			for i := range a.Data {
+				a.Data[i] = float32(rng.NormFloat64())
+			}
+			want, got := New(m, n), New(m, n)
+			if err := eng.MatMul(want, a, false, b, false, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := eng.MatMulPacked(got, a, &p); err != nil {
+				t.Fatal(err)
+			}
+			for i := range want.Data {
+				if got.Data[i] != want.Data[i] {
+					t.Fatalf("%s, %d x 65 · 65 x %d: entry %d is %v, MatMul's %v", eng.Backend(), m, n, i, got.Data[i], want.Data[i])
+				}
+			}
+		}
+	}
+}

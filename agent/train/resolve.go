@@ -52,3 +52,22 @@ func Resolve(cfg config.Config, given func(field string) bool, lookup ThresholdL
 	}
 	return cfg, cfg.Validate()
 }
+
+// ActionsLookup reports whether env's action space is continuous (a Box), which a run can learn
+// only over an action grid. envmaker.Maker.ContinuousActions is one, given a context.
+type ActionsLookup func(env string) (continuous bool, err error)
+
+// ResolveGrid gives a run of the mlp family over a continuous action space that was given no
+// --grid the evaluated grid (config.DefaultGrid), and reports whether it did; Resolve, called
+// after it, then applies the grid's other defaults (observation normalisation, the levers). Only a
+// run of the mlp family given no grid asks the lookup.
+func ResolveGrid(cfg config.Config, given func(field string) bool, continuous ActionsLookup) (config.Config, bool, error) {
+	if given("grid") || cfg.Grid != 0 || FamilyOf(cfg).Net() != config.NetMLP {
+		return cfg, false, nil
+	}
+	ok, err := continuous(cfg.Env)
+	if err != nil || !ok {
+		return cfg, false, err
+	}
+	return cfg, cfg.ApplyGridDefault(given), nil
+}

@@ -85,3 +85,65 @@ func TestResolveValidatesBeforeLookup(t *testing.T) {
 		t.Errorf("no lookup: %v", err)
 	}
 }
+
+// ResolveGrid gives an mlp run over a continuous action space the evaluated grid when none was
+// given, and Resolve then turns observation normalisation on unless --norm-obs was given; a grid
+// given (5^6) takes the same defaults; a Discrete action space and the algorithmic tasks keep no
+// grid, and the lookup is asked only when the answer matters.
+func TestResolveGrid(t *testing.T) {
+	continuous := func(env string) (bool, error) {
+		switch env {
+		case "HalfCheetah-v5":
+			return true, nil
+		case "CartPole-v1":
+			return false, nil
+		}
+		return false, errors.New("unknown environment id " + env)
+	}
+	cases := []struct {
+		name     string
+		env      string
+		grid     int
+		given    []string
+		wantGrid int
+		wantNorm bool
+		chosen   bool
+		asked    bool
+	}{
+		{"plain command", "HalfCheetah-v5", 0, nil, config.DefaultGrid, true, true, true},
+		{"--grid 5", "HalfCheetah-v5", 5, []string{"grid"}, 5, true, false, false},
+		{"--norm-obs=false honoured", "HalfCheetah-v5", 0, []string{"norm_obs"}, config.DefaultGrid, false, true, true},
+		{"discrete actions", "CartPole-v1", 0, nil, 0, false, false, true},
+		{"algorithmic task", "Copy-v0", 0, nil, 0, false, false, false},
+	}
+	for _, tc := range cases {
+		cfg := config.Default()
+		cfg.Env, cfg.Grid = tc.env, tc.grid
+		given := func(f string) bool { return slices.Contains(tc.given, f) }
+		asked := false
+		lookup := func(env string) (bool, error) { asked = true; return continuous(env) }
+		got, chosen, err := ResolveGrid(cfg, given, lookup)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got, err = Resolve(got, given, nil); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got.Grid != tc.wantGrid || got.NormObs != tc.wantNorm || chosen != tc.chosen || asked != tc.asked {
+			t.Errorf("%s: grid %d, norm_obs %v, chosen %v, asked %v; want %d, %v, %v, %v", tc.name, got.Grid, got.NormObs, chosen, asked,
+				tc.wantGrid, tc.wantNorm, tc.chosen, tc.asked)
+		}
+		if tc.chosen && (!got.AlphaAuto || got.TrainSteps != 4 || got.TrustRegion != 0.01) {
+			t.Errorf("%s: the grid's levers not applied: alpha_auto %v, train_steps %d, trust_region %v", tc.name, got.AlphaAuto, got.TrainSteps, got.TrustRegion)
+		}
+	}
+	if _, _, err := ResolveGrid(config.Default(), func(string) bool { return false }, continuous); err != nil {
+		t.Errorf("Copy-v0 asked the lookup: %v", err)
+	}
+	cfg := config.Default()
+	cfg.Env = "Unknown-v0"
+	cfg.Net = config.NetMLP
+	if _, _, err := ResolveGrid(cfg, func(string) bool { return false }, continuous); err == nil {
+		t.Error("an unknown env: no error from the lookup")
+	}
+}

@@ -51,7 +51,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	maker := &envmaker.Maker{Registry: reg, Servers: servers, Credentials: creds, ForceRemote: *remote, Server: server.options()}
-	resolved, err := resolveWith(ctx, cfg, given, maker)
+	resolved, err := resolveWith(ctx, cfg, given, maker, stderr)
 	if err != nil {
 		return err
 	}

@@ -72,18 +72,26 @@ func parseTrainConfig(fs *flag.FlagSet, args []string, cfg *config.Config) (map[
 }
 
 // resolveWith applies every default pcl train applies to the fields of cfg not given (flags
-// by name), asking maker for the env's reward threshold; a bad field or an unknown env is a
-// usage error.
-func resolveWith(ctx context.Context, cfg config.Config, given map[string]bool, maker *envmaker.Maker) (config.Config, error) {
-	lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
-	resolved, err := train.Resolve(cfg, config.FieldsGiven(given), lookup)
+// by name), asking maker for the env's action space and reward threshold, and says on stderr when
+// it chose the action grid; a bad field or an unknown env is a usage error.
+func resolveWith(ctx context.Context, cfg config.Config, given map[string]bool, maker *envmaker.Maker, stderr io.Writer) (config.Config, error) {
+	continuous := func(env string) (bool, error) { return maker.ContinuousActions(ctx, env) }
+	cfg, gridChosen, err := train.ResolveGrid(cfg, config.FieldsGiven(given), continuous)
+	if err == nil {
+		lookup := func(env string) (float64, bool, error) { return maker.RewardThreshold(ctx, env) }
+		cfg, err = train.Resolve(cfg, config.FieldsGiven(given), lookup)
+	}
+	if err == nil && gridChosen {
+		fmt.Fprintf(stderr, "%s has a continuous action space and no --grid was given: the evaluated default, --grid %d with --norm-obs=%t (--grid 5 for the 5-point grid)\n",
+			cfg.Env, cfg.Grid, cfg.NormObs)
+	}
 	switch {
 	case errors.As(err, new(*config.FieldError)), errors.Is(err, envmaker.ErrUnknownEnv):
 		return cfg, usageError{err}
 	case err != nil:
 		return cfg, err
 	}
-	return resolved, nil
+	return cfg, nil
 }
 
 // replayGCPercent is the garbage collector's target for a run of cfg (ok false: Go's default, or
@@ -144,11 +152,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *f.out == "" {
-		if *f.resume {
-			return usageError{fmt.Errorf("--resume needs --out")}
-		}
-		*f.out = defaultRunDir(cfg)
+	if *f.out == "" && *f.resume {
+		return usageError{fmt.Errorf("--resume needs --out")}
 	}
 	if *f.resume {
 		if cfg.Iters, err = resumedIters(*f.out, given, cfg.Iters); err != nil {
@@ -162,9 +167,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	maker := &envmaker.Maker{Registry: reg, Servers: f.servers, Credentials: creds, ForceRemote: *f.remote, Server: f.server.options()}
 	if !*f.resume { // a resumed run keeps its config.json
-		if cfg, err = resolveWith(ctx, cfg, given, maker); err != nil {
+		if cfg, err = resolveWith(ctx, cfg, given, maker, stderr); err != nil {
 			return err
 		}
+	}
+	if *f.out == "" {
+		*f.out = defaultRunDir(cfg) // after the defaults: it names the grid
 	}
 	gcFor := cfg
 	if *f.resume {

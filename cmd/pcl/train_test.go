@@ -444,3 +444,35 @@ func TestSoftGridDefaultTrainsWithoutCollapse(t *testing.T) {
 		t.Errorf("the collapse check over its metrics: flagged %v, %v", ok, err)
 	}
 }
+
+// The plain command is the evaluated default: `pcl train --env HalfCheetah-v5` runs over the 3^6
+// grid with observation normalisation and says so; an explicit --norm-obs=false is honoured.
+func TestPlainCommandIsTheEvaluatedDefault(t *testing.T) {
+	needServer(t)
+	cases := []struct {
+		name  string
+		extra []string
+		norm  bool
+	}{
+		{"plain", nil, true},
+		{"--norm-obs=false", []string{"--norm-obs=false"}, false},
+	}
+	for _, tc := range cases {
+		dir := filepath.Join(t.TempDir(), "run")
+		var o, e bytes.Buffer
+		args := append([]string{"train", "--out", dir, "--env", "HalfCheetah-v5", "--iters", "2", "--eval-every", "0", "--progress-every", "0"}, tc.extra...)
+		if code := runMain(context.Background(), args, &o, &e); code != 0 {
+			t.Fatalf("%s: exit %d:\n%s", tc.name, code, e.String())
+		}
+		cfg, err := runstore.Dir(dir).Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Grid != config.DefaultGrid || cfg.NormObs != tc.norm || !cfg.AlphaAuto || cfg.TrainSteps != 4 {
+			t.Errorf("%s: grid %d, norm_obs %v, alpha_auto %v, train_steps %d; want the evaluated default with norm_obs %v", tc.name, cfg.Grid, cfg.NormObs, cfg.AlphaAuto, cfg.TrainSteps, tc.norm)
+		}
+		if want := fmt.Sprintf("--grid 3 with --norm-obs=%t", tc.norm); !strings.Contains(e.String(), want) {
+			t.Errorf("%s: stderr does not say it chose the grid (%q):\n%s", tc.name, want, e.String())
+		}
+	}
+}

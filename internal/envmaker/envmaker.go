@@ -146,6 +146,19 @@ func (m *Maker) RewardThreshold(ctx context.Context, id string) (threshold float
 	return *spec.RewardThreshold, true, nil
 }
 
+// ContinuousActions reports whether id's action space is continuous (a Box), so that a run needs
+// an action grid. It makes one copy of the env (through a server started for the question when id
+// is remote) and closes it.
+func (m *Maker) ContinuousActions(ctx context.Context, id string) (bool, error) {
+	env, err := m.MakeVec(ctx, envs.VecRequest{ID: id, Copies: 1})
+	if err != nil {
+		return false, fmt.Errorf("action space of %s: %w", id, err)
+	}
+	defer env.Close()
+	_, isBox := env.ActionSpace().(envs.Box)
+	return isBox, nil
+}
+
 // checkPython resolves the server's root and interpreter, and refuses a missing interpreter with
 // ErrNoPython.
 func checkPython(opts *bridge.ServerOptions) error {
