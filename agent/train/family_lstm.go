@@ -31,11 +31,14 @@ func (lstmFamily) defaults(cfg config.Config, _ func(string) bool) (config.Confi
 	return cfg, nil
 }
 
-// newRegime refuses the overlap: the episodes of an algorithmic task are sampled by the policy
-// that trains on them.
+// newRegime refuses the overlap (the episodes of an algorithmic task are sampled by the policy
+// that trains on them) and replay steps without a replay.
 func (lstmFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
 	if cfg.Overlap {
 		return nil, &UnsupportedError{Tool: ToolOverlap, Family: config.NetLSTM, Subject: cfg.Env}
+	}
+	if cfg.GradientSteps() > 1 && !cfg.Replay {
+		return nil, fmt.Errorf("--train-steps %d takes replay steps, and this run has no replay (give --replay)", cfg.TrainSteps)
 	}
 	return newEpisodes(ctx, cfg, opts)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -114,6 +115,11 @@ func TestReplayRatioForEpisodes(t *testing.T) {
 	var u *UnsupportedError
 	if !errors.As(err, &u) || u.Tool != ToolOverlap {
 		t.Errorf("lstm run with --overlap: error %v, want an UnsupportedError for the overlap", err)
+	}
+	cfg = resumeConfig()
+	cfg.Iters, cfg.TrainSteps, cfg.Replay = 2, 3, false
+	if _, err := Run(context.Background(), cfg, Options{Dir: t.TempDir(), Registry: reg, Engine: tensor.GonumEngine()}); err == nil || !strings.Contains(err.Error(), "no replay") {
+		t.Errorf("lstm run with --train-steps 3 and no replay: %v, want a refusal saying there is no replay", err)
 	}
 }
 
