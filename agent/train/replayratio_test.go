@@ -28,17 +28,7 @@ func replayRatioConfig() config.Config {
 // --train-steps K takes K optimiser steps per iteration, each on its own batch, and with a target
 // lag the run still resumes exactly (the lagged network travels in the checkpoint).
 func TestReplayRatioAndTargetLag(t *testing.T) {
-	reg := registry.Default()
-	run := func(edit func(*config.Config), dir string, resume bool) Summary {
-		t.Helper()
-		cfg := replayRatioConfig()
-		edit(&cfg)
-		sum, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: resume, Registry: reg, Engine: tensor.GonumEngine()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
+	run := editedRunner(t, replayRatioConfig)
 	one := run(func(*config.Config) {}, t.TempDir(), false)
 	k1 := run(func(c *config.Config) { c.TrainSteps = 1 }, t.TempDir(), false)
 	sameRows(t, "--train-steps 1 against the default", one.Rows, k1.Rows)
@@ -72,16 +62,7 @@ func TestReplayRatioAndTargetLag(t *testing.T) {
 // checkpoint). Only --overlap stays the long-episode runs': it says so instead of ignoring it.
 func TestReplayRatioForEpisodes(t *testing.T) {
 	reg := registry.Default()
-	run := func(edit func(*config.Config), dir string, resume bool) Summary {
-		t.Helper()
-		cfg := resumeConfig()
-		edit(&cfg)
-		sum, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: resume, Registry: reg, Engine: tensor.GonumEngine()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
+	run := editedRunner(t, resumeConfig)
 	one := run(func(*config.Config) {}, t.TempDir(), false)
 	k1 := run(func(c *config.Config) { c.TrainSteps = 1 }, t.TempDir(), false)
 	sameRows(t, "lstm --train-steps 1 against the default", one.Rows, k1.Rows)
@@ -158,5 +139,20 @@ func TestReplayBatchesAreIndependentDraws(t *testing.T) {
 				t.Errorf("batches %d and %d are the same draw", j, i)
 			}
 		}
+	}
+}
+
+// editedRunner returns a function that runs base's config, edited, into dir (resuming it on
+// request) under the pure-Go engine, and fails the test on an error.
+func editedRunner(t *testing.T, base func() config.Config) func(edit func(*config.Config), dir string, resume bool) Summary {
+	return func(edit func(*config.Config), dir string, resume bool) Summary {
+		t.Helper()
+		cfg := base()
+		edit(&cfg)
+		sum, err := Run(context.Background(), cfg, Options{Dir: dir, Resume: resume, Registry: registry.Default(), Engine: tensor.GonumEngine()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
 	}
 }
