@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
 )
 
 // compareIgnores says why a config flag does not apply to compare ("" when it does).

@@ -12,13 +12,13 @@ import (
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/diag"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/lab/diag"
 )
 
 // runDiagnose trains with instrumentation (agent/diag) and writes probe.csv and its panels, or,

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/sparsepcl/sparsepcl/bridge"
-	"github.com/sparsepcl/sparsepcl/internal/envbench"
+	"github.com/sparsepcl/sparsepcl/internal/lab/envbench"
 )
 
 // runEnvBench measures env stepping side by side (internal/envbench): in-process Gymnasium

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
 )
 
 // The exit codes `pcl help` documents, through runMain: what a script or a shell sees.

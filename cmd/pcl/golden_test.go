@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
-	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 

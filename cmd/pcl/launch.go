@@ -12,7 +12,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/bridge/auth"
-	"github.com/sparsepcl/sparsepcl/internal/launch"
+	"github.com/sparsepcl/sparsepcl/internal/lab/launch"
 )
 
 const launchUsage = `usage: pcl launch slurm [flags] -- [pcl train flags]

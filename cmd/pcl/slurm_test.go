@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
 )
 
 // slurmPackages are Debian's packages the Slurm test installs when a command it needs is missing.

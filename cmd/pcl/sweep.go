@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
 )
 
 const sweepUsage = `usage: pcl sweep plan|run|report|choose|evaluate|k8s [flags]

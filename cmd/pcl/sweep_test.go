@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
 )
 
 var tinySweep = []string{"--envs", "Copy-v0", "--bases", "2", "--algos", "sparse,soft", "--sparse-alphas", "0.05", "--soft-alphas", "0.02",

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
-	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 )
 
 // runTables regenerates the result tables of a spec from the committed runs into the markdown

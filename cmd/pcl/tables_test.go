@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
-	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 )
 
 // The committed result tables match their runs, and a changed digit inside one is caught and

@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
 )
 
 // ReportFile is the report's name inside the output directory; figures go beside it, with all

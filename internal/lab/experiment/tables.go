@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 )
 
 // The algorithmic tasks' results tables (pcl tables, docs/results/tables.json), read by the steady

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 )
 
 // committedCopy copies run r of the sweep in dir as docs/results keeps it: config.json,

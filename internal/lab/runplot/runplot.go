@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
 )
 
 // The figures' file names in the run directory.

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
 )
 
 // Table is a probe CSV read back: one column of numbers per header name.

@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 )
 
 // The evaluation report of issue 48 (docs/results/figure1-levers/PROTOCOL.md, "Evaluation"):

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/sparsepcl/sparsepcl/agent/plot"
+	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
 )
 
 // MeanStd is the mean of x and its population standard deviation (the sum of squared deviations

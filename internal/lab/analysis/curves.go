@@ -21,8 +21,8 @@ import (
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/plot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
