@@ -18,7 +18,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
-	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
 )
 
 // episodes is the regime of the algorithmic tasks: each iteration samples a batch of whole fresh
@@ -248,8 +247,8 @@ func (r *episodes) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	return r.sv.save(meta)
 }
 
-func (r *episodes) plots(rows []runstore.Row) error {
-	return runplot.Draw(r.dir, r.cfg, r.spec.NumActions(), rows, runplot.Iterations)
+func (r *episodes) plots(rows []runstore.Row) RunPlots {
+	return RunPlots{Dir: r.dir, Config: r.cfg, Actions: r.spec.NumActions(), Rows: rows}
 }
 
 func (r *episodes) checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any {

@@ -11,6 +11,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
 )
 
 // compareIgnores says why a config flag does not apply to compare ("" when it does).
@@ -71,7 +72,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var opts *experiment.RunOptions
 	if *jobs == 1 {
-		opts = &experiment.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr)}
+		opts = &experiment.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr), Plot: runplot.Run}
 		if isTerminal(stderr) {
 			opts.Progress.W = stderr
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 	"github.com/sparsepcl/sparsepcl/internal/lab/rebuild"
 	"github.com/sparsepcl/sparsepcl/internal/lab/reproduce"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
@@ -177,7 +178,7 @@ func reproduceChild(ctx context.Context, dir, out string, iters int, server serv
 		maker.ForceRemote = true
 	}
 	_, err = train.Run(ctx, cfg, train.Options{Dir: out, Registry: maker.Registry, Envs: train.FactoryEnvs{Factory: maker},
-		MaxMemory: memory.NoLimit(), Logger: slog.New(slog.DiscardHandler)})
+		MaxMemory: memory.NoLimit(), Logger: slog.New(slog.DiscardHandler), Plot: runplot.Run})
 	return err
 }
 

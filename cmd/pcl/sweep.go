@@ -13,6 +13,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
 )
 
 const sweepUsage = `usage: pcl sweep plan|run|report|choose|evaluate|k8s [flags]
@@ -129,7 +130,7 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := experiment.WaitForRun(ctx, *dir, i, *lockWait, log); err != nil {
 		return interrupted(ctx, err, "nothing was changed")
 	}
-	st, err := experiment.RunIndex(ctx, *dir, i, experiment.RunOptions{Registry: registry.Default(), Logger: log})
+	st, err := experiment.RunIndex(ctx, *dir, i, experiment.RunOptions{Registry: registry.Default(), Logger: log, Plot: runplot.Run})
 	if err != nil {
 		return interrupted(ctx, err, fmt.Sprintf("run %d (%s) saved its checkpoint; run the same pcl sweep run again to resume it", i, m.Runs[i].ID))
 	}

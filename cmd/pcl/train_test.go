@@ -16,6 +16,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
 )
 
 func TestTrainEvalBadInput(t *testing.T) {
@@ -243,6 +244,21 @@ func TestTrainResumeTotal(t *testing.T) {
 					t.Errorf("%s: %s changed (bytes or mtime)", tc.name, name)
 				}
 			}
+		}
+	}
+}
+
+// pcl train draws the run's figures into its directory: the library draws nothing, pcl passes
+// runplot.Run as train.Options.Plot.
+func TestTrainWritesPlots(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	var o, e bytes.Buffer
+	if code := runMain(context.Background(), trainArgs(run, "--iters", "2"), &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	for _, f := range []string{runplot.RewardPlot, runplot.MaxProbPlot, runplot.SparsityPlot} {
+		if st, err := os.Stat(filepath.Join(run, f)); err != nil || st.Size() == 0 {
+			t.Errorf("run dir lacks %s: %v", f, err)
 		}
 	}
 }

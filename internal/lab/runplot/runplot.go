@@ -1,6 +1,7 @@
 // Package runplot draws a training run's own figures from its metrics rows, into its directory:
 // the return (sampled and greedy), the policy's largest probability and its support size, and,
 // where the rows measure it, the critic's V against the discounted return it should reach.
+// Training draws nothing itself: pcl train passes Run as its train.Options.Plot.
 package runplot
 
 import (
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
 )
 
@@ -43,6 +45,16 @@ var EnvSteps = Axis{
 	x:     func(r runstore.Row) float64 { return float64(r.EnvSteps) },
 	label: "env steps", reward: "undiscounted return", sampled: "episode return", stats: ", last 1000 steps",
 	size: func(cfg config.Config, actions int) string { return plot.SizeLabel(actions, 0, cfg.Grid) },
+}
+
+// Run draws a training run's figures, as train.Options.Plot: against env steps for a long-episode
+// run, against iterations otherwise.
+func Run(p train.RunPlots) error {
+	axis := Iterations
+	if p.EnvSteps {
+		axis = EnvSteps
+	}
+	return Draw(p.Dir, p.Config, p.Actions, p.Rows, axis)
 }
 
 // Draw writes reward.png, maxprob.png, sparsity.png and (where the rows measure V) value.png for

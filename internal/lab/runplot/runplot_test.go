@@ -8,6 +8,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 // Each axis draws the reward, max-prob and support figures; value.png appears only when the rows
@@ -50,5 +51,20 @@ func TestDraw(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Run, as train.Options.Plot, draws a long-episode run against its env steps, V included.
+func TestRunAsTrainPlot(t *testing.T) {
+	dir := t.TempDir()
+	rows := []runstore.Row{{Iteration: 0, EnvSteps: 100, MeanReward: 1, GreedyReward: 2, Support: 2, MaxProb: 0.5, Diagnostics: runstore.NoDiagnostics()}}
+	rows[0].ValueMean, rows[0].ReturnDiscounted = 3, 4
+	if err := Run(train.RunPlots{Dir: dir, Config: config.Default(), Actions: 2, Rows: rows, EnvSteps: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{RewardPlot, MaxProbPlot, SparsityPlot, ValuePlot} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not drawn: %v", f, err)
+		}
 	}
 }
