@@ -9,7 +9,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
-	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
 	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 )
 
@@ -29,14 +29,14 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q (run 'pcl tables -h' for the flags)", fs.Args())}
 	}
-	specs, err := analysis.ReadTableSpecs(filepath.Join(*root, *spec), experiment.TableKinds())
+	specs, err := analysis.ReadTableSpecs(filepath.Join(*root, *spec), evaluation.TableKinds())
 	if err != nil {
 		return err
 	}
 	type table struct{ name, file, text string }
 	var tables []table
 	for _, s := range specs {
-		text, err := experiment.RenderTable(*root, s)
+		text, err := evaluation.RenderTable(*root, s)
 		if err != nil {
 			return err
 		}

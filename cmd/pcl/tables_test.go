@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
-	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
 	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 )
 
@@ -28,7 +28,7 @@ func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 	if err := os.Symlink(filepath.Join(repo, "docs", "results"), filepath.Join(root, "docs", "results")); err != nil {
 		t.Fatal(err)
 	}
-	specs, err := analysis.ReadTableSpecs(filepath.Join(repo, "docs", "results", "tables.json"), experiment.TableKinds())
+	specs, err := analysis.ReadTableSpecs(filepath.Join(repo, "docs", "results", "tables.json"), evaluation.TableKinds())
 	if err != nil {
 		t.Fatal(err)
 	}

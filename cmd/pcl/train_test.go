@@ -15,8 +15,8 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
-	"github.com/sparsepcl/sparsepcl/internal/lab/experiment"
 	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 func TestTrainEvalBadInput(t *testing.T) {
@@ -89,7 +89,7 @@ func TestCompareResumesAndNeverDeletes(t *testing.T) {
 	}
 	c := config.Default()
 	c.Env, c.Base, c.Algo, c.Alpha, c.Seed = "Copy-v0", 2, config.AlgoSparse, config.DefaultAlpha(config.AlgoSparse, 2), 1
-	run := filepath.Join(out, experiment.RunsDir, experiment.ID(c))
+	run := filepath.Join(out, sweep.RunsDir, sweep.ID(c))
 	notes := filepath.Join(run, "notes.txt")
 	steps := []struct {
 		name   string

@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // ReportFile is the report's name inside the output directory; figures go beside it, with all
@@ -28,8 +29,8 @@ const (
 
 // RunResult is one run as the report sees it.
 type RunResult struct {
-	Run    Run
-	Status Status
+	Run    sweep.Run
+	Status sweep.Status
 	Err    error // the run could not be read (or conflicts with the manifest)
 	Rows   []runstore.Row
 	// Final is the mean sampled reward over the last 10% of the budget (NaN unless finished);
@@ -136,10 +137,10 @@ type Group struct {
 }
 
 // Gather reads every run of the sweep in dir.
-func Gather(dir string) (Manifest, []RunResult, error) {
-	m, err := Load(dir)
+func Gather(dir string) (sweep.Manifest, []RunResult, error) {
+	m, err := sweep.Load(dir)
 	if err != nil {
-		return Manifest{}, nil, err
+		return sweep.Manifest{}, nil, err
 	}
 	out := make([]RunResult, len(m.Runs))
 	for i, r := range m.Runs {
@@ -148,27 +149,27 @@ func Gather(dir string) (Manifest, []RunResult, error) {
 	return m, out, nil
 }
 
-func readRun(dir string, r Run) RunResult {
+func readRun(dir string, r sweep.Run) RunResult {
 	res := RunResult{Run: r, Final: math.NaN(), FinalGreedy: math.NaN(), Fraction: math.NaN()}
-	st, err := Inspect(dir, r)
+	st, err := sweep.Inspect(dir, r)
 	res.Status = st
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	if st.State == Missing {
+	if st.State == sweep.Missing {
 		return res
 	}
-	rows, err := runstore.Dir(RunDir(dir, r)).Metrics()
+	rows, err := runstore.Dir(sweep.RunDir(dir, r)).Metrics()
 	if err != nil {
 		// A run that is still going may be caught mid-line; only a finished run's metrics must read.
-		if st.State == Finished {
+		if st.State == sweep.Finished {
 			res.Err = err
 		}
 		return res
 	}
 	// Rows past the checkpoint are dropped on resume; the report reads what the checkpoint holds.
-	res.Rows = slices.DeleteFunc(rows, func(x runstore.Row) bool { return st.State != Started && x.Iteration >= st.Iteration })
+	res.Rows = slices.DeleteFunc(rows, func(x runstore.Row) bool { return st.State != sweep.Started && x.Iteration >= st.Iteration })
 	c := r.Config
 	if n := len(res.Rows); n > 0 {
 		res.Level = res.Rows[n-1].Curriculum
@@ -182,7 +183,7 @@ func readRun(dir string, r Run) RunResult {
 			res.GreedyReach = &res.Rows[i]
 		}
 	}
-	if st.State == Finished && len(res.Rows) > 0 {
+	if st.State == sweep.Finished && len(res.Rows) > 0 {
 		n := res.Rows[len(res.Rows)-1].Iteration + 1
 		from, _ := lastTenth(n)
 		s, k := 0.0, 0
@@ -217,7 +218,7 @@ func Groups(results []RunResult) []*Group {
 		key := fmt.Sprintf("%s|%d|%s|%g|%g|%s|%d", c.Env, c.Base, c.Algo, c.Alpha, q, ctl, c.Iters)
 		g := byKey[key]
 		if g == nil {
-			a, _ := NumActions(c.Env, c.Base)
+			a, _ := sweep.NumActions(c.Env, c.Base)
 			g = &Group{Env: c.Env, Base: c.Base, Actions: a, Algo: c.Algo, Alpha: c.Alpha, Q: q, Control: ctl, Iters: c.Iters, Threshold: c.RewardThreshold}
 			byKey[key] = g
 			out = append(out, g)
@@ -227,7 +228,7 @@ func Groups(results []RunResult) []*Group {
 	for _, g := range out {
 		var finals, greedy, fracs, its, walls []float64
 		for _, r := range g.Runs {
-			if r.Status.State != Finished || r.Err != nil {
+			if r.Status.State != sweep.Finished || r.Err != nil {
 				continue
 			}
 			if g.Finished == 0 || r.Level < g.LevelMin {
@@ -289,7 +290,7 @@ func Report(dir, out string) ([]*Group, error) {
 	var b strings.Builder
 	finished := 0
 	for _, r := range results {
-		if r.Status.State == Finished && r.Err == nil {
+		if r.Status.State == sweep.Finished && r.Err == nil {
 			finished++
 		}
 	}
@@ -362,7 +363,7 @@ func writeSteadyChoices(b *strings.Builder, groups []*Group) {
 	b.WriteString("\n## Chosen by the steady rule\n\nPer task size and algorithm, the weight with the most runs that pass by the steady rule, ties broken by the mean last-10% greedy reward (docs/results/figure1-levers/PROTOCOL.md):\n\n")
 	b.WriteString("| task | \\|A\\| | algo | weight | passed | greedy |\n|---|---|---|---|---|---|\n")
 	for _, c := range choices {
-		n, err := NumActions(c.Env, c.Base)
+		n, err := sweep.NumActions(c.Env, c.Base)
 		actions := strconv.Itoa(n)
 		if err != nil {
 			actions = "-"
@@ -394,12 +395,12 @@ func writeNotFinished(b *strings.Builder, dir string, results []RunResult) {
 		switch {
 		case r.Err != nil:
 			notDone = append(notDone, fmt.Sprintf("- run %d %s: %v", r.Run.Index, r.Run.ID, r.Err))
-		case r.Status.State != Finished:
+		case r.Status.State != sweep.Finished:
 			what := "missing: never started"
 			switch r.Status.State {
-			case Started:
+			case sweep.Started:
 				what = "started, no checkpoint yet"
-			case Partial:
+			case sweep.Partial:
 				what = fmt.Sprintf("partial: %d of %d iterations", r.Status.Iteration, r.Run.Config.Iters)
 			}
 			notDone = append(notDone, fmt.Sprintf("- run %d %s: %s (`pcl sweep run --dir %s --index %d`)", r.Run.Index, r.Run.ID, what, dir, r.Run.Index))
@@ -621,7 +622,7 @@ func greedyReward(x runstore.Row) float64 { return x.GreedyReward }
 func bandOf(g *Group, value func(runstore.Row) float64) (plot.Band, int) {
 	var seeds [][]analysis.Point
 	for _, r := range g.Runs {
-		if r.Status.State != Finished || len(r.Rows) == 0 || r.Err != nil {
+		if r.Status.State != sweep.Finished || len(r.Rows) == 0 || r.Err != nil {
 			continue
 		}
 		pts := make([]analysis.Point, len(r.Rows))

@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"fmt"
@@ -311,6 +311,28 @@ func compareCandidates(a, b candidate) int {
 // than one (a weight or budget apart), or a run of it unfinished; the other algorithms at its size
 // wait with it, for the budget. Groups of a moving weight (Control) are left out.
 func ChooseConfigs(arms []CreditArm) ([]ConfigChoice, []Waiting) {
+	keys, byArm := cellsOfArms(arms)
+	chosen := map[cellKey]*ConfigChoice{}
+	why := map[cellKey]string{}
+	for _, k := range keys {
+		chosen[k], why[k] = chooseCell(arms, byArm, k)
+	}
+	setBudgets(keys, chosen, why)
+	var out []ConfigChoice
+	var waiting []Waiting
+	for _, k := range keys {
+		if why[k] != "" {
+			waiting = append(waiting, Waiting{Env: k.env, Base: k.base, Algo: k.algo, Q: k.q, Why: why[k]})
+			continue
+		}
+		out = append(out, *chosen[k])
+	}
+	return out, waiting
+}
+
+// cellsOfArms is the cells of the credit sweeps in their first arm's order, and each arm's groups
+// of each cell; groups of a moving weight (Control) are left out.
+func cellsOfArms(arms []CreditArm) ([]cellKey, []map[cellKey][]*Group) {
 	var keys []cellKey
 	seen := map[cellKey]bool{}
 	byArm := make([]map[cellKey][]*Group, len(arms))
@@ -328,38 +350,41 @@ func ChooseConfigs(arms []CreditArm) ([]ConfigChoice, []Waiting) {
 			byArm[i][k] = append(byArm[i][k], g)
 		}
 	}
-	chosen := map[cellKey]*ConfigChoice{}
-	why := map[cellKey]string{}
-	for _, k := range keys {
-		var cands []candidate
-		for i, a := range arms {
-			gs := byArm[i][k]
-			levers, ok := a.Set.Levers()
-			switch {
-			case !ok:
-				why[k] = fmt.Sprintf("%q is not a lever set", a.Set)
-			case len(gs) == 0:
-				why[k] = fmt.Sprintf("no runs in the %s sweep", a.Set)
-			case len(gs) > 1:
-				why[k] = fmt.Sprintf("the %s sweep has %d weights or budgets of it, want one", a.Set, len(gs))
-			case len(gs[0].Runs) == 0 || gs[0].Finished < len(gs[0].Runs):
-				why[k] = fmt.Sprintf("%d of %d runs of the %s sweep finished", gs[0].Finished, len(gs[0].Runs), a.Set)
-			}
-			if why[k] != "" {
-				break
-			}
-			cands = append(cands, candidate{a.Set, levers, gs[0]})
+	return keys, byArm
+}
+
+// chooseCell picks cell k's lever set among the arms (without its budget), or says why it waits.
+func chooseCell(arms []CreditArm, byArm []map[cellKey][]*Group, k cellKey) (*ConfigChoice, string) {
+	var cands []candidate
+	for i, a := range arms {
+		gs := byArm[i][k]
+		levers, ok := a.Set.Levers()
+		switch {
+		case !ok:
+			return nil, fmt.Sprintf("%q is not a lever set", a.Set)
+		case len(gs) == 0:
+			return nil, fmt.Sprintf("no runs in the %s sweep", a.Set)
+		case len(gs) > 1:
+			return nil, fmt.Sprintf("the %s sweep has %d weights or budgets of it, want one", a.Set, len(gs))
+		case len(gs[0].Runs) == 0 || gs[0].Finished < len(gs[0].Runs):
+			return nil, fmt.Sprintf("%d of %d runs of the %s sweep finished", gs[0].Finished, len(gs[0].Runs), a.Set)
 		}
-		if why[k] != "" || len(cands) == 0 {
-			continue
-		}
-		slices.SortStableFunc(cands, compareCandidates) // a full tie keeps the order of arms
-		best := cands[0]
-		chosen[k] = &ConfigChoice{Env: k.env, Base: k.base, Algo: k.algo, Q: k.q, Set: best.set, Alpha: best.g.Alpha,
-			Passed: best.g.Passed, Seeds: best.g.Finished, Greedy: best.g.GreedyMean, Rising: best.g.Rising, Why: decided(cands)}
+		cands = append(cands, candidate{a.Set, levers, gs[0]})
 	}
+	if len(cands) == 0 {
+		return nil, ""
+	}
+	slices.SortStableFunc(cands, compareCandidates) // a full tie keeps the order of arms
+	best := cands[0]
+	return &ConfigChoice{Env: k.env, Base: k.base, Algo: k.algo, Q: k.q, Set: best.set, Alpha: best.g.Alpha,
+		Passed: best.g.Passed, Seeds: best.g.Finished, Greedy: best.g.GreedyMean, Rising: best.g.Rising, Why: decided(cands)}, ""
+}
+
+// setBudgets gives each chosen cell its size's evaluation budget (PROTOCOL.md step 4), or makes it
+// wait (why) while another algorithm at its size has no choice yet.
+func setBudgets(keys []cellKey, chosen map[cellKey]*ConfigChoice, why map[cellKey]string) {
 	sizeOf := func(k cellKey) cellKey { return cellKey{env: k.env, base: k.base} }
-	for _, k := range keys { // the budget, per size
+	for _, k := range keys {
 		if chosen[k] == nil {
 			continue
 		}
@@ -386,16 +411,6 @@ func ChooseConfigs(arms []CreditArm) ([]ConfigChoice, []Waiting) {
 			c.Iters, c.Budget = EvalItersRising, fmt.Sprintf("a choice at the size rising on two thirds of its seeds (%s)", strings.Join(counts, ", "))
 		}
 	}
-	var out []ConfigChoice
-	var waiting []Waiting
-	for _, k := range keys {
-		if why[k] != "" {
-			waiting = append(waiting, Waiting{Env: k.env, Base: k.base, Algo: k.algo, Q: k.q, Why: why[k]})
-			continue
-		}
-		out = append(out, *chosen[k])
-	}
-	return out, waiting
 }
 
 // decided says what put cands[0] (sorted by compareCandidates) ahead of cands[1].

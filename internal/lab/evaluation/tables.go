@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // The algorithmic tasks' results tables (pcl tables, docs/results/tables.json), read by the steady
@@ -113,18 +114,18 @@ func writeFigure1Table(b *strings.Builder, cs []Comparison) {
 func ReadRunDirs(dirs []string) ([]RunResult, error) {
 	out := make([]RunResult, 0, len(dirs))
 	for _, d := range dirs {
-		if filepath.Base(filepath.Dir(d)) != RunsDir {
-			return nil, fmt.Errorf("%s is not a sweep's run directory (<sweep>/%s/<run>)", d, RunsDir)
+		if filepath.Base(filepath.Dir(d)) != sweep.RunsDir {
+			return nil, fmt.Errorf("%s is not a sweep's run directory (<sweep>/%s/<run>)", d, sweep.RunsDir)
 		}
 		cfg, err := runstore.Dir(d).Config()
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", d, err)
 		}
-		r := readRun(filepath.Dir(filepath.Dir(d)), Run{ID: filepath.Base(d), Config: cfg})
+		r := readRun(filepath.Dir(filepath.Dir(d)), sweep.Run{ID: filepath.Base(d), Config: cfg})
 		switch {
 		case r.Err != nil:
 			return nil, fmt.Errorf("run %s: %w", d, r.Err)
-		case r.Status.State != Finished:
+		case r.Status.State != sweep.Finished:
 			return nil, fmt.Errorf("run %s is not finished (%d of %d iterations in its metrics)", d, len(r.Rows), cfg.Iters)
 		}
 		out = append(out, r)

@@ -1,19 +1,16 @@
-// Package experiment is everything about many training runs at once, as opposed to one run
-// (agent/train): planning a grid of runs into a manifest, running one of them by its index (so
-// that a Slurm array, a Kubernetes Indexed Job or the local N-at-a-time runner, in this process or
-// in single-threaded subprocesses, can execute it), resuming a run where it stopped, and reporting
-// whatever subset has finished: the statistics over seeds, the tables and the figures, drawn in
-// one palette. `pcl sweep`, its preset `pcl compare` and `pcl report` are its commands.
+// Package sweep runs many training runs at once, as opposed to one run (agent/train): planning
+// a grid of runs into a manifest (Grid, and the Compare preset of `pcl compare`), running one of
+// them by its index (so that a Slurm array, a Kubernetes Indexed Job or the local N-at-a-time
+// runner, in this process or in single-threaded subprocesses, can execute it) and resuming a run
+// where it stopped. Reading what the runs reached is package evaluation's.
 //
 // A sweep directory holds manifest.json and runs/<id>/, one agent/train run directory per run,
 // named by ID (the one naming scheme). The manifest is written once; planning again into the same
 // directory is accepted only when it plans the same runs, or the same runs with larger budgets,
 // so a manifest under which runs exist never loses one. A run directory whose config differs from
 // its manifest entry (apart from a larger iteration budget) is refused, and a finished run is
-// never trained again: nothing that finished is overwritten. Reports read each run's config.json,
-// never its name, so run directories named by earlier schemes (compare's base<b>/<algo>-seed<s>,
-// the scripts' <algo>-a<alpha>-s<seed>) report alike.
-package experiment
+// never trained again: nothing that finished is overwritten.
+package sweep
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"flag"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // credit is a group of a credit sweep with the counts the choice reads: steady passes, the mean
@@ -172,11 +173,11 @@ func evalChoices() []ConfigChoice {
 }
 
 // planFlags plans flags as pcl sweep plan does (the grid's flags and the config's), with seeds.
-func planFlags(t *testing.T, flags string, seed int64, seeds int) Manifest {
+func planFlags(t *testing.T, flags string, seed int64, seeds int) sweep.Manifest {
 	t.Helper()
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var g Grid
+	var g sweep.Grid
 	g.RegisterFlags(fs)
 	cfg := config.Default()
 	cfg.RegisterFlags(fs)
@@ -188,7 +189,7 @@ func planFlags(t *testing.T, flags string, seed int64, seeds int) Manifest {
 		t.Fatalf("%s: %v", flags, err)
 	}
 	cfg.Seed = seed
-	m, err := Plan(Spec{Base: cfg, Cells: cells, Seeds: seeds, FirstSeed: seed, TaskThresholds: true})
+	m, err := sweep.Plan(sweep.Spec{Base: cfg, Cells: cells, Seeds: seeds, FirstSeed: seed, TaskThresholds: true})
 	if err != nil {
 		t.Fatalf("%s: %v", flags, err)
 	}
@@ -235,7 +236,7 @@ func TestEvalSweeps(t *testing.T) {
 		cfg.Env, cfg.Base, cfg.Algo, cfg.Alpha = c.Env, c.Base, c.Algo, c.Alpha
 		for seed := int64(1); seed <= 5; seed++ {
 			cfg.Seed = seed
-			if s := planned[ID(cfg)]; s != fmt.Sprintf("eval-%s-%d", c.Set, c.Iters) {
+			if s := planned[sweep.ID(cfg)]; s != fmt.Sprintf("eval-%s-%d", c.Set, c.Iters) {
 				t.Errorf("choice %+v seed %d planned in %q", c, seed, s)
 			}
 		}

@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"cmp"
@@ -16,6 +16,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // The evaluation report of issue 48 (docs/results/figure1-levers/PROTOCOL.md, "Evaluation"):
@@ -91,14 +92,14 @@ func GatherGroups(dirs []string) ([]*Group, error) {
 }
 
 func gatherSweepOrCopy(dir string) ([]RunResult, error) {
-	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, sweep.ManifestFile)); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		_, results, err := Gather(dir)
 		return results, err
 	}
-	runs, err := filepath.Glob(filepath.Join(dir, RunsDir, "*"))
+	runs, err := filepath.Glob(filepath.Join(dir, sweep.RunsDir, "*"))
 	if err != nil || len(runs) == 0 {
 		return nil, fmt.Errorf("sweep: %s has no %s (plan the sweep first: pcl sweep plan --out %s ...) and no run directories under %s/ to read as a results copy",
-			dir, ManifestFile, dir, RunsDir)
+			dir, sweep.ManifestFile, dir, sweep.RunsDir)
 	}
 	return ReadRunDirs(runs)
 }
@@ -176,7 +177,7 @@ func finishedGreedy(g *Group) map[int64]float64 {
 	return out
 }
 
-func finished(r RunResult) bool { return r.Status.State == Finished && r.Err == nil }
+func finished(r RunResult) bool { return r.Status.State == sweep.Finished && r.Err == nil }
 
 // LeversOf is the lever set a run's config turns on (PROTOCOL.md: the advantage-prioritised
 // replay, exploring copies).

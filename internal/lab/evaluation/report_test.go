@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // A sweep report's band counts the finished runs only, as its table does: a run still under way
@@ -18,8 +19,8 @@ func TestSweepBandSkipsUnfinishedRuns(t *testing.T) {
 		}
 		return out
 	}
-	done := RunResult{Status: Status{State: Finished, Iteration: 4}, Rows: rows(4, 1)}
-	g := &Group{Runs: []RunResult{done, {Status: Status{State: Partial, Iteration: 8}, Rows: rows(8, 100)}}}
+	done := RunResult{Status: sweep.Status{State: sweep.Finished, Iteration: 4}, Rows: rows(4, 1)}
+	g := &Group{Runs: []RunResult{done, {Status: sweep.Status{State: sweep.Partial, Iteration: 8}, Rows: rows(8, 100)}}}
 	b, n := bandOf(g, sampledReward)
 	if n != 1 {
 		t.Fatalf("band over %d runs, want the 1 finished", n)

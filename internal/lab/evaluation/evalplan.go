@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"flag"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // EvalSweep is one sweep of issue 48's evaluation (docs/results/figure1-levers/PROTOCOL.md): the
@@ -22,7 +23,7 @@ type EvalSweep struct {
 	Name  string
 	Set   LeverSet
 	Iters int
-	Cells []Cell // as the flags plan them
+	Cells []sweep.Cell // as the flags plan them
 	// Flags are the cells and the budget as pcl sweep plan flags (--envs, --actions, --algos, the
 	// weights, --iters); the seeds, the lever set's flags and those all runs share are not in them.
 	Flags string
@@ -35,10 +36,10 @@ func EvalSweeps(choices []ConfigChoice) ([]EvalSweep, error) {
 		set   LeverSet
 		iters int
 	}
-	cells := map[group][]Cell{}
+	cells := map[group][]sweep.Cell{}
 	for _, c := range choices {
 		k := group{c.Set, c.Iters}
-		cells[k] = append(cells[k], Cell{Env: c.Env, Base: c.Base, Algo: c.Algo, Alpha: c.Alpha, Q: c.Q})
+		cells[k] = append(cells[k], sweep.Cell{Env: c.Env, Base: c.Base, Algo: c.Algo, Alpha: c.Alpha, Q: c.Q})
 	}
 	var out []EvalSweep
 	for _, set := range LeverSets() {
@@ -64,25 +65,25 @@ func EvalSweeps(choices []ConfigChoice) ([]EvalSweep, error) {
 // and algorithm with the lever set and weight chosen at the task's largest size, at SmallIters.
 // Choices at other sizes are left out.
 func SmallSweeps(choices []ConfigChoice) ([]EvalSweep, error) {
-	cells := map[LeverSet][]Cell{}
+	cells := map[LeverSet][]sweep.Cell{}
 	for _, c := range choices {
-		for _, t := range Figure1() {
+		for _, t := range sweep.Figure1() {
 			if t.Env != c.Env {
 				continue
 			}
 			largest := slices.Max(t.Actions)
-			if a, err := NumActions(c.Env, c.Base); err != nil || a != largest {
+			if a, err := sweep.NumActions(c.Env, c.Base); err != nil || a != largest {
 				continue
 			}
 			for _, a := range t.Actions {
 				if a == largest {
 					continue
 				}
-				b, err := BaseFor(c.Env, a)
+				b, err := sweep.BaseFor(c.Env, a)
 				if err != nil {
 					return nil, err
 				}
-				cells[c.Set] = append(cells[c.Set], Cell{Env: c.Env, Base: b, Algo: c.Algo, Alpha: c.Alpha, Q: c.Q})
+				cells[c.Set] = append(cells[c.Set], sweep.Cell{Env: c.Env, Base: b, Algo: c.Algo, Alpha: c.Alpha, Q: c.Q})
 			}
 		}
 	}
@@ -109,12 +110,12 @@ func countCells(sweeps []EvalSweep) int {
 }
 
 // evalSweep writes cells as plan flags and checks that the flags plan them, no more and no less.
-func evalSweep(name string, set LeverSet, iters int, cells []Cell) (EvalSweep, error) {
+func evalSweep(name string, set LeverSet, iters int, cells []sweep.Cell) (EvalSweep, error) {
 	flags, err := cellFlags(cells)
 	if err != nil {
 		return EvalSweep{}, fmt.Errorf("sweep %s: %w", name, err)
 	}
-	var g Grid
+	var g sweep.Grid
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	g.RegisterFlags(fs)
@@ -132,8 +133,8 @@ func evalSweep(name string, set LeverSet, iters int, cells []Cell) (EvalSweep, e
 }
 
 // sameCells reports whether a and b hold the same cells, in any order.
-func sameCells(a, b []Cell) bool {
-	key := func(cs []Cell) []string {
+func sameCells(a, b []sweep.Cell) bool {
+	key := func(cs []sweep.Cell) []string {
 		out := make([]string, len(cs))
 		for i, c := range cs {
 			out[i] = fmt.Sprintf("%+v", c)
@@ -147,7 +148,7 @@ func sameCells(a, b []Cell) bool {
 // cellFlags are the Grid flags of cells: each task with its own sizes, algorithms (for every task
 // when all tasks run the same) and weights. Cells of a grid's cross product come back as they are;
 // others (two weights of one task and algorithm at different sizes) do not, which evalSweep checks.
-func cellFlags(cells []Cell) ([]string, error) {
+func cellFlags(cells []sweep.Cell) ([]string, error) {
 	var envs []string
 	actions := map[string][]string{}
 	algos := map[string][]string{}
@@ -164,7 +165,7 @@ func cellFlags(cells []Cell) ([]string, error) {
 		if c.Control != "" || c.Iters != 0 {
 			return nil, fmt.Errorf("cell %+v: a weight control or budget of its own is not planned by these flags", c)
 		}
-		a, err := NumActions(c.Env, c.Base)
+		a, err := sweep.NumActions(c.Env, c.Base)
 		if err != nil {
 			return nil, err
 		}
@@ -348,7 +349,7 @@ func writeLeverTable(b *strings.Builder, arms []CreditArm) {
 
 // actionsLabel is |A| of env at base, or "base b" for an env without one.
 func actionsLabel(env string, base int) string {
-	if n, err := NumActions(env, base); err == nil {
+	if n, err := sweep.NumActions(env, base); err == nil {
 		return strconv.Itoa(n)
 	}
 	return fmt.Sprintf("base %d", base)

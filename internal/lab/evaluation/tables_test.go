@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"context"
@@ -10,18 +10,19 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // committedCopy copies run r of the sweep in dir as docs/results keeps it: config.json,
 // metrics.csv and run.json under root/name/runs/<id>.
-func committedCopy(t *testing.T, dir string, r Run, root, name string) string {
+func committedCopy(t *testing.T, dir string, r sweep.Run, root, name string) string {
 	t.Helper()
-	to := filepath.Join(root, name, RunsDir, r.ID)
+	to := filepath.Join(root, name, sweep.RunsDir, r.ID)
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{runstore.ConfigFile, runstore.MetricsFile, "run.json"} {
-		b, err := os.ReadFile(filepath.Join(RunDir(dir, r), f))
+		b, err := os.ReadFile(filepath.Join(sweep.RunDir(dir, r), f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,16 +40,16 @@ func TestTablesFromCommittedRuns(t *testing.T) {
 	dir, root := t.TempDir(), t.TempDir()
 	base := tiny()
 	base.Iters, base.EvalEvery = 20, 1
-	m, err := Plan(Spec{Base: base, Cells: []Cell{{Env: "Copy-v0", Base: 2, Algo: "sparse", Alpha: 0.05}, {Env: "Copy-v0", Base: 2, Algo: "soft", Alpha: 0.02}},
+	m, err := sweep.Plan(sweep.Spec{Base: base, Cells: []sweep.Cell{{Env: "Copy-v0", Base: 2, Algo: "sparse", Alpha: 0.05}, {Env: "Copy-v0", Base: 2, Algo: "soft", Alpha: 0.02}},
 		Seeds: 2, FirstSeed: 1, TaskThresholds: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(dir, m); err != nil {
+	if err := sweep.Write(dir, m); err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range m.Runs {
-		if _, err := RunIndex(context.Background(), dir, i, quiet()); err != nil {
+		if _, err := sweep.RunIndex(context.Background(), dir, i, quiet()); err != nil {
 			t.Fatal(err)
 		}
 		committedCopy(t, dir, r, root, "all")
@@ -130,7 +131,7 @@ func TestTablesFromCommittedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	twice := committedCopy(t, dir, m.Runs[0], root, "twice")
-	other := filepath.Join(root, "twice", RunsDir, "other")
+	other := filepath.Join(root, "twice", sweep.RunsDir, "other")
 	if err := os.CopyFS(other, os.DirFS(twice)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package experiment
+package evaluation
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // evalRun is a finished run of seed with the last-10% greedy mean greedy, ending at level, and
 // passing by the steady rule when pass.
 func evalRun(c config.Config, seed int64, greedy float64, level int, pass bool) RunResult {
 	c.Seed = seed
-	return RunResult{Run: Run{Config: c}, Status: Status{State: Finished}, FinalGreedy: greedy, Level: level, Passed: pass}
+	return RunResult{Run: sweep.Run{Config: c}, Status: sweep.Status{State: sweep.Finished}, FinalGreedy: greedy, Level: level, Passed: pass}
 }
 
 // evalGroup is a group of runs with the counts Groups would give them.
@@ -51,7 +52,7 @@ func evalGroup(algo config.Algo, alpha float64, levers LeverSet, runs ...RunResu
 func TestCompareSizes(t *testing.T) {
 	c := config.Default()
 	unfinished := evalRun(c, 6, 31, 30, true)
-	unfinished.Status.State = Partial
+	unfinished.Status.State = sweep.Partial
 	sparse := evalGroup(config.AlgoSparse, 0.025, LeversBoth,
 		evalRun(c, 1, 31, 30, true), evalRun(c, 2, 30, 30, true), evalRun(c, 3, 29, 30, true), evalRun(c, 4, 26, 30, true),
 		evalRun(c, 5, 2, 2, false), unfinished)
@@ -145,16 +146,16 @@ func TestEvaluationFromSweeps(t *testing.T) {
 	var dirs []string
 	for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
 		dir := t.TempDir()
-		cells := []Cell{{Env: "Copy-v0", Base: 2, Algo: algo, Alpha: 0.05}, {Env: "Copy-v0", Base: 3, Algo: algo, Alpha: 0.05}}
-		m, err := Plan(Spec{Base: base, Cells: cells, Seeds: 2, FirstSeed: 1, TaskThresholds: true})
+		cells := []sweep.Cell{{Env: "Copy-v0", Base: 2, Algo: algo, Alpha: 0.05}, {Env: "Copy-v0", Base: 3, Algo: algo, Alpha: 0.05}}
+		m, err := sweep.Plan(sweep.Spec{Base: base, Cells: cells, Seeds: 2, FirstSeed: 1, TaskThresholds: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Write(dir, m); err != nil {
+		if err := sweep.Write(dir, m); err != nil {
 			t.Fatal(err)
 		}
 		for i := range m.Runs {
-			if _, err := RunIndex(context.Background(), dir, i, quiet()); err != nil {
+			if _, err := sweep.RunIndex(context.Background(), dir, i, quiet()); err != nil {
 				t.Fatal(err)
 			}
 		}
