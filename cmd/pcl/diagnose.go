@@ -21,7 +21,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/internal/lab/diag"
 )
 
-// runDiagnose trains with instrumentation (agent/diag) and writes probe.csv and its panels, or,
+// runDiagnose trains with instrumentation (internal/lab/diag) and writes probe.csv and its panels, or,
 // with --overlay, draws one measure of several probes (--probe name=dir, repeated) into one figure.
 func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diagnose", stderr)

@@ -29,7 +29,7 @@ const sweepUsage = `usage: pcl sweep plan|run|report|choose|evaluate|k8s [flags]
 Run 'pcl sweep <subcommand> -h' for its flags.
 `
 
-// runSweep dispatches `pcl sweep plan|run|report|choose|k8s` (logic in agent/experiment).
+// runSweep dispatches `pcl sweep plan|run|report|choose|k8s` (logic in internal/lab/sweep and internal/lab/evaluation).
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{errors.New("sweep: give a subcommand: plan, run, report, choose, evaluate or k8s (run 'pcl sweep -h' for what they do)")}

@@ -21,7 +21,7 @@ type TableSpec struct {
 	// Baseline, seed by seed, with the differences), "levers" (a screen: a row per arm with its
 	// return, final policy and wall time per 1,000,000 steps) or "versus" (a row per arm, also
 	// read at the first arm's wall time, seed by seed; versus.go): TableKinds. The algorithmic
-	// tasks' kinds, by the steady rule, are rendered by package experiment.
+	// tasks' kinds, by the steady rule, are rendered by package evaluation.
 	Kind     string    `json:"kind"`
 	Arms     []ArmSpec `json:"arms"`
 	Baseline *ArmSpec  `json:"baseline,omitempty"`
