@@ -111,18 +111,8 @@ func Clone(ctx context.Context, opts CloneOptions) ([]CloneRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diag: clone: %w", err)
 	}
-	if opts.MinWidth < 1 || opts.MaxWidth < opts.MinWidth || opts.Episodes < 1 || opts.Iters < 1 {
-		return nil, fmt.Errorf("diag: clone: widths %d-%d, %d episodes, %d iterations: want 1 <= min <= max and positive counts",
-			opts.MinWidth, opts.MaxWidth, opts.Episodes, opts.Iters)
-	}
-	if opts.EvalWidth == 0 {
-		opts.EvalWidth = opts.MaxWidth
-	}
-	if opts.EvalInputs == 0 {
-		opts.EvalInputs = 50
-	}
-	if opts.Every <= 0 {
-		opts.Every = opts.Iters
+	if err := opts.complete(); err != nil {
+		return nil, err
 	}
 	env, err := algorithmic.NewEnv(algorithmic.Config{Task: task, Base: cfg.Base})
 	if err != nil {
@@ -149,14 +139,8 @@ func Clone(ctx context.Context, opts CloneOptions) ([]CloneRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.CSV != nil {
-		head := "iteration,loss,step_accuracy,mean_solved"
-		for w := opts.MinWidth; w <= opts.EvalWidth; w++ {
-			head += fmt.Sprintf(",solved_w%d", w)
-		}
-		if _, err := fmt.Fprintln(opts.CSV, head); err != nil {
-			return nil, fmt.Errorf("diag: clone csv: %w", err)
-		}
+	if err := opts.writeHeader(); err != nil {
+		return nil, err
 	}
 	var recs []CloneRecord
 	for it := range opts.Iters {
@@ -178,19 +162,11 @@ func Clone(ctx context.Context, opts CloneOptions) ([]CloneRecord, error) {
 		if (it+1)%opts.Every != 0 && it+1 != opts.Iters {
 			continue
 		}
-		_, acc, err := cloneLoss(m, held, false)
+		rec, err := opts.evaluate(m, env, held, evalRng)
 		if err != nil {
 			return recs, err
 		}
-		rec := CloneRecord{Iteration: it + 1, Loss: loss, StepAccuracy: acc}
-		for w := opts.MinWidth; w <= opts.EvalWidth; w++ {
-			s, err := greedySolved(m, env, evalRng, w, opts.EvalInputs)
-			if err != nil {
-				return recs, err
-			}
-			rec.Solved = append(rec.Solved, s)
-			rec.MeanSolved += s / float64(opts.EvalWidth-opts.MinWidth+1)
-		}
+		rec.Iteration, rec.Loss = it+1, loss
 		recs = append(recs, rec)
 		if opts.CSV != nil {
 			if _, err := fmt.Fprintf(opts.CSV, "%d,%.6g,%.4f,%.4f%s\n", rec.Iteration, rec.Loss, rec.StepAccuracy, rec.MeanSolved, csvTail(rec.Solved)); err != nil {
@@ -199,6 +175,58 @@ func Clone(ctx context.Context, opts CloneOptions) ([]CloneRecord, error) {
 		}
 	}
 	return recs, nil
+}
+
+// complete checks the options' sizes and fills in the defaults of those left zero.
+func (opts *CloneOptions) complete() error {
+	if opts.MinWidth < 1 || opts.MaxWidth < opts.MinWidth || opts.Episodes < 1 || opts.Iters < 1 {
+		return fmt.Errorf("diag: clone: widths %d-%d, %d episodes, %d iterations: want 1 <= min <= max and positive counts",
+			opts.MinWidth, opts.MaxWidth, opts.Episodes, opts.Iters)
+	}
+	if opts.EvalWidth == 0 {
+		opts.EvalWidth = opts.MaxWidth
+	}
+	if opts.EvalInputs == 0 {
+		opts.EvalInputs = 50
+	}
+	if opts.Every <= 0 {
+		opts.Every = opts.Iters
+	}
+	return nil
+}
+
+// writeHeader writes the CSV's header line, if there is a CSV.
+func (opts *CloneOptions) writeHeader() error {
+	if opts.CSV == nil {
+		return nil
+	}
+	head := "iteration,loss,step_accuracy,mean_solved"
+	for w := opts.MinWidth; w <= opts.EvalWidth; w++ {
+		head += fmt.Sprintf(",solved_w%d", w)
+	}
+	if _, err := fmt.Fprintln(opts.CSV, head); err != nil {
+		return fmt.Errorf("diag: clone csv: %w", err)
+	}
+	return nil
+}
+
+// evaluate measures the cloned model: its step accuracy on the held-out expert episodes and the
+// fraction of inputs its greedy policy solves at each evaluated width (iteration and loss unset).
+func (opts *CloneOptions) evaluate(m *pcl.LSTM, env *algorithmic.Env, held []*episode.Episode, evalRng *rand.Rand) (CloneRecord, error) {
+	_, acc, err := cloneLoss(m, held, false)
+	if err != nil {
+		return CloneRecord{}, err
+	}
+	rec := CloneRecord{StepAccuracy: acc}
+	for w := opts.MinWidth; w <= opts.EvalWidth; w++ {
+		s, err := greedySolved(m, env, evalRng, w, opts.EvalInputs)
+		if err != nil {
+			return rec, err
+		}
+		rec.Solved = append(rec.Solved, s)
+		rec.MeanSolved += s / float64(opts.EvalWidth-opts.MinWidth+1)
+	}
+	return rec, nil
 }
 
 func expertBatch(env *algorithmic.Env, rng *rand.Rand, n, lo, hi int) ([]*episode.Episode, error) {

@@ -268,7 +268,7 @@ func (p *probe) write(row []string) error {
 // addExperts plays opts.Expert episodes of the task's scripted expert (algorithmic.Expert) on a
 // fresh env and stores them in the run's replay, with the priority the run gives its own episodes.
 func addExperts(ctx context.Context, opts Options, run train.Watched, level int) error {
-	cfg, buf := run.Config, run.Replay
+	cfg := run.Config
 	task, err := algorithmic.TaskByID(cfg.Env)
 	if err != nil {
 		return fmt.Errorf("diag: expert episodes: %w", err)
@@ -278,17 +278,8 @@ func addExperts(ctx context.Context, opts Options, run train.Watched, level int)
 		return fmt.Errorf("diag: %w", err)
 	}
 	defer env.Close()
-	if level > 0 {
-		c, ok := env.(interface {
-			RestoreCurriculum(algorithmic.VecCurriculumState) error
-		})
-		if !ok {
-			return fmt.Errorf("diag: expert env %T has no curriculum to set to min_length %d", env, level)
-		}
-		st := algorithmic.VecCurriculumState{Curricula: []algorithmic.CurriculumState{{MinLength: level}}, Pending: make([]*float64, opts.Expert)}
-		if err := c.RestoreCurriculum(st); err != nil {
-			return fmt.Errorf("diag: expert episodes at min_length %d: %w", level, err)
-		}
+	if err := setExpertLevel(env, opts.Expert, level); err != nil {
+		return err
 	}
 	req := envs.ResetRequest{Seeds: make([]int64, opts.Expert)}
 	for i := range req.Seeds {
@@ -333,6 +324,31 @@ func addExperts(ctx context.Context, opts Options, run train.Watched, level int)
 			}
 		}
 	}
+	return storeExperts(run, eps)
+}
+
+// setExpertLevel starts the curriculum of the n copies of the expert env at min_length level (0:
+// where it starts by itself).
+func setExpertLevel(env envs.VecEnv, n, level int) error {
+	if level <= 0 {
+		return nil
+	}
+	c, ok := env.(interface {
+		RestoreCurriculum(algorithmic.VecCurriculumState) error
+	})
+	if !ok {
+		return fmt.Errorf("diag: expert env %T has no curriculum to set to min_length %d", env, level)
+	}
+	st := algorithmic.VecCurriculumState{Curricula: []algorithmic.CurriculumState{{MinLength: level}}, Pending: make([]*float64, n)}
+	if err := c.RestoreCurriculum(st); err != nil {
+		return fmt.Errorf("diag: expert episodes at min_length %d: %w", level, err)
+	}
+	return nil
+}
+
+// storeExperts adds the expert episodes to the run's replay with the priority the run gives its own.
+func storeExperts(run train.Watched, eps []*episode.Episode) error {
+	cfg, buf := run.Config, run.Replay
 	var surplus []float64
 	if cfg.ReplayPriority == config.PriorityAdvantage {
 		if _, err := run.Learner.Loss(eps, false); err != nil {
