@@ -162,11 +162,19 @@ func Clone(ctx context.Context, opts CloneOptions) ([]CloneRecord, error) {
 		if (it+1)%opts.Every != 0 && it+1 != opts.Iters {
 			continue
 		}
-		rec, err := opts.evaluate(m, env, held, evalRng)
+		_, acc, err := cloneLoss(m, held, false)
 		if err != nil {
 			return recs, err
 		}
-		rec.Iteration, rec.Loss = it+1, loss
+		rec := CloneRecord{Iteration: it + 1, Loss: loss, StepAccuracy: acc}
+		for w := opts.MinWidth; w <= opts.EvalWidth; w++ {
+			s, err := greedySolved(m, env, evalRng, w, opts.EvalInputs)
+			if err != nil {
+				return recs, err
+			}
+			rec.Solved = append(rec.Solved, s)
+			rec.MeanSolved += s / float64(opts.EvalWidth-opts.MinWidth+1)
+		}
 		recs = append(recs, rec)
 		if opts.CSV != nil {
 			if _, err := fmt.Fprintf(opts.CSV, "%d,%.6g,%.4f,%.4f%s\n", rec.Iteration, rec.Loss, rec.StepAccuracy, rec.MeanSolved, csvTail(rec.Solved)); err != nil {
@@ -208,25 +216,6 @@ func (opts *CloneOptions) writeHeader() error {
 		return fmt.Errorf("diag: clone csv: %w", err)
 	}
 	return nil
-}
-
-// evaluate measures the cloned model: its step accuracy on the held-out expert episodes and the
-// fraction of inputs its greedy policy solves at each evaluated width (iteration and loss unset).
-func (opts *CloneOptions) evaluate(m *pcl.LSTM, env *algorithmic.Env, held []*episode.Episode, evalRng *rand.Rand) (CloneRecord, error) {
-	_, acc, err := cloneLoss(m, held, false)
-	if err != nil {
-		return CloneRecord{}, err
-	}
-	rec := CloneRecord{StepAccuracy: acc}
-	for w := opts.MinWidth; w <= opts.EvalWidth; w++ {
-		s, err := greedySolved(m, env, evalRng, w, opts.EvalInputs)
-		if err != nil {
-			return rec, err
-		}
-		rec.Solved = append(rec.Solved, s)
-		rec.MeanSolved += s / float64(opts.EvalWidth-opts.MinWidth+1)
-	}
-	return rec, nil
 }
 
 func expertBatch(env *algorithmic.Env, rng *rand.Rand, n, lo, hi int) ([]*episode.Episode, error) {
