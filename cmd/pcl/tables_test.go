@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
-	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
+	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 )
 
 // The committed result tables match their runs, and a changed digit inside one is caught and
@@ -28,7 +28,7 @@ func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 	if err := os.Symlink(filepath.Join(repo, "docs", "results"), filepath.Join(root, "docs", "results")); err != nil {
 		t.Fatal(err)
 	}
-	specs, err := analysis.ReadTableSpecs(filepath.Join(repo, "docs", "results", "tables.json"), experiment.TableKinds())
+	specs, err := analysis.ReadTableSpecs(filepath.Join(repo, "docs", "results", "tables.json"), evaluation.TableKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
