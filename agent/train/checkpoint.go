@@ -1,8 +1,8 @@
 package train
 
 import (
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -12,7 +12,7 @@ import (
 // saver writes the checkpoints of a whole-episode run.
 type saver struct {
 	cp      *runstore.Checkpoints
-	learner *pcl.EpisodeLearner
+	learner *lstm.Learner
 	env     envs.VecEnv
 	buf     *replay.Buffer[int32]
 
@@ -37,12 +37,12 @@ func (s *saver) save(meta runstore.Meta) error {
 
 // episodeCheckpointParams are what an lstm learner's checkpoint holds: its parameters, then its
 // optimizer's state and, with a lagged target, the lagged parameters (pcl.Learner.StateParams).
-func episodeCheckpointParams(l *pcl.EpisodeLearner) []*nn.Param {
+func episodeCheckpointParams(l *lstm.Learner) []*nn.Param {
 	return append(append([]*nn.Param(nil), l.Params()...), l.StateParams()...)
 }
 
 // LoadCheckpoint restores an lstm learner from the checkpoint of the run in dir (parameters and
 // optimizer state) and returns its metadata. The learner must have been built from the same config.
-func LoadCheckpoint(dir string, l *pcl.EpisodeLearner) (runstore.Meta, error) {
+func LoadCheckpoint(dir string, l *lstm.Learner) (runstore.Meta, error) {
 	return runstore.Dir(dir).LoadCheckpoint(episodeCheckpointParams(l))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -26,13 +27,13 @@ import (
 // GradientSteps replay steps (one, the paper's, by default); the greedy evaluation plays the
 // trained policy at the training curriculum's length.
 type episodes struct {
-	*pcl.EpisodeLearner
+	*lstm.Learner
 	cfg     config.Config
 	dir     string
 	log     *slog.Logger
 	est     memory.Estimate
 	eng     *tensor.Engine
-	spec    pcl.Spec
+	spec    lstm.Spec
 	env     envs.VecEnv
 	sampler *collect.Collector[int32]
 	evalEnv envs.VecEnv // nil without greedy evaluation
@@ -61,14 +62,14 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.env, err = maker.MakeVec(ctx, cfg, cfg.BatchSize); err != nil {
 		return nil, err
 	}
-	if r.spec, err = pcl.SpecOf(r.env); err != nil {
+	if r.spec, err = lstm.SpecOf(r.env); err != nil {
 		return nil, err
 	}
 	r.est = memory.EstimateEpisodes(cfg, r.spec)
 	if err := memory.Check(opts.MaxMemory, memory.SubjectOf(cfg, r.spec.NumActions()), r.est); err != nil {
 		return nil, err
 	}
-	if r.EpisodeLearner, err = pcl.NewLearner(cfg, r.spec, opts.Engine); err != nil {
+	if r.Learner, err = lstm.NewLearner(cfg, r.spec, opts.Engine); err != nil {
 		return nil, err
 	}
 	if r.sampler, err = newEpisodeCollector(r.env, r.Model, cfg.MaxSteps); err != nil {
@@ -93,7 +94,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 			return nil, err
 		}
 	}
-	r.sv = &saver{learner: r.EpisodeLearner, env: r.env, buf: r.buf}
+	r.sv = &saver{learner: r.Learner, env: r.env, buf: r.buf}
 	return r, nil
 }
 
@@ -112,12 +113,12 @@ func (r *episodes) start(ctx context.Context, resume bool) (runstore.Meta, *runs
 	meta, cp := runstore.Meta{Config: r.cfg}, runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
 		var err error
-		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log); err != nil {
+		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.Learner, r.env, r.buf, r.log); err != nil {
 			return meta, cp, err
 		}
 	}
 	r.sv.mark()
-	watched := Watched{Config: r.cfg, Spec: r.spec, Learner: r.EpisodeLearner, Replay: r.buf}
+	watched := Watched{Config: r.cfg, Spec: r.spec, Learner: r.Learner, Replay: r.buf}
 	if err := r.obs.Start(ctx, watched); err != nil {
 		return runstore.Meta{}, nil, fmt.Errorf("observer: %w", err)
 	}
@@ -263,10 +264,10 @@ func (r *episodes) finish(sum *Summary, meta runstore.Meta, dir string) []any {
 
 // newEpisodeCollector returns the collector of the LSTM's whole episodes in env's copies, cut at
 // maxSteps steps.
-func newEpisodeCollector(env envs.VecEnv, m *pcl.LSTM, maxSteps int) (*collect.Collector[int32], error) {
+func newEpisodeCollector(env envs.VecEnv, m *lstm.Model, maxSteps int) (*collect.Collector[int32], error) {
 	actor, err := m.NewActor(env)
 	if err != nil {
 		return nil, err
 	}
-	return collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
+	return collect.New[int32](env, lstm.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
 }

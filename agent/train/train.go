@@ -26,6 +26,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
@@ -335,7 +336,7 @@ func stoppedError(cp *runstore.Checkpoints, it int, what string, err error) erro
 // resumeEpisodes loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
 // the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
 // curriculum is ignored: evaluation copies the training one.
-func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer[int32], log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
+func resumeEpisodes(dir string, cfg config.Config, l *lstm.Learner, env envs.VecEnv, buf *replay.Buffer[int32], log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
 	var notes []string
 	restore := func(path string, f *checkpoint.File, meta runstore.Meta) error {
 		notes = notes[:0]

@@ -1,11 +1,11 @@
-package pcl_test
+package lstm_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/envs/wrappers"
@@ -62,28 +62,28 @@ func TestSpecOf(t *testing.T) {
 	tests := []struct {
 		name    string
 		env     envs.VecEnv
-		want    pcl.Spec
+		want    lstm.Spec
 		wantErr []string
 	}{
-		{"combined Copy", copy3(nil), pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
-		{"factored Copy through CombineVecActions", combined, pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
+		{"combined Copy", copy3(nil), lstm.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
+		{"factored Copy through CombineVecActions", combined, lstm.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, nil},
 		{"reversed addition (4 moves)", func() envs.VecEnv {
 			e, err := registry.MakeVec("ReversedAddition-v0", 2, map[string]any{"base": 3, "autoreset": "disabled"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return e
-		}(), pcl.Spec{ObsVocab: 4, ActionComponents: []int{4, 2, 3}}, nil},
-		{"no action factors: one component", respaced{VecEnv: copy3(nil)}, pcl.Spec{ObsVocab: 4, ActionComponents: []int{12}}, nil},
-		{"tuple actions", copy3(map[string]any{"factored_actions": true}), pcl.Spec{}, []string{"action space Tuple", "not Discrete(n) starting at 0", "combine Tuple actions"}},
-		{"box observations", respaced{VecEnv: copy3(nil), obs: envs.NewBox(-1, 1, envs.Float64, 17)}, pcl.Spec{}, []string{"observation space Box", "not Discrete(n) starting at 0"}},
-		{"observations start at 1", respaced{VecEnv: copy3(nil), obs: envs.Discrete{N: 4, Start: 1}}, pcl.Spec{}, []string{"observation space", "not Discrete(n) starting at 0"}},
-		{"actions start at 1", respaced{VecEnv: copy3(nil), act: envs.Discrete{N: 12, Start: 1}}, pcl.Spec{}, []string{"action space", "not Discrete(n) starting at 0"}},
-		{"components do not multiply to |A|", factoredRespaced{respaced{VecEnv: copy3(nil), components: []int64{2, 2, 2}}}, pcl.Spec{}, []string{"action components [2 2 2]", "|A| = 12"}},
+		}(), lstm.Spec{ObsVocab: 4, ActionComponents: []int{4, 2, 3}}, nil},
+		{"no action factors: one component", respaced{VecEnv: copy3(nil)}, lstm.Spec{ObsVocab: 4, ActionComponents: []int{12}}, nil},
+		{"tuple actions", copy3(map[string]any{"factored_actions": true}), lstm.Spec{}, []string{"action space Tuple", "not Discrete(n) starting at 0", "combine Tuple actions"}},
+		{"box observations", respaced{VecEnv: copy3(nil), obs: envs.NewBox(-1, 1, envs.Float64, 17)}, lstm.Spec{}, []string{"observation space Box", "not Discrete(n) starting at 0"}},
+		{"observations start at 1", respaced{VecEnv: copy3(nil), obs: envs.Discrete{N: 4, Start: 1}}, lstm.Spec{}, []string{"observation space", "not Discrete(n) starting at 0"}},
+		{"actions start at 1", respaced{VecEnv: copy3(nil), act: envs.Discrete{N: 12, Start: 1}}, lstm.Spec{}, []string{"action space", "not Discrete(n) starting at 0"}},
+		{"components do not multiply to |A|", factoredRespaced{respaced{VecEnv: copy3(nil), components: []int64{2, 2, 2}}}, lstm.Spec{}, []string{"action components [2 2 2]", "|A| = 12"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := pcl.SpecOf(tc.env)
+			spec, err := lstm.SpecOf(tc.env)
 			if tc.wantErr == nil {
 				if err != nil {
 					t.Fatal(err)

@@ -1,10 +1,11 @@
-package pcl
+package lstm
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
@@ -12,7 +13,7 @@ import (
 // Actor acts with the LSTM in the copies of one env, one step at a time: it carries each copy's
 // recurrent state from step to step (collect.Actor).
 type Actor struct {
-	m      *LSTM
+	m      *Model
 	state  *nn.SeqState
 	tokens []int32
 	heads  []*tensor.Matrix
@@ -21,13 +22,13 @@ type Actor struct {
 // NewActor returns an actor for the copies of env, which must fit the model: the same
 // observation vocabulary and action components (equal |A| is not enough: the previous action is
 // embedded per component, so other components would be read with another encoding).
-func (m *LSTM) NewActor(env envs.VecEnv) (*Actor, error) {
+func (m *Model) NewActor(env envs.VecEnv) (*Actor, error) {
 	spec, err := SpecOf(env)
 	if err != nil {
 		return nil, err
 	}
 	if spec.ObsVocab != m.Spec.ObsVocab || !slices.Equal(spec.ActionComponents, m.Spec.ActionComponents) {
-		return nil, fmt.Errorf("pcl: env has %d observations and action components %v, the model %d and %v",
+		return nil, fmt.Errorf("lstm: env has %d observations and action components %v, the model %d and %v",
 			spec.ObsVocab, spec.ActionComponents, m.Spec.ObsVocab, m.Spec.ActionComponents)
 	}
 	n := env.NumEnvs()
@@ -39,7 +40,7 @@ func (m *LSTM) NewActor(env envs.VecEnv) (*Actor, error) {
 }
 
 // Layout is the model's heads.
-func (a *Actor) Layout() *Heads { return &a.m.Heads }
+func (a *Actor) Layout() *pcl.Heads { return &a.m.Heads }
 
 // InputDim is one token per observation.
 func (a *Actor) InputDim() int { return 1 }
@@ -59,7 +60,7 @@ func (a *Actor) Begin(fresh []bool) {
 func (a *Actor) Act(obs, prev []int32) (*tensor.Matrix, error) {
 	n, F := a.state.B, a.m.Spec.Features()
 	if len(obs) != n || len(prev) != n {
-		return nil, fmt.Errorf("pcl: actor of %d copies given %d observations and %d previous actions", n, len(obs), len(prev))
+		return nil, fmt.Errorf("lstm: actor of %d copies given %d observations and %d previous actions", n, len(obs), len(prev))
 	}
 	for i := range n {
 		row := a.tokens[i*F : (i+1)*F]
@@ -67,7 +68,7 @@ func (a *Actor) Act(obs, prev []int32) (*tensor.Matrix, error) {
 		a.m.Spec.PrevActionTokens(row[1:], int(prev[i]))
 	}
 	if err := a.m.Net.Step(a.state, a.tokens, a.heads); err != nil {
-		return nil, fmt.Errorf("pcl: act: %w", err)
+		return nil, fmt.Errorf("lstm: act: %w", err)
 	}
 	return a.heads[0], nil
 }
@@ -83,7 +84,7 @@ func (TokenEncoder) Dim() int { return 1 }
 func (e TokenEncoder) Encode(dst []int32, obs envs.Array, r int) error {
 	v := obs.Ints[r]
 	if v < 0 || v >= int64(e.N) {
-		return fmt.Errorf("pcl: observation %d of copy %d outside [0, %d)", v, r, e.N)
+		return fmt.Errorf("lstm: observation %d of copy %d outside [0, %d)", v, r, e.N)
 	}
 	dst[0] = int32(v)
 	return nil

@@ -1,4 +1,4 @@
-package pcl
+package lstm
 
 import (
 	"math"
@@ -8,15 +8,18 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
+// testSpec is Copy's at base 2: |A| = 8.
+var testSpec = Spec{ObsVocab: 3, ActionComponents: []int{2, 2, 2}}
+
 // The LSTM's head initialisations: LogitInitScale scales the policy head (0: an exactly uniform
 // first policy), LambdaInit "alpha" starts the multiplier's log-scale bias at log alpha, EmbedStd
 // sets the embeddings' spread, and the defaults leave Default's network as it was.
 func TestLSTMHeadInitialisations(t *testing.T) {
-	build := func(edit func(*config.Config)) *LSTM {
+	build := func(edit func(*config.Config)) *Model {
 		cfg := config.Default()
 		cfg.Hidden, cfg.Alpha = 16, 0.05
 		edit(&cfg)
-		m, err := NewLSTM(cfg, testSpec, tensor.GonumEngine())
+		m, err := New(cfg, testSpec, tensor.GonumEngine())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +60,7 @@ func TestLSTMHeadInitialisations(t *testing.T) {
 		}
 	}
 
-	spread := func(m *LSTM) float64 {
+	spread := func(m *Model) float64 {
 		p := m.Net.Params()[0] // embed.table0
 		s := 0.0
 		for _, v := range p.Value.Data {

@@ -1,4 +1,4 @@
-package pcl
+package lstm
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// Spec describes the task an LSTM acts in: a Discrete observation of ObsVocab symbols and a combined
+// Spec describes the task the model acts in: a Discrete observation of ObsVocab symbols and a combined
 // Discrete action whose mixed-radix components (first least significant) are ActionComponents.
 type Spec struct {
 	ObsVocab         int
@@ -49,26 +49,26 @@ func (s Spec) PrevActionTokens(dst []int32, a int) {
 
 func (s Spec) validate() error {
 	if s.ObsVocab < 1 || len(s.ActionComponents) == 0 {
-		return fmt.Errorf("pcl: spec needs an observation vocabulary and action components, have %+v", s)
+		return fmt.Errorf("lstm: spec needs an observation vocabulary and action components, have %+v", s)
 	}
 	for i, c := range s.ActionComponents {
 		if c < 1 {
-			return fmt.Errorf("pcl: action component %d has size %d", i, c)
+			return fmt.Errorf("lstm: action component %d has size %d", i, c)
 		}
 	}
 	return nil
 }
 
-// SpecOf is the Spec of an LSTM for env: Discrete observations and actions, the action's
+// SpecOf is the Spec of the model for env: Discrete observations and actions, the action's
 // components from envs.ActionFactors when the env has them, else one component.
 func SpecOf(env envs.VecEnv) (Spec, error) {
 	obs, ok := env.ObservationSpace().(envs.Discrete)
 	if !ok || obs.Start != 0 {
-		return Spec{}, fmt.Errorf("pcl: observation space %v is not Discrete(n) starting at 0", env.ObservationSpace())
+		return Spec{}, fmt.Errorf("lstm: observation space %v is not Discrete(n) starting at 0", env.ObservationSpace())
 	}
 	act, ok := env.ActionSpace().(envs.Discrete)
 	if !ok || act.Start != 0 {
-		return Spec{}, fmt.Errorf("pcl: action space %v is not Discrete(n) starting at 0 (combine Tuple actions first)", env.ActionSpace())
+		return Spec{}, fmt.Errorf("lstm: action space %v is not Discrete(n) starting at 0 (combine Tuple actions first)", env.ActionSpace())
 	}
 	spec := Spec{ObsVocab: int(obs.N), ActionComponents: []int{int(act.N)}}
 	if f, ok := env.(envs.ActionFactors); ok {
@@ -77,7 +77,7 @@ func SpecOf(env envs.VecEnv) (Spec, error) {
 			spec.ActionComponents = append(spec.ActionComponents, int(c))
 		}
 		if spec.NumActions() != int(act.N) {
-			return Spec{}, fmt.Errorf("pcl: action components %v do not multiply to |A| = %d", spec.ActionComponents, act.N)
+			return Spec{}, fmt.Errorf("lstm: action components %v do not multiply to |A| = %d", spec.ActionComponents, act.N)
 		}
 	}
 	return spec, nil

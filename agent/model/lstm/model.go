@@ -1,4 +1,4 @@
-package pcl
+package lstm
 
 import (
 	"fmt"
@@ -6,29 +6,30 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// LSTM is the recurrent network of the algorithmic tasks with the heads one algorithm and form
-// need (see Heads for the layout and the algebra that turns head outputs into the policy, V and
-// per-step consistency terms).
-type LSTM struct {
-	Heads
+// Model is the recurrent network of the algorithmic tasks with the heads one algorithm and form
+// need (see pcl.Heads for the layout and the algebra that turns head outputs into the policy, V
+// and per-step consistency terms). It is this family's pcl.Network.
+type Model struct {
+	pcl.Heads
 	Spec Spec
 	Net  *nn.SeqNet
 
 	// scratch of ForwardBatch, reused across batches
 	tokens  []int32
 	lengths []int
-	steps   Steps
+	steps   pcl.Steps
 }
 
-// NewLSTM builds the network for cfg on the task spec.
-func NewLSTM(cfg config.Config, spec Spec, eng *tensor.Engine) (*LSTM, error) {
+// New builds the network for cfg on the task spec.
+func New(cfg config.Config, spec Spec, eng *tensor.Engine) (*Model, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	h, err := NewHeads(cfg, spec.NumActions())
+	h, err := pcl.NewHeads(cfg, spec.NumActions())
 	if err != nil {
 		return nil, err
 	}
@@ -40,36 +41,36 @@ func NewLSTM(cfg config.Config, spec Spec, eng *tensor.Engine) (*LSTM, error) {
 	net, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: spec.InputVocabs(), Hidden: cfg.Hidden, HeadSizes: h.Sizes, StateHeads: state,
 		EmbedStd: cfg.EmbedStd, Seed: cfg.Seed, Engine: eng})
 	if err != nil {
-		return nil, fmt.Errorf("pcl: build network: %w", err)
+		return nil, fmt.Errorf("lstm: build network: %w", err)
 	}
 	w, b := net.Head(0)
 	var lambdaBias *nn.Param
 	if h.LambdaHead >= 0 {
 		_, lambdaBias = net.Head(h.LambdaHead)
 	}
-	InitHeads(cfg, w, b, lambdaBias)
-	return &LSTM{Heads: h, Spec: spec, Net: net}, nil
+	pcl.InitHeads(cfg, w, b, lambdaBias)
+	return &Model{Heads: h, Spec: spec, Net: net}, nil
 }
 
-// Layout is the model's heads (Network).
-func (m *LSTM) Layout() *Heads { return &m.Heads }
+// Layout is the model's heads (pcl.Network).
+func (m *Model) Layout() *pcl.Heads { return &m.Heads }
 
 // Params are the network's parameters.
-func (m *LSTM) Params() []*nn.Param { return m.Net.Params() }
+func (m *Model) Params() []*nn.Param { return m.Net.Params() }
 
 // StateParams is empty: the LSTM keeps no state besides its parameters.
-func (m *LSTM) StateParams() []*nn.Param { return nil }
+func (m *Model) StateParams() []*nn.Param { return nil }
 
 // ForwardBatch encodes eps (the observation and the previous action's components at every step,
-// an explicit "none" at the start) and runs the LSTM over them (Network).
-func (m *LSTM) ForwardBatch(eps []*episode.Episode) ([]*tensor.Matrix, Steps, error) {
+// an explicit "none" at the start) and runs the LSTM over them (pcl.Network).
+func (m *Model) ForwardBatch(eps []*episode.Episode) ([]*tensor.Matrix, pcl.Steps, error) {
 	B := len(eps)
 	spec := m.Spec
 	F, K := spec.Features(), spec.NumActions()
 	T := 0
 	for i, e := range eps {
 		if err := e.Validate(episode.TokenDim); err != nil {
-			return nil, Steps{}, fmt.Errorf("pcl: batch episode %d: %w", i, err)
+			return nil, pcl.Steps{}, fmt.Errorf("lstm: batch episode %d: %w", i, err)
 		}
 		T = max(T, e.Len())
 	}
@@ -84,7 +85,7 @@ func (m *LSTM) ForwardBatch(eps []*episode.Episode) ([]*tensor.Matrix, Steps, er
 			row := m.tokens[(t*B+b)*F : (t*B+b+1)*F]
 			o := int(e.Obs[t])
 			if o < 0 || o >= spec.ObsVocab {
-				return nil, Steps{}, fmt.Errorf("pcl: batch episode %d: observation %d at step %d outside [0, %d)", b, o, t, spec.ObsVocab)
+				return nil, pcl.Steps{}, fmt.Errorf("lstm: batch episode %d: observation %d at step %d outside [0, %d)", b, o, t, spec.ObsVocab)
 			}
 			row[0] = int32(o)
 			prev := -1
@@ -95,12 +96,12 @@ func (m *LSTM) ForwardBatch(eps []*episode.Episode) ([]*tensor.Matrix, Steps, er
 		}
 		for t, a := range e.Actions {
 			if a < 0 || int(a) >= K {
-				return nil, Steps{}, fmt.Errorf("pcl: batch episode %d: action %d at step %d outside [0, %d)", b, a, t, K)
+				return nil, pcl.Steps{}, fmt.Errorf("lstm: batch episode %d: action %d at step %d outside [0, %d)", b, a, t, K)
 			}
 		}
 	}
 	st := &m.steps
-	*st = Steps{T: T, B: B, Lengths: grow(st.Lengths, B), Terminated: grow(st.Terminated, B),
+	*st = pcl.Steps{T: T, B: B, Lengths: grow(st.Lengths, B), Terminated: grow(st.Terminated, B),
 		Actions: grow(st.Actions, T*B), Rewards: grow(st.Rewards, T*B)}
 	for b, e := range eps {
 		st.Lengths[b], st.Terminated[b] = e.Len(), e.Terminated
@@ -110,10 +111,17 @@ func (m *LSTM) ForwardBatch(eps []*episode.Episode) ([]*tensor.Matrix, Steps, er
 	}
 	heads, err := m.Net.Forward(m.tokens, Tn, B, m.lengths)
 	if err != nil {
-		return nil, Steps{}, fmt.Errorf("pcl: forward: %w", err)
+		return nil, pcl.Steps{}, fmt.Errorf("lstm: forward: %w", err)
 	}
 	return heads, *st, nil
 }
 
-// Backward accumulates the parameter gradients of dHeads (Network).
-func (m *LSTM) Backward(dHeads []*tensor.Matrix) error { return m.Net.Backward(dHeads) }
+// Backward accumulates the parameter gradients of dHeads (pcl.Network).
+func (m *Model) Backward(dHeads []*tensor.Matrix) error { return m.Net.Backward(dHeads) }
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}

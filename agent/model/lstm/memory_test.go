@@ -1,4 +1,4 @@
-package pcl_test
+package lstm_test
 
 import (
 	"math"
@@ -6,18 +6,18 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
 // additionModel is the LSTM of ReversedAddition at base 3 (|A| = 24), small and with embeddings
 // wide enough that one token's effect is far above float rounding.
-func additionModel(t *testing.T) *pcl.LSTM {
+func additionModel(t *testing.T) *lstm.Model {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Env, cfg.Base, cfg.Hidden, cfg.EmbedStd = "ReversedAddition-v0", 3, 16, 0.5
-	m, err := pcl.NewLSTM(cfg, pcl.Spec{ObsVocab: 4, ActionComponents: []int{4, 2, 3}}, tensor.GonumEngine())
+	m, err := lstm.New(cfg, lstm.Spec{ObsVocab: 4, ActionComponents: []int{4, 2, 3}}, tensor.GonumEngine())
 	if err != nil {
 		t.Fatal(err)
 	}
