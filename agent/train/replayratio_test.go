@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -113,7 +113,7 @@ func TestReplayBatchesAreIndependentDraws(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for it := range 200 {
-		s := &control.Segment{Iteration: it, Obs: make([]float32, 2*3), Actions: []int32{int32(rng.IntN(4)), 0}, Rewards: []float64{rng.Float64(), 0}}
+		s := &mlp.Segment{Iteration: it, Obs: make([]float32, 2*3), Actions: []int32{int32(rng.IntN(4)), 0}, Rewards: []float64{rng.Float64(), 0}}
 		if err := buf.Add(nil, s, float64(it)); err != nil {
 			t.Fatal(err)
 		}

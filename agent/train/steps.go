@@ -11,8 +11,8 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
@@ -33,11 +33,11 @@ type stepsRun struct {
 	cfg     config.Config
 	env     envs.VecEnv
 	evalEnv envs.VecEnv // nil without greedy evaluation
-	enc     control.Encoder
-	learner *control.Learner
+	enc     mlp.Encoder
+	learner *mlp.Learner
 	// actor is the policy the sampler acts with under --overlap: a snapshot of the learner's
 	// network (nil: the sampler acts with the learner's own).
-	actor   *control.MLP
+	actor   *mlp.Model
 	sampler *collect.Collector[float32]
 	evaler  *collect.Collector[float32] // nil without greedy evaluation
 	replay  *replay.Buffer[float32]
@@ -62,7 +62,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.env, err = makeAdapted(ctx, cfg, maker, cfg.NumEnvs); err != nil {
 		return nil, err
 	}
-	if r.enc, err = control.NewEncoder(r.env.ObservationSpace()); err != nil {
+	if r.enc, err = mlp.NewEncoder(r.env.ObservationSpace()); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Env, err)
 	}
 	K := int(r.env.ActionSpace().(envs.Discrete).N)
@@ -76,16 +76,16 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 			return nil, err
 		}
 	}
-	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
+	if r.learner, err = mlp.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
 		return nil, err
 	}
 	var acting collect.Actor[float32] = r.learner.Model
 	if cfg.Overlap {
-		if r.actor, err = control.NewMLP(cfg, r.enc.Dim(), K, eng); err != nil {
+		if r.actor, err = mlp.New(cfg, r.enc.Dim(), K, eng); err != nil {
 			return nil, err
 		}
 		if cfg.NormObs {
-			r.actor.Norm = control.NewNormalizer(r.enc.Dim())
+			r.actor.Norm = mlp.NewNormalizer(r.enc.Dim())
 		}
 		acting = r.actor
 	}
@@ -118,7 +118,7 @@ func makeAdapted(ctx context.Context, cfg config.Config, maker EnvMaker, n int) 
 	if err != nil {
 		return nil, err
 	}
-	adapted, err := control.AdaptActions(env, cfg.Grid)
+	adapted, err := mlp.AdaptActions(env, cfg.Grid)
 	if err != nil {
 		env.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Env, err)
@@ -360,9 +360,9 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 
 // replayBatches draws the iteration's cfg.GradientSteps() replay batches, each afresh from one
 // generator, so that the first batch is the one a single step draws.
-func replayBatches(cfg config.Config, buf *replay.Buffer[float32], it int) [][]*control.Segment {
+func replayBatches(cfg config.Config, buf *replay.Buffer[float32], it int) [][]*mlp.Segment {
 	rng := iterRNG(cfg.Seed, it, 3)
-	batches := make([][]*control.Segment, cfg.GradientSteps())
+	batches := make([][]*mlp.Segment, cfg.GradientSteps())
 	for i := range batches {
 		batches[i] = buf.Sample(rng, cfg.SubEpisodes)
 	}
@@ -385,7 +385,7 @@ func (r *steps) replaySteps(it int, row *runstore.Row) (loss, gradNorm float64, 
 		loss += info.Loss
 		gradNorm += info.GradNorm
 		if i == k-1 {
-			row.Diagnostics = stepDiagnostics(info, control.ValueDiagnostics(r.learner, batch))
+			row.Diagnostics = stepDiagnostics(info, mlp.ValueDiagnostics(r.learner, batch))
 		}
 	}
 	return loss / float64(k), gradNorm / float64(k), nil
@@ -461,7 +461,7 @@ func (s Summary) TimeSplit() (line string, ok bool) {
 }
 
 // stepDiagnostics is the metrics row's form of a replay step's diagnostics.
-func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) runstore.Diagnostics {
+func stepDiagnostics(info pcl.StepInfo, d mlp.Diagnostics) runstore.Diagnostics {
 	return runstore.Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: info.ClipScale,
 		GradNormPolicy: info.GradNormPolicy, GradNormValue: info.GradNormValue}
 }

@@ -1,4 +1,4 @@
-package control
+package mlp
 
 import (
 	"context"
@@ -26,13 +26,13 @@ func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 	switch s := s.(type) {
 	case envs.Discrete:
 		if s.Start != 0 {
-			return nil, fmt.Errorf("control: action space %v starts at %d: only Discrete(n) starting at 0 is supported", s, s.Start)
+			return nil, fmt.Errorf("mlp: action space %v starts at %d: only Discrete(n) starting at 0 is supported", s, s.Start)
 		}
 		return env, nil
 	case envs.Tuple, envs.MultiDiscrete:
 		c, err := wrappers.CombineVecActions(env)
 		if err != nil {
-			return nil, fmt.Errorf("control: action space %v: %w", s, err)
+			return nil, fmt.Errorf("mlp: action space %v: %w", s, err)
 		}
 		return c, nil
 	case envs.Box:
@@ -42,16 +42,16 @@ func AdaptActions(env envs.VecEnv, grid int) (envs.VecEnv, error) {
 		}
 		for i := range s.Low {
 			if math.IsInf(s.Low[i], 0) || math.IsInf(s.High[i], 0) {
-				return nil, fmt.Errorf("control: action space %v is unbounded in dimension %d: an action grid needs finite bounds", s, i)
+				return nil, fmt.Errorf("mlp: action space %v is unbounded in dimension %d: an action grid needs finite bounds", s, i)
 			}
 		}
 		g, err := wrappers.DiscretizeVecActions(env, grid)
 		if err != nil {
-			return nil, fmt.Errorf("control: action grid over %v: %w", s, err)
+			return nil, fmt.Errorf("mlp: action grid over %v: %w", s, err)
 		}
 		return g, nil
 	default:
-		return nil, fmt.Errorf("control: action space %v is not supported: use a Discrete, a Tuple of Discretes, a MultiDiscrete, or a Box with an action grid", s)
+		return nil, fmt.Errorf("mlp: action space %v is not supported: use a Discrete, a Tuple of Discretes, a MultiDiscrete, or a Box with an action grid", s)
 	}
 }
 
@@ -80,8 +80,8 @@ func EnvAction(adapted envs.VecEnv, index int64) (any, error) {
 	}
 }
 
-// Episode is one greedy episode as the env saw it.
-type Episode struct {
+// Recording is one greedy episode as the env saw it.
+type Recording struct {
 	Seed    int64
 	Actions []any // the env's actions (see EnvAction)
 	Return  float64
@@ -89,17 +89,17 @@ type Episode struct {
 
 // Record plays one greedy episode on the first copy of env (an AdaptActions result, autoreset
 // disabled) from seed, for at most maxSteps steps, and returns the env's actions and the return.
-func Record(ctx context.Context, env envs.VecEnv, enc Encoder, actor collect.Actor[float32], seed int64, maxSteps int) (Episode, error) {
+func Record(ctx context.Context, env envs.VecEnv, enc Encoder, actor collect.Actor[float32], seed int64, maxSteps int) (Recording, error) {
 	c, err := collect.New(env, enc, actor, collect.Options{MaxSteps: maxSteps})
 	if err != nil {
-		return Episode{}, fmt.Errorf("control: record: %w", err)
+		return Recording{}, fmt.Errorf("mlp: record: %w", err)
 	}
 	b, err := c.Episodes(ctx, nil, collect.Greedy, 0, seed)
 	if err != nil {
-		return Episode{}, fmt.Errorf("control: record: %w", err)
+		return Recording{}, fmt.Errorf("mlp: record: %w", err)
 	}
 	first := b.Trajectories[0]
-	ep := Episode{Seed: seed, Return: b.Returns[0]}
+	ep := Recording{Seed: seed, Return: b.Returns[0]}
 	for _, a := range first.Actions {
 		act, err := EnvAction(env, int64(a))
 		if err != nil {

@@ -1,4 +1,4 @@
-package control
+package mlp
 
 import (
 	"fmt"
@@ -9,16 +9,16 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// Learner is the PCL learner (pcl.Learner) over the feed-forward networks of MLP, trained on
+// Learner is the PCL learner (pcl.Learner) over the feed-forward networks of Model, trained on
 // batches of segments.
-type Learner = pcl.Learner[*Segment, *MLP]
+type Learner = pcl.Learner[*Segment, *Model]
 
 // NewLearner builds the model (with cfg.NormObs, its observation normaliser) and its learner.
 func NewLearner(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Learner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := NewMLP(cfg, dim, numActions, eng)
+	m, err := New(cfg, dim, numActions, eng)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func grow[T any](s []T, n int) []T {
 
 // ForwardBatch writes the (normalised) observations of segs as the input rows, time-major, and
 // computes the heads (pcl.Network).
-func (m *MLP) ForwardBatch(segs []*Segment) ([]*tensor.Matrix, pcl.Steps, error) {
+func (m *Model) ForwardBatch(segs []*Segment) ([]*tensor.Matrix, pcl.Steps, error) {
 	st, err := m.encode(segs)
 	if err != nil {
 		return nil, pcl.Steps{}, err
@@ -80,7 +80,7 @@ func (m *MLP) ForwardBatch(segs []*Segment) ([]*tensor.Matrix, pcl.Steps, error)
 
 // ForwardTrunk is ForwardBatch without the logits (pcl.FusedNetwork): it returns the logit
 // layer's input rows and every other head.
-func (m *MLP) ForwardTrunk(segs []*Segment) (*tensor.Matrix, []*tensor.Matrix, pcl.Steps, error) {
+func (m *Model) ForwardTrunk(segs []*Segment) (*tensor.Matrix, []*tensor.Matrix, pcl.Steps, error) {
 	st, err := m.encode(segs)
 	if err != nil {
 		return nil, nil, pcl.Steps{}, err
@@ -94,13 +94,13 @@ func (m *MLP) ForwardTrunk(segs []*Segment) (*tensor.Matrix, []*tensor.Matrix, p
 
 // encode checks segs and writes their (normalised) observations as the input rows m.x,
 // time-major, and their step layout.
-func (m *MLP) encode(segs []*Segment) (pcl.Steps, error) {
+func (m *Model) encode(segs []*Segment) (pcl.Steps, error) {
 	B := len(segs)
 	D := m.Dim
 	T := 0
 	for i, s := range segs {
 		if err := s.Validate(D); err != nil {
-			return pcl.Steps{}, fmt.Errorf("control: batch segment %d: %w", i, err)
+			return pcl.Steps{}, fmt.Errorf("mlp: batch segment %d: %w", i, err)
 		}
 		T = max(T, s.Len())
 	}

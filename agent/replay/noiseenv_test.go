@@ -1,9 +1,8 @@
-package control
+package replay_test
 
 import (
 	"math/rand/v2"
 
-	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -44,18 +43,3 @@ func (e *noiseEnv) Step(action any) (any, float64, bool, bool, envs.Info, error)
 func (e *noiseEnv) ActionSpace() envs.Space      { return envs.Discrete{N: int64(e.k)} }
 func (e *noiseEnv) ObservationSpace() envs.Space { return envs.NewBox(-1, 1, envs.Float64, len(e.obs)) }
 func (e *noiseEnv) Close() error                 { return nil }
-
-// newNoiseCollector is a collector of n copies of noiseEnv for l's model (k actions).
-func newNoiseCollector(l *Learner, k, n int, seed uint64) (*collect.Collector[float32], envs.VecEnv, error) {
-	copies := uint64(0) // each copy draws its own observations
-	env, err := envs.SyncVec(func() (envs.Env, error) { copies++; return newNoiseEnv(k, l.Model.Dim, seed+copies), nil }, n, envs.AutoresetDisabled)
-	if err != nil {
-		return nil, nil, err
-	}
-	enc, err := NewEncoder(env.ObservationSpace())
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := collect.New(env, enc, l.Model, collect.Options{Seed: int64(seed)})
-	return c, env, err
-}

@@ -1,4 +1,4 @@
-package control
+package mlp
 
 import (
 	"fmt"
@@ -56,14 +56,14 @@ func newFlatEncoder(s envs.Space) (Encoder, error) {
 		parts, names = []envs.Space{s}, []string{"it"}
 	}
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("control: observation space %v has no parts", s)
+		return nil, fmt.Errorf("mlp: observation space %v has no parts", s)
 	}
 	for i, p := range parts {
 		if err := e.add(p, names[i]); err != nil {
-			return nil, fmt.Errorf("control: observation space %v: %s: %w", s, names[i], err)
+			return nil, fmt.Errorf("mlp: observation space %v: %s: %w", s, names[i], err)
 		}
 		if e.dim > maxFlatDim {
-			return nil, fmt.Errorf("control: observation space %v flattens to more than %d inputs", s, maxFlatDim)
+			return nil, fmt.Errorf("mlp: observation space %v flattens to more than %d inputs", s, maxFlatDim)
 		}
 	}
 	return e, nil
@@ -130,7 +130,7 @@ func (e *flatEncoder) Encode(dst []float32, obs envs.Array, r int) error {
 			for i := range out {
 				v := at(l.in + i)
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("control: observation of copy %d has %v at %s, element %d", r, v, l.name, i)
+					return fmt.Errorf("mlp: observation of copy %d has %v at %s, element %d", r, v, l.name, i)
 				}
 				out[i] = float32(v)
 			}
@@ -140,7 +140,7 @@ func (e *flatEncoder) Encode(dst []float32, obs envs.Array, r int) error {
 		v := at(l.in)
 		k := v - float64(l.start)
 		if k != math.Trunc(k) || k < 0 || k >= float64(l.n) {
-			return fmt.Errorf("control: observation of copy %d: %s is %v, outside %d values from %d", r, l.name, v, l.n, l.start)
+			return fmt.Errorf("mlp: observation of copy %d: %s is %v, outside %d values from %d", r, l.name, v, l.n, l.start)
 		}
 		out[int(k)] = 1
 	}

@@ -1,4 +1,4 @@
-package control
+package replay_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
+	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
@@ -22,12 +24,12 @@ func TestReplayBytesPerStep(t *testing.T) {
 		t.Skip("collects 200,000 steps")
 	}
 	const dim, k = 17, 27
-	l := benchLearnerWith(t, config.AlgoSparse, k, func(*config.Config) {})
+	l := sparseLearner(t, dim, k)
 	env, err := envs.SyncVec(func() (envs.Env, error) { e := newNoiseEnv(k, dim, 1); e.limit = 1000; return e, nil }, 1, envs.AutoresetDisabled)
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := NewEncoder(env.ObservationSpace())
+	enc, err := mlp.NewEncoder(env.ObservationSpace())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +61,23 @@ func TestReplayBytesPerStep(t *testing.T) {
 	if per > want || per < 0.8*want {
 		t.Errorf("%.1f heap bytes per stored step, the estimate says %.0f", per, want)
 	}
+}
+
+// sparseLearner is the sparse PCL learner of the feed-forward model over dim inputs and k actions,
+// the model a continuous-control run collects with.
+func sparseLearner(t *testing.T, dim, k int) *mlp.Learner {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Net, cfg.Algo, cfg.Alpha, cfg.Gamma = config.NetMLP, config.AlgoSparse, 0.1, 0.99
+	eng, err := tensor.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := mlp.NewLearner(cfg, dim, k, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // settledHeap is the live heap once collections stop shrinking it. One collection is not enough

@@ -1,4 +1,4 @@
-package control
+package pcl
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 // LogitGaps describes how far below the best action the other actions' logits z sit in the
 // states a policy visits, on the policy's own scale (the argument of its softmax or sparsemax,
-// pcl.Heads.Logits): for soft PCL a gap of g is a probability e^-g times the best's, and
+// Heads.Logits): for soft PCL a gap of g is a probability e^-g times the best's, and
 // sparsemax keeps only actions within 1 of the best. It tells a narrow policy that can widen
 // again from one that cannot: the gradient reaching an action is proportional to its
 // probability under softmax, e^-gap, and zero outside the sparsemax support, which a small
@@ -58,10 +58,10 @@ type GapCounter struct {
 // keeps the gaps of every sampleEvery-th row for the quantiles.
 func NewGapCounter(thresholds []float64, sampleEvery int) (*GapCounter, error) {
 	if len(thresholds) == 0 || !slices.IsSorted(thresholds) || !(thresholds[0] > 0) {
-		return nil, fmt.Errorf("control: gap thresholds %v, want positive and ascending", thresholds)
+		return nil, fmt.Errorf("pcl: gap thresholds %v, want positive and ascending", thresholds)
 	}
 	if sampleEvery < 1 {
-		return nil, fmt.Errorf("control: gap sample period %d, want >= 1", sampleEvery)
+		return nil, fmt.Errorf("pcl: gap sample period %d, want >= 1", sampleEvery)
 	}
 	return &GapCounter{thresholds: slices.Clone(thresholds), counts: make([]float64, len(thresholds)), sampleEvery: sampleEvery}, nil
 }

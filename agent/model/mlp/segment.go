@@ -1,4 +1,4 @@
-package control
+package mlp
 
 import "github.com/sparsepcl/sparsepcl/agent/episode"
 

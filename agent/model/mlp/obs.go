@@ -1,4 +1,4 @@
-package control
+package mlp
 
 import (
 	"fmt"
@@ -22,21 +22,21 @@ func NewEncoder(s envs.Space) (Encoder, error) {
 	case envs.Box:
 		n := s.FlatSize()
 		if n < 1 {
-			return nil, fmt.Errorf("control: observation space %v has no elements", s)
+			return nil, fmt.Errorf("mlp: observation space %v has no elements", s)
 		}
 		if len(s.Shape) > 1 {
-			return nil, fmt.Errorf("control: observation space %v has %d dimensions: the feed-forward networks read flat vectors, not images", s, len(s.Shape))
+			return nil, fmt.Errorf("mlp: observation space %v has %d dimensions: the feed-forward networks read flat vectors, not images", s, len(s.Shape))
 		}
 		return boxEncoder{n: n}, nil
 	case envs.Discrete:
 		if s.N < 1 || s.N > 1<<16 {
-			return nil, fmt.Errorf("control: observation space %v: a one-hot encoding needs 1 <= n <= 65536", s)
+			return nil, fmt.Errorf("mlp: observation space %v: a one-hot encoding needs 1 <= n <= 65536", s)
 		}
 		return onehotEncoder{n: int(s.N), start: s.Start}, nil
 	case envs.MultiDiscrete, envs.MultiBinary, envs.Tuple, envs.Dict:
 		return newFlatEncoder(s)
 	default:
-		return nil, fmt.Errorf("control: observation space %v is not supported: the mlp reads a Box vector, a Discrete, or a Tuple or Dict of those", s)
+		return nil, fmt.Errorf("mlp: observation space %v is not supported: the mlp reads a Box vector, a Discrete, or a Tuple or Dict of those", s)
 	}
 }
 
@@ -55,7 +55,7 @@ func (e boxEncoder) Encode(dst []float32, obs envs.Array, r int) error {
 	row := obs.Floats[r*e.n : (r+1)*e.n]
 	for i, v := range row {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("control: observation of copy %d has %v at element %d", r, v, i)
+			return fmt.Errorf("mlp: observation of copy %d has %v at element %d", r, v, i)
 		}
 		dst[i] = float32(v)
 	}
@@ -73,7 +73,7 @@ func (e onehotEncoder) Encode(dst []float32, obs envs.Array, r int) error {
 	clear(dst)
 	v := obs.Ints[r] - e.start
 	if v < 0 || v >= int64(e.n) {
-		return fmt.Errorf("control: observation %d of copy %d is outside Discrete(%d, start=%d)", obs.Ints[r], r, e.n, e.start)
+		return fmt.Errorf("mlp: observation %d of copy %d is outside Discrete(%d, start=%d)", obs.Ints[r], r, e.n, e.start)
 	}
 	dst[v] = 1
 	return nil

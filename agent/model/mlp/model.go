@@ -1,4 +1,4 @@
-package control
+package mlp
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// MLP is the paper's continuous-control network: a policy network (two tanh layers, then one
+// Model is the paper's continuous-control network: a policy network (two tanh layers, then one
 // linear head per policy output: the |A| logits, or Q in the unified form, and the multiplier
 // heads of sparse and Tsallis PCL) and, in the separate form, a value network of the same shape
 // with one output. It produces the heads in pcl.Heads' layout, one row per input row.
-type MLP struct {
+type Model struct {
 	pcl.Heads
 	Dim int
 	// Norm normalises observations (nil: raw observations).
@@ -58,19 +58,19 @@ type MLP struct {
 	steps    pcl.Steps
 }
 
-// NewMLP builds the networks of cfg for observation vectors of dim and numActions actions.
-func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, error) {
+// New builds the networks of cfg for observation vectors of dim and numActions actions.
+func New(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Model, error) {
 	if dim < 1 || numActions < 1 {
-		return nil, fmt.Errorf("control: model needs a positive input size and action count, have %d and %d", dim, numActions)
+		return nil, fmt.Errorf("mlp: model needs a positive input size and action count, have %d and %d", dim, numActions)
 	}
 	if eng == nil {
-		return nil, fmt.Errorf("control: model needs a tensor engine")
+		return nil, fmt.Errorf("mlp: model needs a tensor engine")
 	}
 	h, err := pcl.NewHeads(cfg, numActions)
 	if err != nil {
 		return nil, err
 	}
-	m := &MLP{Heads: h, Dim: dim, heads: make([]*tensor.Matrix, len(h.Sizes))}
+	m := &Model{Heads: h, Dim: dim, heads: make([]*tensor.Matrix, len(h.Sizes))}
 	H := cfg.MLPHidden
 	rng := nn.NewRand(cfg.Seed, 11)
 	if m.trunk[0], err = nn.NewLinear(eng, "policy.l0", dim, H, true, rng); err != nil {
@@ -121,11 +121,11 @@ func NewMLP(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*MLP, e
 
 // Params lists the trainable parameters in a fixed order (the checkpoint order): the policy
 // network's, then the value network's.
-func (m *MLP) Params() []*nn.Param { return m.params }
+func (m *Model) Params() []*nn.Param { return m.params }
 
 // StateParams are the normaliser's statistics (none without a normaliser), which a checkpoint
 // keeps after the optimiser's state.
-func (m *MLP) StateParams() []*nn.Param {
+func (m *Model) StateParams() []*nn.Param {
 	if m.Norm != nil {
 		return []*nn.Param{m.Norm.Stats}
 	}
@@ -133,14 +133,14 @@ func (m *MLP) StateParams() []*nn.Param {
 }
 
 // InputDim is the length of an encoded observation (collect.Actor).
-func (m *MLP) InputDim() int { return m.Dim }
+func (m *Model) InputDim() int { return m.Dim }
 
 // Layout is the model's heads (pcl.Network, collect.Actor).
-func (m *MLP) Layout() *pcl.Heads { return &m.Heads }
+func (m *Model) Layout() *pcl.Heads { return &m.Heads }
 
 // Input writes the network input of the encoded observations obs (rows x Dim) into x, normalised
 // when the model normalises.
-func (m *MLP) Input(x *tensor.Matrix, obs []float32) {
+func (m *Model) Input(x *tensor.Matrix, obs []float32) {
 	x.Reshape(len(obs)/m.Dim, m.Dim)
 	if m.Norm != nil {
 		m.Norm.Apply(x.Data, obs)
@@ -151,15 +151,15 @@ func (m *MLP) Input(x *tensor.Matrix, obs []float32) {
 
 // PolicyParams are the policy network's parameters: its trunk and every head on it (the logits
 // or Q, and the multiplier heads).
-func (m *MLP) PolicyParams() []*nn.Param { return m.params[:m.policyParams:m.policyParams] }
+func (m *Model) PolicyParams() []*nn.Param { return m.params[:m.policyParams:m.policyParams] }
 
 // ValueParams are the value network's parameters (none in the unified form).
-func (m *MLP) ValueParams() []*nn.Param { return m.params[m.policyParams:] }
+func (m *Model) ValueParams() []*nn.Param { return m.params[m.policyParams:] }
 
 // listParams lists the parameters once, in the checkpoint's order: the policy network's trunk and
 // every head on it (the logits or Q, and the multiplier heads), then the value network's. The
 // learner asks for them several times a step; the list must not be modified.
-func (m *MLP) listParams() {
+func (m *Model) listParams() {
 	for _, l := range m.trunk {
 		m.params = append(m.params, l.Params()...)
 	}
@@ -176,16 +176,16 @@ func (m *MLP) listParams() {
 
 // Forward computes every head for the rows of x (rows x Dim) and keeps what Backward needs. The
 // returned matrices belong to the model and are valid until the next Forward.
-func (m *MLP) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
+func (m *Model) Forward(x *tensor.Matrix) ([]*tensor.Matrix, error) {
 	_, heads, err := m.forward(x, true)
 	return heads, err
 }
 
 // forward is Forward, without head 0 (left at 0 rows) unless logits is set; it also returns the
 // trunk's output rows, the input of every policy head.
-func (m *MLP) forward(x *tensor.Matrix, logits bool) (*tensor.Matrix, []*tensor.Matrix, error) {
+func (m *Model) forward(x *tensor.Matrix, logits bool) (*tensor.Matrix, []*tensor.Matrix, error) {
 	if x.Cols != m.Dim {
-		return nil, nil, fmt.Errorf("control: model input %s, want ?x%d", x.Shape(), m.Dim)
+		return nil, nil, fmt.Errorf("mlp: model input %s, want ?x%d", x.Shape(), m.Dim)
 	}
 	// The objective writes the logits' gradient straight into sparse rows when the output layer
 	// takes it sparsely.
@@ -200,7 +200,7 @@ func (m *MLP) forward(x *tensor.Matrix, logits bool) (*tensor.Matrix, []*tensor.
 	for i, l := range m.trunk {
 		y, err := l.Forward(in)
 		if err != nil {
-			return nil, nil, fmt.Errorf("control: policy forward: %w", err)
+			return nil, nil, fmt.Errorf("mlp: policy forward: %w", err)
 		}
 		a := m.acts[i]
 		a.Reshape(y.Rows, y.Cols)
@@ -220,14 +220,14 @@ func (m *MLP) forward(x *tensor.Matrix, logits bool) (*tensor.Matrix, []*tensor.
 		}
 		y, err := l.Forward(in)
 		if err != nil {
-			return nil, nil, fmt.Errorf("control: policy forward: %w", err)
+			return nil, nil, fmt.Errorf("mlp: policy forward: %w", err)
 		}
 		m.heads[i] = y
 	}
 	if m.value != nil {
 		v, err := m.value.Forward(x)
 		if err != nil {
-			return nil, nil, fmt.Errorf("control: value forward: %w", err)
+			return nil, nil, fmt.Errorf("mlp: value forward: %w", err)
 		}
 		if m.valueScale != 1 {
 			m.vOut.Reshape(v.Rows, v.Cols)
@@ -242,28 +242,28 @@ func (m *MLP) forward(x *tensor.Matrix, logits bool) (*tensor.Matrix, []*tensor.
 }
 
 // LogitLayer is the output layer of head 0 (pcl.FusedNetwork).
-func (m *MLP) LogitLayer() *nn.Linear { return m.outputs[0] }
+func (m *Model) LogitLayer() *nn.Linear { return m.outputs[0] }
 
 // SparseGradLimit is sparseDensityLimit (pcl.FusedNetwork).
-func (m *MLP) SparseGradLimit() float64 { return m.sparseLimit }
+func (m *Model) SparseGradLimit() float64 { return m.sparseLimit }
 
 // BackwardTrunk is Backward with the gradient at the trunk's output from head 0 given as dx
 // (pcl.FusedNetwork): the other heads' gradients are added to it in Backward's order.
-func (m *MLP) BackwardTrunk(dHeads []*tensor.Matrix, dx *tensor.Matrix) error {
-	if err := tensor.CheckShape(dx, m.acts[1].Rows, m.acts[1].Cols, "control: trunk gradient"); err != nil {
+func (m *Model) BackwardTrunk(dHeads []*tensor.Matrix, dx *tensor.Matrix) error {
+	if err := tensor.CheckShape(dx, m.acts[1].Rows, m.acts[1].Cols, "mlp: trunk gradient"); err != nil {
 		return err
 	}
 	return m.backward(dHeads, dx)
 }
 
 // Backward accumulates the parameter gradients for the head gradients dHeads of the last Forward.
-func (m *MLP) Backward(dHeads []*tensor.Matrix) error { return m.backward(dHeads, nil) }
+func (m *Model) Backward(dHeads []*tensor.Matrix) error { return m.backward(dHeads, nil) }
 
 // backward is Backward; with dLogits not nil, head 0's gradient at the trunk's output is dLogits
 // and dHeads[0] is not read.
-func (m *MLP) backward(dHeads []*tensor.Matrix, dLogits *tensor.Matrix) error {
+func (m *Model) backward(dHeads []*tensor.Matrix, dLogits *tensor.Matrix) error {
 	if len(dHeads) != len(m.heads) {
-		return fmt.Errorf("control: %d head gradients for %d heads", len(dHeads), len(m.heads))
+		return fmt.Errorf("mlp: %d head gradients for %d heads", len(dHeads), len(m.heads))
 	}
 	d := m.dActs[1]
 	d.Reshape(m.acts[1].Rows, m.acts[1].Cols)
@@ -287,7 +287,7 @@ func (m *MLP) backward(dHeads []*tensor.Matrix, dLogits *tensor.Matrix) error {
 			err = l.Backward(dHeads[i], d, !first)
 		}
 		if err != nil {
-			return fmt.Errorf("control: policy backward: %w", err)
+			return fmt.Errorf("mlp: policy backward: %w", err)
 		}
 		first = false
 	}
@@ -300,7 +300,7 @@ func (m *MLP) backward(dHeads []*tensor.Matrix, dLogits *tensor.Matrix) error {
 			dx.Reshape(a.Rows, m.trunk[i].In)
 		}
 		if err := m.trunk[i].Backward(d, dx, false); err != nil {
-			return fmt.Errorf("control: policy backward: %w", err)
+			return fmt.Errorf("mlp: policy backward: %w", err)
 		}
 		d = dx
 	}
@@ -314,7 +314,7 @@ func (m *MLP) backward(dHeads []*tensor.Matrix, dLogits *tensor.Matrix) error {
 			dv = m.dvScal
 		}
 		if err := m.value.BackwardParams(dv); err != nil { // the observations need no gradient
-			return fmt.Errorf("control: value backward: %w", err)
+			return fmt.Errorf("mlp: value backward: %w", err)
 		}
 	}
 	return nil
@@ -323,7 +323,7 @@ func (m *MLP) backward(dHeads []*tensor.Matrix, dLogits *tensor.Matrix) error {
 func tanhInto(dst, src []float32) { nn.TanhInto(dst, src) }
 
 // scaledLogitsMinActions is the fewest actions at which soft PCL's logit gradient goes through the
-// output layer as row factors (MLP.scaledLogits). What that saves is a pass that reads and writes
+// output layer as row factors (Model.scaledLogits). What that saves is a pass that reads and writes
 // every logit's gradient: at 5^6 = 15,625 actions and 2,525 rows, 39M entries, 20-30 ms of a
 // step of 300-400 on one core; at 3^6 it would be 1.8M (about 1 ms), and there the gradient
 // written out keeps the golden runs' bits.
@@ -340,10 +340,10 @@ const sparseDensityLimit = 0.1
 // O(|A|) for the weight gradient and the gradient to the trunk. While the supports are wide it
 // takes the dense pass. The gradient comes as the sparse rows that pcl.Objective wrote into
 // m.dyRows (dy has 0 rows then) or, from the objective's reference path, as the dense dy.
-func (m *MLP) backwardSparseLogits(l *nn.Linear, dy, dx *tensor.Matrix, accumulate bool) error {
+func (m *Model) backwardSparseLogits(l *nn.Linear, dy, dx *tensor.Matrix, accumulate bool) error {
 	if dy.Rows == 0 && dx.Rows > 0 {
 		if m.dyRows.Rows != dx.Rows || m.dyRows.Cols != dy.Cols {
-			return fmt.Errorf("control: sparse logit gradient is %dx%d, want %dx%d", m.dyRows.Rows, m.dyRows.Cols, dx.Rows, dy.Cols)
+			return fmt.Errorf("mlp: sparse logit gradient is %dx%d, want %dx%d", m.dyRows.Rows, m.dyRows.Cols, dx.Rows, dy.Cols)
 		}
 		if float64(m.dyRows.NNZ()) > m.sparseLimit*float64(m.dyRows.Rows*m.dyRows.Cols) {
 			if m.denseDy == nil {
