@@ -8,7 +8,6 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
-	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -34,7 +33,7 @@ type Player struct {
 	env    tapeEnv
 	model  *lstm.Model
 	radix  envs.MixedRadix
-	state  *nn.SeqState
+	state  *lstm.State
 	tokens []int32
 	heads  []*tensor.Matrix
 	p, z   []float32

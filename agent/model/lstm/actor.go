@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -14,7 +13,7 @@ import (
 // recurrent state from step to step (collect.Actor).
 type Actor struct {
 	m      *Model
-	state  *nn.SeqState
+	state  *State
 	tokens []int32
 	heads  []*tensor.Matrix
 }

@@ -16,7 +16,7 @@ import (
 type Model struct {
 	pcl.Heads
 	Spec Spec
-	Net  *nn.SeqNet
+	Net  *Net
 
 	// scratch of ForwardBatch, reused across batches
 	tokens  []int32
@@ -38,7 +38,7 @@ func New(cfg config.Config, spec Spec, eng *tensor.Engine) (*Model, error) {
 	if h.VHead >= 0 {
 		state[h.VHead] = true
 	}
-	net, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: spec.InputVocabs(), Hidden: cfg.Hidden, HeadSizes: h.Sizes, StateHeads: state,
+	net, err := NewNet(NetConfig{InputVocabs: spec.InputVocabs(), Hidden: cfg.Hidden, HeadSizes: h.Sizes, StateHeads: state,
 		EmbedStd: cfg.EmbedStd, Seed: cfg.Seed, Engine: eng})
 	if err != nil {
 		return nil, fmt.Errorf("lstm: build network: %w", err)

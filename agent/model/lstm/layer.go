@@ -1,14 +1,15 @@
-package nn
+package lstm
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// LSTM is TF's BasicLSTMCell/LSTMCell without peepholes, run over a
+// layer is the LSTM layer: TF's BasicLSTMCell/LSTMCell without peepholes, run over a
 // time-major batch of variable-length sequences:
 //
 //	[i j f o] = x·Wx + h_prev·Wh + b
@@ -21,12 +22,12 @@ import (
 // Step t of sequence b (row t*B+b) is active when t < lengths[b]; inactive
 // rows output h = c = 0, receive no gradient and pass none on. Since
 // inactive steps only ever follow a sequence's end, nothing downstream of
-// them is active. (SeqNet also runs it internally on packed batches that
+// them is active. (Net also runs it internally on packed batches that
 // hold active rows only.)
-type LSTM struct {
+type layer struct {
 	In, Hidden int
 	ForgetBias float32
-	Wx, Wh, B  *Param
+	Wx, Wh, B  *nn.Param
 	eng        *tensor.Engine
 	pool       *cellPool // runs the elementwise gate arithmetic; nil: caller only
 	pureGo     bool      // use the Go cell functions even with the C kernels built in
@@ -54,19 +55,19 @@ type LSTM struct {
 	hPrev          *tensor.Matrix // packed: h_{t-1} aligned with the rows of dGates
 }
 
-// NewLSTM returns an LSTM with TF's default initialisation.
-func NewLSTM(eng *tensor.Engine, name string, in, hidden int, rng *rand.Rand) (*LSTM, error) {
+// newLayer returns an LSTM layer with TF's default initialisation.
+func newLayer(eng *tensor.Engine, name string, in, hidden int, rng *rand.Rand) (*layer, error) {
 	if eng == nil {
-		return nil, fmt.Errorf("nn: lstm %q: nil engine", name)
+		return nil, fmt.Errorf("lstm: layer %q: nil engine", name)
 	}
 	if in <= 0 || hidden <= 0 {
-		return nil, fmt.Errorf("nn: lstm %q: sizes must be positive, got in=%d hidden=%d", name, in, hidden)
+		return nil, fmt.Errorf("lstm: layer %q: sizes must be positive, got in=%d hidden=%d", name, in, hidden)
 	}
-	l := &LSTM{
+	l := &layer{
 		In: in, Hidden: hidden, ForgetBias: 1, eng: eng, pool: newCellPool(),
-		Wx: NewParam(name+".Wx", in, 4*hidden),
-		Wh: NewParam(name+".Wh", hidden, 4*hidden),
-		B:  NewParam(name+".b", 1, 4*hidden),
+		Wx: nn.NewParam(name+".Wx", in, 4*hidden),
+		Wh: nn.NewParam(name+".Wh", hidden, 4*hidden),
+		B:  nn.NewParam(name+".b", 1, 4*hidden),
 	}
 	limit := math.Sqrt(6 / float64(in+hidden+4*hidden))
 	for _, w := range []*tensor.Matrix{l.Wx.Value, l.Wh.Value} {
@@ -81,19 +82,19 @@ func NewLSTM(eng *tensor.Engine, name string, in, hidden int, rng *rand.Rand) (*
 }
 
 // Params returns Wx, Wh, b.
-func (l *LSTM) Params() []*Param { return []*Param{l.Wx, l.Wh, l.B} }
+func (l *layer) Params() []*nn.Param { return []*nn.Param{l.Wx, l.Wh, l.B} }
 
 // checkLengths validates a batch description.
 func checkLengths(T, B int, lengths []int) error {
 	if T <= 0 || B <= 0 {
-		return fmt.Errorf("nn: sequence batch T=%d B=%d: both must be positive", T, B)
+		return fmt.Errorf("lstm: sequence batch T=%d B=%d: both must be positive", T, B)
 	}
 	if len(lengths) != B {
-		return fmt.Errorf("nn: %d lengths for a batch of B=%d sequences", len(lengths), B)
+		return fmt.Errorf("lstm: %d lengths for a batch of B=%d sequences", len(lengths), B)
 	}
 	for b, n := range lengths {
 		if n < 1 || n > T {
-			return fmt.Errorf("nn: lengths[%d] = %d outside 1..T=%d", b, n, T)
+			return fmt.Errorf("lstm: lengths[%d] = %d outside 1..T=%d", b, n, T)
 		}
 	}
 	return nil
@@ -126,11 +127,11 @@ func cell(g, cPrev, c, h, tc []float32, forgetBias float32) {
 // returns h and c (T*B x Hidden each; owned by l, valid until the next
 // Forward). All input projections are one gemm; each step after the first
 // adds one recurrent gemm.
-func (l *LSTM) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.Matrix, err error) {
+func (l *layer) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.Matrix, err error) {
 	if err := checkLengths(T, B, lengths); err != nil {
-		return nil, nil, fmt.Errorf("nn: lstm %s: %w", l.Wx.Name, err)
+		return nil, nil, fmt.Errorf("lstm: lstm %s: %w", l.Wx.Name, err)
 	}
-	if err := tensor.CheckShape(x, T*B, l.In, "nn: lstm", l.Wx.Name, "input"); err != nil {
+	if err := tensor.CheckShape(x, T*B, l.In, "lstm: lstm", l.Wx.Name, "input"); err != nil {
 		return nil, nil, err
 	}
 	gates := l.beginForward(T, B, lengths)
@@ -138,7 +139,7 @@ func (l *LSTM) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.
 	if err := l.eng.MatMul(gates, x, false, l.Wx.Value, false, 1, 0); err != nil {
 		return nil, nil, err
 	}
-	addRowVector(gates, l.B.Value.Data)
+	nn.AddRowVector(gates, l.B.Value.Data)
 	return l.recur(nil)
 }
 
@@ -147,7 +148,7 @@ func (l *LSTM) Forward(x *tensor.Matrix, T, B int, lengths []int) (h, c *tensor.
 // the caller fills before recur(nil). It forgets the cached input: a
 // forward started here without Forward can only be back-propagated by
 // backwardGates.
-func (l *LSTM) beginForward(T, B int, lengths []int) *tensor.Matrix {
+func (l *layer) beginForward(T, B int, lengths []int) *tensor.Matrix {
 	l.lengths = append(l.lengths[:0], lengths...)
 	l.stepRows, l.stepOff = l.stepRows[:0], l.stepOff[:0]
 	for t := 0; t < T; t++ {
@@ -163,7 +164,7 @@ func (l *LSTM) beginForward(T, B int, lengths []int) *tensor.Matrix {
 // has rows[t] active sequences (non-increasing, rows[0] = B), the longest
 // first, so the state a step continues is a prefix of the previous step's.
 // Only recur(in) can run it; it returns h and c in packed row order.
-func (l *LSTM) beginPacked(B int, rows []int) {
+func (l *layer) beginPacked(B int, rows []int) {
 	l.lengths = l.lengths[:0]
 	l.stepRows = append(l.stepRows[:0], rows...)
 	l.stepOff = append(l.stepOff[:0], 0)
@@ -173,7 +174,7 @@ func (l *LSTM) beginPacked(B int, rows []int) {
 	l.sizeCaches(len(rows), B)
 }
 
-func (l *LSTM) sizeCaches(T, B int) {
+func (l *layer) sizeCaches(T, B int) {
 	H, N := l.Hidden, l.stepOff[T]
 	l.t, l.b, l.x = T, B, nil
 	l.gates.Reshape(N, 4*H)
@@ -185,10 +186,10 @@ func (l *LSTM) sizeCaches(T, B int) {
 }
 
 // packed reports whether the last forward ran a packed batch.
-func (l *LSTM) packed() bool { return len(l.lengths) == 0 }
+func (l *layer) packed() bool { return len(l.lengths) == 0 }
 
 // prevRow is the first hs/cs row of the state step t continues.
-func (l *LSTM) prevRow(t int) int {
+func (l *layer) prevRow(t int) int {
 	if t == 0 {
 		return 0
 	}
@@ -200,7 +201,7 @@ func (l *LSTM) prevRow(t int) int {
 // otherwise its contents are ignored and each cell adds its input row from
 // in (tokens in layout row order) while it is hot in cache, saving a pass
 // over the pre-activations.
-func (l *LSTM) recur(in *inputRows) (h, c *tensor.Matrix, err error) {
+func (l *layer) recur(in *inputRows) (h, c *tensor.Matrix, err error) {
 	T, B, H := l.t, l.b, l.Hidden
 	var lengths []int
 	if !l.packed() {
@@ -240,9 +241,9 @@ func (l *LSTM) recur(in *inputRows) (h, c *tensor.Matrix, err error) {
 // Backward takes the gradients of the loss w.r.t. the h and c returned by
 // Forward (dc may be nil), accumulates the parameter gradients and returns
 // dx (T*B x In, owned by l). Rows of inactive steps are ignored.
-func (l *LSTM) Backward(dh, dc *tensor.Matrix) (*tensor.Matrix, error) {
+func (l *layer) Backward(dh, dc *tensor.Matrix) (*tensor.Matrix, error) {
 	if l.x == nil {
-		return nil, fmt.Errorf("nn: lstm %s: Backward before Forward", l.Wx.Name)
+		return nil, fmt.Errorf("lstm: lstm %s: Backward before Forward", l.Wx.Name)
 	}
 	dGates, err := l.backwardGates(dh, dc, nil, nil)
 	if err != nil {
@@ -252,7 +253,7 @@ func (l *LSTM) Backward(dh, dc *tensor.Matrix) (*tensor.Matrix, error) {
 	if err := l.eng.MatMul(l.Wx.Grad, l.x, true, dGates, false, 1, 1); err != nil {
 		return nil, err
 	}
-	addColumnSums(l.B.Grad.Data, dGates)
+	nn.AddColumnSums(l.B.Grad.Data, dGates)
 	l.dx.Reshape(T*B, l.In)
 	if err := l.eng.MatMul(l.dx, dGates, false, l.Wx.Value, true, 1, 0); err != nil {
 		return nil, err
@@ -268,17 +269,17 @@ func (l *LSTM) Backward(dh, dc *tensor.Matrix) (*tensor.Matrix, error) {
 // each cell also scatters its dG row into dProj, the gradient of in.proj
 // (bias row last): the adjoint of the gather, done while the row is hot in
 // cache, into one partial sum per worker.
-func (l *LSTM) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor.Matrix) (*tensor.Matrix, error) {
+func (l *layer) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor.Matrix) (*tensor.Matrix, error) {
 	T, B, H := l.t, l.b, l.Hidden
 	if T == 0 {
-		return nil, fmt.Errorf("nn: lstm %s: Backward before Forward", l.Wx.Name)
+		return nil, fmt.Errorf("lstm: lstm %s: Backward before Forward", l.Wx.Name)
 	}
 	N := l.stepOff[T]
-	if err := tensor.CheckShape(dh, N, H, "nn: lstm", l.Wx.Name, "dh"); err != nil {
+	if err := tensor.CheckShape(dh, N, H, "lstm: lstm", l.Wx.Name, "dh"); err != nil {
 		return nil, err
 	}
 	if dc != nil {
-		if err := tensor.CheckShape(dc, N, H, "nn: lstm", l.Wx.Name, "dc"); err != nil {
+		if err := tensor.CheckShape(dc, N, H, "lstm: lstm", l.Wx.Name, "dc"); err != nil {
 			return nil, err
 		}
 	}
@@ -333,12 +334,12 @@ func (l *LSTM) backwardGates(dh, dc *tensor.Matrix, in *inputRows, dProj *tensor
 
 // projGradParts are the workers' cleared partial gradients of the projected input table (nil
 // on the direct input path, in nil), each the size of dProj.
-func (l *LSTM) projGradParts(in *inputRows, dProj *tensor.Matrix) ([][]float32, error) {
+func (l *layer) projGradParts(in *inputRows, dProj *tensor.Matrix) ([][]float32, error) {
 	if in == nil {
 		return nil, nil
 	}
 	if dProj == nil || len(dProj.Data) != len(in.proj) {
-		return nil, fmt.Errorf("nn: lstm %s: input gradient %s for %d projected values", l.Wx.Name, dProj.Shape(), len(in.proj))
+		return nil, fmt.Errorf("lstm: lstm %s: input gradient %s for %d projected values", l.Wx.Name, dProj.Shape(), len(in.proj))
 	}
 	n, size := l.pool.parts(), len(in.proj)
 	if cap(l.dProjParts) < n*size {
@@ -356,7 +357,7 @@ func (l *LSTM) projGradParts(in *inputRows, dProj *tensor.Matrix) ([][]float32, 
 // recurrentGrad adds the recurrent weight gradient of all steps at once: one big gemm of dG
 // with the h_{t-1} of each row. Time-major, those are hs rows [0, T*B); packed, the rows a step
 // continues are a prefix of the previous step's, so they are gathered into hPrev first.
-func (l *LSTM) recurrentGrad() error {
+func (l *layer) recurrentGrad() error {
 	T, H := l.t, l.Hidden
 	N := l.stepOff[T]
 	prevH := l.hs.RowSlice(0, N)
@@ -395,26 +396,26 @@ func cellBackward(a, cPrev, tc, dhExt, dcExt, dhNext, dcNext, dg []float32) {
 // Step advances B sequences by one step in place: h and c (B x Hidden) are
 // the carried state, x (B x In) the inputs, gates (B x 4Hidden) scratch.
 // It allocates nothing.
-func (l *LSTM) Step(x, h, c, gates *tensor.Matrix) error {
+func (l *layer) Step(x, h, c, gates *tensor.Matrix) error {
 	if x == nil || h == nil || c == nil || gates == nil {
-		return fmt.Errorf("nn: lstm %s step: nil matrix", l.Wx.Name)
+		return fmt.Errorf("lstm: lstm %s step: nil matrix", l.Wx.Name)
 	}
 	B := x.Rows
 	// Checked without formatting on the happy path: Step must not allocate.
 	if wrongShape(x, B, l.In) || wrongShape(h, B, l.Hidden) || wrongShape(c, B, l.Hidden) || wrongShape(gates, B, 4*l.Hidden) {
-		return fmt.Errorf("nn: lstm %s step: input %s, h %s, c %s, gates %s; want Bx%d, Bx%d, Bx%d, Bx%d",
+		return fmt.Errorf("lstm: lstm %s step: input %s, h %s, c %s, gates %s; want Bx%d, Bx%d, Bx%d, Bx%d",
 			l.Wx.Name, x.Shape(), h.Shape(), c.Shape(), gates.Shape(), l.In, l.Hidden, l.Hidden, 4*l.Hidden)
 	}
 	if err := l.eng.MatMul(gates, x, false, l.Wx.Value, false, 1, 0); err != nil {
 		return err
 	}
-	addRowVector(gates, l.B.Value.Data)
+	nn.AddRowVector(gates, l.B.Value.Data)
 	return l.stepFromInput(gates, h, c)
 }
 
 // stepFromInput finishes a step whose gates already hold x·Wx + b: it adds
 // the recurrent product and runs the cells, updating h and c in place.
-func (l *LSTM) stepFromInput(gates, h, c *tensor.Matrix) error {
+func (l *layer) stepFromInput(gates, h, c *tensor.Matrix) error {
 	if err := l.eng.MatMul(gates, h, false, l.Wh.Value, false, 1, 1); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package nn_test
+package lstm_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/optim"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -28,8 +29,8 @@ type gemmShape struct {
 	count   int
 }
 
-// trainGemms lists every matrix product SeqNet.Forward+Backward performs
-// (see seqnet.go and lstm.go), with the same shapes and transposes. With
+// trainGemms lists every matrix product Net.Forward+Backward performs
+// (see net.go and layer.go), with the same shapes and transposes. With
 // projected inputs the three T*B-row input products are replaced by three
 // on the V+1 stacked embedding rows (V = Σ vocabularies).
 func trainGemms(T, B, E, H, logits, V int, projected bool) []gemmShape {
@@ -99,7 +100,7 @@ func newBareGemms(shapes []gemmShape) *bareGemms {
 	return g
 }
 
-// run replays the products as SeqNet runs them: one-column products (the
+// run replays the products as Net runs them: one-column products (the
 // value head and its weight gradient) as sgemv, the rest as sgemm.
 func (g *bareGemms) run(eng *tensor.Engine) error {
 	for i, s := range g.shapes {
@@ -131,9 +132,9 @@ func benchEngines(b *testing.B) map[string]*tensor.Engine {
 	return es
 }
 
-// trainBench is one SeqNet training setup at the paper's shapes.
+// trainBench is one Net training setup at the paper's shapes.
 type trainBench struct {
-	n       *nn.SeqNet
+	n       *lstm.Net
 	adam    *optim.Adam
 	tokens  []int32
 	lengths []int
@@ -145,7 +146,7 @@ type trainBench struct {
 // uniformly from 1..T instead of T (padded batches, as episodes that end
 // early make them).
 func newTrainBench(b *testing.B, eng *tensor.Engine, T int, ragged bool) *trainBench {
-	n, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: benchVocabs, Hidden: benchH,
+	n, err := lstm.NewNet(lstm.NetConfig{InputVocabs: benchVocabs, Hidden: benchH,
 		HeadSizes: []int{benchLogits, 1}, StateHeads: []bool{false, true}, Seed: 1, Engine: eng})
 	if err != nil {
 		b.Fatal(err)
@@ -199,10 +200,10 @@ func (tb *trainBench) gemms() []gemmShape {
 	for _, v := range benchVocabs {
 		V += v
 	}
-	return trainGemms(tb.T, benchB, benchH, benchH, benchLogits, V, nn.ProjectsTrainingInput(tb.n, tb.T*benchB))
+	return trainGemms(tb.T, benchB, benchH, benchH, benchLogits, V, lstm.ProjectsTrainingInput(tb.n, tb.T*benchB))
 }
 
-// BenchmarkTrainStep times forward + backward + clip + Adam of SeqNet at the
+// BenchmarkTrainStep times forward + backward + clip + Adam of Net at the
 // paper's shapes (default input path) and, in the same loop, the bare gemms
 // that step performs with the same shapes. ns/op covers both; train-ms and
 // bare-ms split it, and ratio = (train GFLOP/s) / (bare GFLOP/s) over the
@@ -253,8 +254,8 @@ func BenchmarkTrainStepInputPaths(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/T=%d/ragged=%v", name, c.T, c.ragged), func(b *testing.B) {
 				T := c.T
 				direct, proj := newTrainBench(b, eng, T, c.ragged), newTrainBench(b, eng, T, c.ragged)
-				nn.SetDirectTrainingInput(direct.n, true)
-				if nn.ProjectsTrainingInput(direct.n, T*benchB) || !nn.ProjectsTrainingInput(proj.n, T*benchB) {
+				lstm.SetDirectTrainingInput(direct.n, true)
+				if lstm.ProjectsTrainingInput(direct.n, T*benchB) || !lstm.ProjectsTrainingInput(proj.n, T*benchB) {
 					b.Fatal("input paths not as configured")
 				}
 				var dDur, pDur time.Duration
@@ -271,11 +272,11 @@ func BenchmarkTrainStepInputPaths(b *testing.B) {
 	}
 }
 
-// BenchmarkStep is the sampling cost: one SeqNet.Step for B = 400 sequences.
+// BenchmarkStep is the sampling cost: one Net.Step for B = 400 sequences.
 func BenchmarkStep(b *testing.B) {
 	for name, eng := range benchEngines(b) {
 		b.Run(name, func(b *testing.B) {
-			n, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: benchVocabs, Hidden: benchH,
+			n, err := lstm.NewNet(lstm.NetConfig{InputVocabs: benchVocabs, Hidden: benchH,
 				HeadSizes: []int{benchLogits, 1}, StateHeads: []bool{false, true}, Seed: 1, Engine: eng})
 			if err != nil {
 				b.Fatal(err)

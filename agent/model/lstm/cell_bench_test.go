@@ -1,4 +1,8 @@
-package nn
+package lstm
+
+import (
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+)
 
 import "testing"
 
@@ -6,7 +10,7 @@ import "testing"
 // the calling goroutine and through the worker pool.
 func BenchmarkCells(b *testing.B) {
 	const B, H = 400, 128
-	rng := NewRand(1, 1)
+	rng := nn.NewRand(1, 1)
 	pre := make([]float32, B*4*H)
 	for i := range pre {
 		pre[i] = float32(rng.NormFloat64() * 2)

@@ -1,10 +1,11 @@
-package nn
+package lstm
 
 import (
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -15,13 +16,13 @@ func TestStepMatchesForward(t *testing.T) {
 	engines := map[string]*tensor.Engine{"gonum": tensor.GonumEngine(), "default": defaultEngine(t)}
 	for name, eng := range engines {
 		t.Run(name, func(t *testing.T) {
-			n, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{6, 3, 3, 6}, Hidden: 32, HeadSizes: []int{20, 1},
+			n, err := NewNet(NetConfig{InputVocabs: []int{6, 3, 3, 6}, Hidden: 32, HeadSizes: []int{20, 1},
 				StateHeads: []bool{false, true}, Seed: 3, EmbedStd: 0.3, Engine: eng})
 			if err != nil {
 				t.Fatal(err)
 			}
 			const T, B, F = 7, 5, 4
-			rng := NewRand(1, 1)
+			rng := nn.NewRand(1, 1)
 			lengths := []int{7, 3, 1, 6, 7}
 			tokens := make([]int32, T*B*F)
 			for i := range tokens {
@@ -45,7 +46,7 @@ func TestStepMatchesForward(t *testing.T) {
 }
 
 func TestStepStateReset(t *testing.T) {
-	n, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{4}, Hidden: 8, HeadSizes: []int{3}, Seed: 1, Engine: tensor.GonumEngine()})
+	n, err := NewNet(NetConfig{InputVocabs: []int{4}, Hidden: 8, HeadSizes: []int{3}, Seed: 1, Engine: tensor.GonumEngine()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,27 +77,27 @@ func TestStepStateReset(t *testing.T) {
 
 func TestBadInputs(t *testing.T) {
 	eng := tensor.GonumEngine()
-	n, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{4, 3}, Hidden: 8, HeadSizes: []int{5, 1}, Seed: 1, Engine: eng})
+	n, err := NewNet(NetConfig{InputVocabs: []int{4, 3}, Hidden: 8, HeadSizes: []int{5, 1}, Seed: 1, Engine: eng})
 	if err != nil {
 		t.Fatal(err)
 	}
 	good := make([]int32, 2*3*2) // T=2, B=3, F=2
 	st := n.NewState(3)
 	heads := []*tensor.Matrix{tensor.New(3, 5), tensor.New(3, 1)}
-	lin, _ := NewLinear(eng, "lin", 3, 2, true, NewRand(1, 1))
-	lstm, _ := NewLSTM(eng, "lstm", 3, 4, NewRand(1, 1))
+	lin, _ := nn.NewLinear(eng, "lin", 3, 2, true, nn.NewRand(1, 1))
+	lstm, _ := newLayer(eng, "lstm", 3, 4, nn.NewRand(1, 1))
 	cases := []struct {
 		name    string
 		run     func() error
 		wantSub string
 	}{
-		{"config no heads", func() error { _, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{2}, Hidden: 4}); return err }, "no heads"},
+		{"config no heads", func() error { _, err := NewNet(NetConfig{InputVocabs: []int{2}, Hidden: 4}); return err }, "no heads"},
 		{"config bad vocab", func() error {
-			_, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{2, 0}, Hidden: 4, HeadSizes: []int{1}, Engine: eng})
+			_, err := NewNet(NetConfig{InputVocabs: []int{2, 0}, Hidden: 4, HeadSizes: []int{1}, Engine: eng})
 			return err
 		}, "feature 1"},
 		{"config state flags", func() error {
-			_, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{2}, Hidden: 4, HeadSizes: []int{1}, StateHeads: []bool{true, false}, Engine: eng})
+			_, err := NewNet(NetConfig{InputVocabs: []int{2}, Hidden: 4, HeadSizes: []int{1}, StateHeads: []bool{true, false}, Engine: eng})
 			return err
 		}, "StateHeads"},
 		{"token count", func() error { _, err := n.Forward(good[:11], 2, 3, []int{2, 2, 2}); return err }, "11 tokens"},
@@ -129,7 +130,7 @@ func TestBadInputs(t *testing.T) {
 		}, "6x2, want 6x1"},
 		{"step tokens", func() error { return n.Step(st, good[:5], heads) }, "5 tokens"},
 		{"step head shape", func() error { return n.Step(st, good[:6], []*tensor.Matrix{tensor.New(3, 4), heads[1]}) }, "3x4, want 3x5"},
-		{"step foreign state", func() error { return n.Step(&SeqState{B: 3, H: tensor.New(3, 7)}, good[:6], heads) }, "3x7"},
+		{"step foreign state", func() error { return n.Step(&State{B: 3, H: tensor.New(3, 7)}, good[:6], heads) }, "3x7"},
 		{"linear input", func() error { _, err := lin.Forward(tensor.New(2, 4)); return err }, "2x4"},
 		{"linear dy", func() error {
 			if _, err := lin.Forward(tensor.New(2, 3)); err != nil {
@@ -139,7 +140,7 @@ func TestBadInputs(t *testing.T) {
 		}, "2x3, want 2x2"},
 		{"lstm input", func() error { _, _, err := lstm.Forward(tensor.New(5, 3), 2, 3, []int{1, 1, 1}); return err }, "5x3, want 6x3"},
 		{"lstm backward before forward", func() error { _, err := lstm.Backward(tensor.New(1, 4), nil); return err }, "before Forward"},
-		{"mlp sizes", func() error { _, err := NewMLP(eng, "m", []int{3}, true, NewRand(1, 1)); return err }, "at least"},
+		{"mlp sizes", func() error { _, err := nn.NewMLP(eng, "m", []int{3}, true, nn.NewRand(1, 1)); return err }, "at least"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestBadInputs(t *testing.T) {
 
 // stepForwardMaxDiff steps st through the T time-major steps of tokens and returns the largest
 // absolute difference between the Step heads and Forward's outputs outs on the active rows.
-func stepForwardMaxDiff(t *testing.T, n *SeqNet, st *SeqState, tokens []int32, T, B, F int, lengths []int, heads, outs []*tensor.Matrix) float64 {
+func stepForwardMaxDiff(t *testing.T, n *Net, st *State, tokens []int32, T, B, F int, lengths []int, heads, outs []*tensor.Matrix) float64 {
 	t.Helper()
 	var maxDiff float64
 	for step := 0; step < T; step++ {

@@ -1,10 +1,10 @@
-package nn
+package lstm
 
 // Test hooks for the external benchmarks (compiled into tests only).
 
 // SetDirectTrainingInput forces Forward onto the direct input path (x·Wx
 // gemm) when on, and back to the automatic choice when off.
-func SetDirectTrainingInput(n *SeqNet, on bool) {
+func SetDirectTrainingInput(n *Net, on bool) {
 	n.trainInput = autoInput
 	if on {
 		n.trainInput = directInput
@@ -13,4 +13,4 @@ func SetDirectTrainingInput(n *SeqNet, on bool) {
 
 // ProjectsTrainingInput reports whether Forward over rows rows will use the
 // projected input tables.
-func ProjectsTrainingInput(n *SeqNet, rows int) bool { return n.projectedTraining(rows) }
+func ProjectsTrainingInput(n *Net, rows int) bool { return n.projectedTraining(rows) }

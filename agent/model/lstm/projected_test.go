@@ -1,10 +1,12 @@
-package nn
+package lstm
 
 import (
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/nn/nntest"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -27,7 +29,7 @@ func TestProjectedTrainingChoice(t *testing.T) {
 		{"many features, narrow embedding", []int{2, 2, 2, 2, 2, 2, 2, 2}, 16, 8000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := NewSeqNet(SeqNetConfig{InputVocabs: tc.vocabs, Hidden: 8, EmbedDim: tc.embed, HeadSizes: []int{2},
+			n, err := NewNet(NetConfig{InputVocabs: tc.vocabs, Hidden: 8, EmbedDim: tc.embed, HeadSizes: []int{2},
 				Seed: 1, Engine: tensor.GonumEngine()})
 			if err != nil {
 				t.Fatal(err)
@@ -84,8 +86,8 @@ func TestProjectedInputMatchesDirect(t *testing.T) {
 
 func compareInputPaths(t *testing.T, vocabs []int, embed, H, T, B int, autoProj, short bool, eng *tensor.Engine, pureGo bool) {
 	F := len(vocabs)
-	mk := func(path inputPath) *SeqNet {
-		n, err := NewSeqNet(SeqNetConfig{InputVocabs: vocabs, Hidden: H, EmbedDim: embed, HeadSizes: []int{7, 1},
+	mk := func(path inputPath) *Net {
+		n, err := NewNet(NetConfig{InputVocabs: vocabs, Hidden: H, EmbedDim: embed, HeadSizes: []int{7, 1},
 			StateHeads: []bool{false, true}, Seed: 5, EmbedStd: 0.5, Engine: eng})
 		if err != nil {
 			t.Fatal(err)
@@ -95,12 +97,12 @@ func compareInputPaths(t *testing.T, vocabs []int, embed, H, T, B int, autoProj,
 		return n
 	}
 	paths := []inputPath{directInput, projectedInput, autoInput}
-	nets := []*SeqNet{mk(directInput), mk(projectedInput), mk(autoInput)}
-	rng := NewRand(21, 0)
+	nets := []*Net{mk(directInput), mk(projectedInput), mk(autoInput)}
+	rng := nn.NewRand(21, 0)
 	// Nonzero biases so the bias rows of the projection matter.
 	for _, p := range nets[0].Params() {
 		if p.Name == "embed.bias" || p.Name == "lstm.b" || p.Name == "head1.W" {
-			randFill(p.Value, rng, 0.5)
+			nntest.RandFill(p.Value, rng, 0.5)
 		}
 	}
 	sync := func() {
@@ -125,7 +127,7 @@ func compareInputPaths(t *testing.T, vocabs []int, embed, H, T, B int, autoProj,
 	for i := range tokens {
 		tokens[i] = int32(rng.IntN(vocabs[i%F]))
 	}
-	dHeads := []*tensor.Matrix{randFill(tensor.New(T*B, 7), rng, 1), randFill(tensor.New(T*B, 1), rng, 1)}
+	dHeads := []*tensor.Matrix{nntest.RandFill(tensor.New(T*B, 7), rng, 1), nntest.RandFill(tensor.New(T*B, 1), rng, 1)}
 	var worst float64
 	for update := 0; update < 2; update++ {
 		if update > 0 {
@@ -138,7 +140,7 @@ func compareInputPaths(t *testing.T, vocabs []int, embed, H, T, B int, autoProj,
 		}
 		var outs [][]*tensor.Matrix
 		for i, n := range nets {
-			ZeroGrads(n.Params())
+			nn.ZeroGrads(n.Params())
 			o, err := n.Forward(tokens, T, B, lengths)
 			if err != nil {
 				t.Fatal(err)

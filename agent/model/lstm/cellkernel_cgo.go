@@ -1,9 +1,9 @@
 //go:build cgo && amd64
 
-package nn
+package lstm
 
 /*
-#cgo CFLAGS: -O3 -I${SRCDIR}/../internal/f32
+#cgo CFLAGS: -O3 -I${SRCDIR}/../../internal/f32
 #include <stdint.h>
 #include <string.h>
 
@@ -15,7 +15,7 @@ package nn
 #pragma GCC optimize("fp-contract=off")
 #include "f32.h"
 
-// The gate functions of fastmath.go (sigmoid32, tanh32) on f32_exp, branch-free so GCC
+// The gate functions of gates.go (sigmoid32, tanh32) on f32_exp, branch-free so GCC
 // vectorises the loop below; tanh has no small-|x| series here (absolute error ~1e-7).
 static inline float k_sigmoid(float x) { return 1.0f / (1.0f + f32_exp(-x)); }
 static inline float k_tanh(float x) { return 2.0f / (1.0f + f32_exp(-2.0f * x)) - 1.0f; }

@@ -1,9 +1,10 @@
-package nn_test
+package lstm_test
 
 import (
 	"math"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/optim"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -50,7 +51,7 @@ func softmaxXent(logits, d *tensor.Matrix, targets []int32, active []bool) float
 // variable lengths. Chance level is ln 4 ≈ 1.39.
 func TestLearnsDelayedEcho(t *testing.T) {
 	const T, B, V, delay = 8, 32, 4, 2
-	n, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: []int{V}, Hidden: 32, HeadSizes: []int{V}, Seed: 42, Engine: mustEngine(t)})
+	n, err := lstm.NewNet(lstm.NetConfig{InputVocabs: []int{V}, Hidden: 32, HeadSizes: []int{V}, Seed: 42, Engine: mustEngine(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func mustEngine(t testing.TB) *tensor.Engine {
 func TestLearnsPairSum(t *testing.T) {
 	const T, B, V, budget = 6, 64, 3, 150
 	learn := func(embedStd float64) (int, float64) {
-		n, err := nn.NewSeqNet(nn.SeqNetConfig{InputVocabs: []int{V}, Hidden: 64, HeadSizes: []int{V}, Seed: 42, EmbedStd: embedStd, Engine: mustEngine(t)})
+		n, err := lstm.NewNet(lstm.NetConfig{InputVocabs: []int{V}, Hidden: 64, HeadSizes: []int{V}, Seed: 42, EmbedStd: embedStd, Engine: mustEngine(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

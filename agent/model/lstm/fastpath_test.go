@@ -1,4 +1,4 @@
-package nn
+package lstm
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -37,7 +38,7 @@ func TestStepPathsMatchForwardAfterUpdates(t *testing.T) {
 					}
 					// B*H = 80*128 cells is above parallelMinCells, so the pool runs too.
 					const T, B, F, H = 5, 80, 4, 128
-					n, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{6, 3, 3, 6}, Hidden: H, HeadSizes: []int{20, 1},
+					n, err := NewNet(NetConfig{InputVocabs: []int{6, 3, 3, 6}, Hidden: H, HeadSizes: []int{20, 1},
 						StateHeads: []bool{false, true}, Seed: 3, EmbedStd: 0.3, Engine: eng})
 					if err != nil {
 						t.Fatal(err)
@@ -47,7 +48,7 @@ func TestStepPathsMatchForwardAfterUpdates(t *testing.T) {
 					if got := n.projectedStep(B); got == direct {
 						t.Fatalf("projectedStep(%d) = %v with directStep %v", B, got, direct)
 					}
-					rng := NewRand(1, 1)
+					rng := nn.NewRand(1, 1)
 					lengths := make([]int, B)
 					for b := range lengths {
 						lengths[b] = 1 + rng.IntN(T)
@@ -87,7 +88,7 @@ func TestStepPathsMatchForwardAfterUpdates(t *testing.T) {
 // TestProjectedStepRejectsBadTokens: the projected path validates tokens
 // like the lookup path.
 func TestProjectedStepRejectsBadTokens(t *testing.T) {
-	n, err := NewSeqNet(SeqNetConfig{InputVocabs: []int{2, 3}, Hidden: 8, HeadSizes: []int{3}, Seed: 1, Engine: tensor.GonumEngine()})
+	n, err := NewNet(NetConfig{InputVocabs: []int{2, 3}, Hidden: 8, HeadSizes: []int{3}, Seed: 1, Engine: tensor.GonumEngine()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestProjectedStepRejectsBadTokens(t *testing.T) {
 func TestCellKernelsMatchGo(t *testing.T) {
 	requireCellKernel(t)
 	const B, H = 70, 128 // B*H above parallelMinCells
-	rng := NewRand(9, 9)
+	rng := nn.NewRand(9, 9)
 	randSlice := func(n int, scale float64) []float32 {
 		s := make([]float32, n)
 		for i := range s {
@@ -220,7 +221,7 @@ func TestCellKernelsMatchGo(t *testing.T) {
 // training does not depend on the machine's core count (GOMAXPROCS).
 func TestScatterIndependentOfWorkers(t *testing.T) {
 	const B, H, F = 70, 128, 2 // B*H above parallelMinCells
-	rng := NewRand(4, 4)
+	rng := nn.NewRand(4, 4)
 	randSlice := func(n int) []float32 {
 		s := make([]float32, n)
 		for i := range s {

@@ -1,9 +1,10 @@
-package nn
+package lstm
 
 import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -15,8 +16,8 @@ import (
 type EmbeddingSum struct {
 	Vocabs []int
 	Dim    int
-	Tables []*Param // Tables[f] is Vocabs[f] x Dim
-	Bias   *Param   // 1 x Dim
+	Tables []*nn.Param // Tables[f] is Vocabs[f] x Dim
+	Bias   *nn.Param   // 1 x Dim
 
 	tokens []int32 // copy of the last Forward's tokens
 	out    *tensor.Matrix
@@ -26,25 +27,27 @@ type EmbeddingSum struct {
 // (the reference uses 0.01) and a zero bias.
 func NewEmbeddingSum(name string, vocabs []int, dim int, std float64, rng *rand.Rand) (*EmbeddingSum, error) {
 	if len(vocabs) == 0 {
-		return nil, fmt.Errorf("nn: embedding %q: no features", name)
+		return nil, fmt.Errorf("lstm: embedding %q: no features", name)
 	}
 	if dim <= 0 {
-		return nil, fmt.Errorf("nn: embedding %q: dim must be positive, got %d", name, dim)
+		return nil, fmt.Errorf("lstm: embedding %q: dim must be positive, got %d", name, dim)
 	}
-	e := &EmbeddingSum{Vocabs: append([]int(nil), vocabs...), Dim: dim, Bias: NewParam(name+".bias", 1, dim), out: tensor.New(0, dim)}
+	e := &EmbeddingSum{Vocabs: append([]int(nil), vocabs...), Dim: dim, Bias: nn.NewParam(name+".bias", 1, dim), out: tensor.New(0, dim)}
 	for f, v := range vocabs {
 		if v <= 0 {
-			return nil, fmt.Errorf("nn: embedding %q: feature %d has vocabulary size %d, want > 0", name, f, v)
+			return nil, fmt.Errorf("lstm: embedding %q: feature %d has vocabulary size %d, want > 0", name, f, v)
 		}
-		p := NewParam(fmt.Sprintf("%s.table%d", name, f), v, dim)
-		TruncatedNormal(p.Value, std, rng)
+		p := nn.NewParam(fmt.Sprintf("%s.table%d", name, f), v, dim)
+		nn.TruncatedNormal(p.Value, std, rng)
 		e.Tables = append(e.Tables, p)
 	}
 	return e, nil
 }
 
 // Params returns the tables then the bias.
-func (e *EmbeddingSum) Params() []*Param { return append(append([]*Param(nil), e.Tables...), e.Bias) }
+func (e *EmbeddingSum) Params() []*nn.Param {
+	return append(append([]*nn.Param(nil), e.Tables...), e.Bias)
+}
 
 // Features is F, the number of tokens per row.
 func (e *EmbeddingSum) Features() int { return len(e.Vocabs) }
@@ -54,7 +57,7 @@ func (e *EmbeddingSum) Features() int { return len(e.Vocabs) }
 func (e *EmbeddingSum) Lookup(out *tensor.Matrix, tokens []int32) error {
 	F := len(e.Vocabs)
 	if out == nil || out.Cols != e.Dim || len(tokens) != out.Rows*F {
-		return fmt.Errorf("nn: embedding %s: %d tokens for output %s, want rows*%d tokens and %d columns",
+		return fmt.Errorf("lstm: embedding %s: %d tokens for output %s, want rows*%d tokens and %d columns",
 			e.Bias.Name, len(tokens), out.Shape(), F, e.Dim)
 	}
 	for r := 0; r < out.Rows; r++ {
@@ -62,7 +65,7 @@ func (e *EmbeddingSum) Lookup(out *tensor.Matrix, tokens []int32) error {
 		copy(row, e.Bias.Value.Data)
 		for f, tok := range tokens[r*F : (r+1)*F] {
 			if tok < 0 || int(tok) >= e.Vocabs[f] {
-				return fmt.Errorf("nn: embedding %s: row %d feature %d: token %d outside vocabulary [0,%d)",
+				return fmt.Errorf("lstm: embedding %s: row %d feature %d: token %d outside vocabulary [0,%d)",
 					e.Bias.Name, r, f, tok, e.Vocabs[f])
 			}
 			emb := e.Tables[f].Value.Row(int(tok))
@@ -88,10 +91,10 @@ func (e *EmbeddingSum) Forward(tokens []int32, rows int) (*tensor.Matrix, error)
 // accumulates the bias gradient.
 func (e *EmbeddingSum) Backward(dOut *tensor.Matrix) error {
 	F := len(e.Vocabs)
-	if err := tensor.CheckShape(dOut, len(e.tokens)/F, e.Dim, "nn: embedding", e.Bias.Name, "dOut"); err != nil {
+	if err := tensor.CheckShape(dOut, len(e.tokens)/F, e.Dim, "lstm: embedding", e.Bias.Name, "dOut"); err != nil {
 		return err
 	}
-	addColumnSums(e.Bias.Grad.Data, dOut)
+	nn.AddColumnSums(e.Bias.Grad.Data, dOut)
 	for r := 0; r < dOut.Rows; r++ {
 		d := dOut.Row(r)
 		for f, tok := range e.tokens[r*F : (r+1)*F] {

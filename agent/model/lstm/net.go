@@ -1,4 +1,4 @@
-package nn
+package lstm
 
 import (
 	"cmp"
@@ -8,11 +8,12 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
+	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// SeqNetConfig describes a SeqNet: EmbeddingSum -> LSTM -> linear heads.
-type SeqNetConfig struct {
+// NetConfig describes a Net: EmbeddingSum -> LSTM -> linear heads.
+type NetConfig struct {
 	// InputVocabs holds the vocabulary size of each input feature, e.g.
 	// {base+1, move+1, 2+1, base+1} for the observation and the three
 	// previous-action components (the last index of each meaning "none").
@@ -40,25 +41,25 @@ type SeqNetConfig struct {
 type seqHead struct {
 	size  int
 	state bool
-	w, b  *Param
+	w, b  *nn.Param
 	out   *tensor.Matrix
 	// Packed (projected) training: the head output and its gradient in
 	// packed row order.
 	outP, dP *tensor.Matrix
 }
 
-// SeqNet is the recurrent network of the algorithmic tasks. Heads are
+// Net is the recurrent network of the algorithmic tasks. Heads are
 // initialised Glorot-uniform (the reference OutputProjectionWrapper), state
 // heads truncated-normal with std 0.01 (the reference value head), biases 0.
 //
 // Training: Forward over a time-major batch, then Backward with the loss
 // gradient of each head. Sampling: NewState, then Step once per time step.
 // Both modes compute the same function.
-type SeqNet struct {
-	cfg   SeqNetConfig
+type Net struct {
+	cfg   NetConfig
 	eng   *tensor.Engine
 	emb   *EmbeddingSum
-	lstm  *LSTM
+	lstm  *layer
 	heads []*seqHead
 	// Test switches: pureGo forces the Go fallbacks of the C kernels,
 	// directStep the unprojected Step path, trainInput the input path of
@@ -101,16 +102,16 @@ type inputProjection struct {
 	offs        []int32 // first stack row of each feature
 }
 
-// NewSeqNet builds and initialises a SeqNet.
-func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
+// NewNet builds and initialises a Net.
+func NewNet(cfg NetConfig) (*Net, error) {
 	if cfg.Hidden <= 0 {
-		return nil, fmt.Errorf("nn: seqnet: Hidden must be positive, got %d", cfg.Hidden)
+		return nil, fmt.Errorf("lstm: net: Hidden must be positive, got %d", cfg.Hidden)
 	}
 	if len(cfg.HeadSizes) == 0 {
-		return nil, fmt.Errorf("nn: seqnet: no heads")
+		return nil, fmt.Errorf("lstm: net: no heads")
 	}
 	if cfg.StateHeads != nil && len(cfg.StateHeads) != len(cfg.HeadSizes) {
-		return nil, fmt.Errorf("nn: seqnet: %d StateHeads flags for %d heads", len(cfg.StateHeads), len(cfg.HeadSizes))
+		return nil, fmt.Errorf("lstm: net: %d StateHeads flags for %d heads", len(cfg.StateHeads), len(cfg.HeadSizes))
 	}
 	if cfg.EmbedDim == 0 {
 		cfg.EmbedDim = cfg.Hidden
@@ -123,22 +124,22 @@ func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
 	if cfg.Engine == nil {
 		eng, err := tensor.NewEngine()
 		if err != nil {
-			return nil, fmt.Errorf("nn: seqnet: %w", err)
+			return nil, fmt.Errorf("lstm: net: %w", err)
 		}
 		cfg.Engine = eng
 	}
-	n := &SeqNet{cfg: cfg, eng: cfg.Engine}
+	n := &Net{cfg: cfg, eng: cfg.Engine}
 	var err error
-	if n.emb, err = NewEmbeddingSum("embed", cfg.InputVocabs, cfg.EmbedDim, cfg.EmbedStd, NewRand(cfg.Seed, 1)); err != nil {
-		return nil, fmt.Errorf("nn: seqnet: %w", err)
+	if n.emb, err = NewEmbeddingSum("embed", cfg.InputVocabs, cfg.EmbedDim, cfg.EmbedStd, nn.NewRand(cfg.Seed, 1)); err != nil {
+		return nil, fmt.Errorf("lstm: net: %w", err)
 	}
-	if n.lstm, err = NewLSTM(n.eng, "lstm", cfg.EmbedDim, cfg.Hidden, NewRand(cfg.Seed, 2)); err != nil {
-		return nil, fmt.Errorf("nn: seqnet: %w", err)
+	if n.lstm, err = newLayer(n.eng, "lstm", cfg.EmbedDim, cfg.Hidden, nn.NewRand(cfg.Seed, 2)); err != nil {
+		return nil, fmt.Errorf("lstm: net: %w", err)
 	}
 	H := cfg.Hidden
 	for i, size := range cfg.HeadSizes {
 		if size <= 0 {
-			return nil, fmt.Errorf("nn: seqnet: head %d has size %d, want > 0", i, size)
+			return nil, fmt.Errorf("lstm: net: head %d has size %d, want > 0", i, size)
 		}
 		hd := &seqHead{size: size, state: cfg.StateHeads != nil && cfg.StateHeads[i],
 			out: tensor.New(0, size), outP: tensor.New(0, size), dP: tensor.New(0, size)}
@@ -146,13 +147,13 @@ func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
 		if hd.state {
 			in = 2 * H
 		}
-		hd.w = NewParam(fmt.Sprintf("head%d.W", i), in, size)
-		hd.b = NewParam(fmt.Sprintf("head%d.b", i), 1, size)
-		rng := NewRand(cfg.Seed, uint64(10+i))
+		hd.w = nn.NewParam(fmt.Sprintf("head%d.W", i), in, size)
+		hd.b = nn.NewParam(fmt.Sprintf("head%d.b", i), 1, size)
+		rng := nn.NewRand(cfg.Seed, uint64(10+i))
 		if hd.state {
-			TruncatedNormal(hd.w.Value, 0.01, rng)
+			nn.TruncatedNormal(hd.w.Value, 0.01, rng)
 		} else {
-			GlorotUniform(hd.w.Value, in, size, rng)
+			nn.GlorotUniform(hd.w.Value, in, size, rng)
 		}
 		n.heads = append(n.heads, hd)
 	}
@@ -162,21 +163,21 @@ func NewSeqNet(cfg SeqNetConfig) (*SeqNet, error) {
 }
 
 // Head returns head i's weight and bias (for initialisations beyond the default).
-func (n *SeqNet) Head(i int) (w, b *Param) { return n.heads[i].w, n.heads[i].b }
+func (n *Net) Head(i int) (w, b *nn.Param) { return n.heads[i].w, n.heads[i].b }
 
 // setPureGo switches every kernel of n to its Go fallback (tests).
-func (n *SeqNet) setPureGo(on bool) { n.pureGo, n.lstm.pureGo = on, on }
+func (n *Net) setPureGo(on bool) { n.pureGo, n.lstm.pureGo = on, on }
 
 // Config returns the configuration with defaults filled in.
-func (n *SeqNet) Config() SeqNetConfig { return n.cfg }
+func (n *Net) Config() NetConfig { return n.cfg }
 
 // Engine returns the BLAS engine the network runs on.
-func (n *SeqNet) Engine() *tensor.Engine { return n.eng }
+func (n *Net) Engine() *tensor.Engine { return n.eng }
 
 // Params returns all parameters: embedding tables and bias, LSTM Wx, Wh, b,
 // then W and b of each head. Names are stable ("embed.table0", "lstm.Wx",
 // "head1.b", ...).
-func (n *SeqNet) Params() []*Param {
+func (n *Net) Params() []*nn.Param {
 	ps := append(n.emb.Params(), n.lstm.Params()...)
 	for _, h := range n.heads {
 		ps = append(ps, h.w, h.b)
@@ -185,7 +186,7 @@ func (n *SeqNet) Params() []*Param {
 }
 
 // applyHead writes head hd of state (h, c) into out.
-func (n *SeqNet) applyHead(hd *seqHead, h, c, out *tensor.Matrix) error {
+func (n *Net) applyHead(hd *seqHead, h, c, out *tensor.Matrix) error {
 	H := n.cfg.Hidden
 	if hd.state {
 		if err := n.headMul(out, c, false, hd.w.Value.RowSlice(0, H), 0); err != nil {
@@ -197,7 +198,7 @@ func (n *SeqNet) applyHead(hd *seqHead, h, c, out *tensor.Matrix) error {
 	} else if err := n.headMul(out, h, false, hd.w.Value, 0); err != nil {
 		return err
 	}
-	addRowVector(out, hd.b.Value.Data)
+	nn.AddRowVector(out, hd.b.Value.Data)
 	return nil
 }
 
@@ -205,7 +206,7 @@ func (n *SeqNet) applyHead(hd *seqHead, h, c, out *tensor.Matrix) error {
 // one-column w (a value head, or its weight gradient) as a matrix-vector
 // product: at T*B rows OpenBLAS runs sgemm with n = 1 about half as fast as
 // sgemv.
-func (n *SeqNet) headMul(dst, a *tensor.Matrix, transA bool, w *tensor.Matrix, beta float32) error {
+func (n *Net) headMul(dst, a *tensor.Matrix, transA bool, w *tensor.Matrix, beta float32) error {
 	m, k := a.Rows, a.Cols
 	if transA {
 		m, k = k, m
@@ -226,12 +227,12 @@ func (n *SeqNet) headMul(dst, a *tensor.Matrix, transA bool, w *tensor.Matrix, b
 // steps, from a zero state. It returns one T*B x HeadSizes[i] matrix per
 // head, owned by n and valid until the next Forward. Rows of steps past a
 // sequence's end are zero and Backward ignores their gradient.
-func (n *SeqNet) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Matrix, error) {
+func (n *Net) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Matrix, error) {
 	if err := checkLengths(T, B, lengths); err != nil {
-		return nil, fmt.Errorf("nn: seqnet forward: %w", err)
+		return nil, fmt.Errorf("lstm: net forward: %w", err)
 	}
 	if F := n.emb.Features(); len(tokens) != T*B*F {
-		return nil, fmt.Errorf("nn: seqnet forward: %d tokens, want T*B*F = %d*%d*%d = %d", len(tokens), T, B, F, T*B*F)
+		return nil, fmt.Errorf("lstm: net forward: %d tokens, want T*B*F = %d*%d*%d = %d", len(tokens), T, B, F, T*B*F)
 	}
 	var h, c *tensor.Matrix
 	var err error
@@ -246,7 +247,7 @@ func (n *SeqNet) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Mat
 	}
 	if err != nil {
 		n.h = nil
-		return nil, fmt.Errorf("nn: seqnet forward: %w", err)
+		return nil, fmt.Errorf("lstm: net forward: %w", err)
 	}
 	n.t, n.b, n.h, n.c = T, B, h, c
 	n.lengths = append(n.lengths[:0], lengths...)
@@ -256,7 +257,7 @@ func (n *SeqNet) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Mat
 		if n.projected {
 			hd.outP.Reshape(h.Rows, hd.size)
 			if err := n.applyHead(hd, h, c, hd.outP); err != nil {
-				return nil, fmt.Errorf("nn: seqnet forward head %d: %w", i, err)
+				return nil, fmt.Errorf("lstm: net forward head %d: %w", i, err)
 			}
 			hd.out.Zero()
 			n.pack.unpack(hd.out, hd.outP)
@@ -264,7 +265,7 @@ func (n *SeqNet) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Mat
 			continue
 		}
 		if err := n.applyHead(hd, h, c, hd.out); err != nil {
-			return nil, fmt.Errorf("nn: seqnet forward head %d: %w", i, err)
+			return nil, fmt.Errorf("lstm: net forward head %d: %w", i, err)
 		}
 		for t := 0; t < T; t++ {
 			for b := 0; b < B; b++ {
@@ -281,16 +282,16 @@ func (n *SeqNet) Forward(tokens []int32, T, B int, lengths []int) ([]*tensor.Mat
 // Backward takes dL/d(head output) for each head (same shapes as Forward's
 // outputs) and accumulates every parameter gradient. Rows of inactive steps
 // are ignored.
-func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
+func (n *Net) Backward(dHeads []*tensor.Matrix) error {
 	if n.h == nil {
-		return fmt.Errorf("nn: seqnet backward: Backward before Forward")
+		return fmt.Errorf("lstm: net backward: Backward before Forward")
 	}
 	if len(dHeads) != len(n.heads) {
-		return fmt.Errorf("nn: seqnet backward: %d head gradients for %d heads", len(dHeads), len(n.heads))
+		return fmt.Errorf("lstm: net backward: %d head gradients for %d heads", len(dHeads), len(n.heads))
 	}
 	T, B, H := n.t, n.b, n.cfg.Hidden
 	for i, d := range dHeads {
-		if err := tensor.CheckShape(d, T*B, n.heads[i].size, "nn: seqnet backward: head", strconv.Itoa(i), "gradient"); err != nil {
+		if err := tensor.CheckShape(d, T*B, n.heads[i].size, "lstm: net backward: head", strconv.Itoa(i), "gradient"); err != nil {
 			return err
 		}
 	}
@@ -308,7 +309,7 @@ func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
 			hd.dP.Reshape(rows, hd.size)
 			n.pack.pack(hd.dP, d)
 			d = hd.dP
-			addColumnSums(bg, d)
+			nn.AddColumnSums(bg, d)
 		} else {
 			// Inactive rows have h = c = 0, so they add nothing to dW; the
 			// bias sum skips them explicitly.
@@ -342,21 +343,21 @@ func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
 		}
 		betaH = 1
 		if err != nil {
-			return fmt.Errorf("nn: seqnet backward head %d: %w", i, err)
+			return fmt.Errorf("lstm: net backward head %d: %w", i, err)
 		}
 	}
 	if n.projected {
 		if err := n.backwardProjected(dC); err != nil {
-			return fmt.Errorf("nn: seqnet backward: %w", err)
+			return fmt.Errorf("lstm: net backward: %w", err)
 		}
 		return nil
 	}
 	dx, err := n.lstm.Backward(n.dH, dC)
 	if err != nil {
-		return fmt.Errorf("nn: seqnet backward: %w", err)
+		return fmt.Errorf("lstm: net backward: %w", err)
 	}
 	if err := n.emb.Backward(dx); err != nil {
-		return fmt.Errorf("nn: seqnet backward: %w", err)
+		return fmt.Errorf("lstm: net backward: %w", err)
 	}
 	return nil
 }
@@ -367,7 +368,7 @@ func (n *SeqNet) Backward(dHeads []*tensor.Matrix) error {
 // (V+1) x E x 4H ones plus a gather and a scatter of F+1 rows of 4H per
 // input row: it pays when V+1 is well below rows and F+1 well below E.
 // Huge vocabularies or many features keep the direct path.
-func (n *SeqNet) projectedTraining(rows int) bool {
+func (n *Net) projectedTraining(rows int) bool {
 	switch n.trainInput {
 	case projectedInput:
 		return true
@@ -379,7 +380,7 @@ func (n *SeqNet) projectedTraining(rows int) bool {
 }
 
 // vocabRows is V, the total number of embedding rows.
-func (n *SeqNet) vocabRows() int {
+func (n *Net) vocabRows() int {
 	V := 0
 	for _, v := range n.emb.Vocabs {
 		V += v
@@ -389,7 +390,7 @@ func (n *SeqNet) vocabRows() int {
 
 // forwardProjected runs the LSTM over tokens with its input pre-activations
 // gathered from freshly projected tables (n.train), which Backward reuses.
-func (n *SeqNet) forwardProjected(tokens []int32, T, B int, lengths []int) (h, c *tensor.Matrix, err error) {
+func (n *Net) forwardProjected(tokens []int32, T, B int, lengths []int) (h, c *tensor.Matrix, err error) {
 	if err := n.checkTokens(tokens); err != nil {
 		return nil, nil, err
 	}
@@ -464,7 +465,7 @@ func (p *packing) pack(dst, src *tensor.Matrix) {
 }
 
 // inputRows is the input source of the last projected Forward.
-func (n *SeqNet) inputRows() *inputRows {
+func (n *Net) inputRows() *inputRows {
 	p := &n.train
 	return &inputRows{proj: p.proj.Data, bias: p.proj.Row(p.proj.Rows - 1), tokens: n.tokens, offs: p.offs}
 }
@@ -476,7 +477,7 @@ func (n *SeqNet) inputRows() *inputRows {
 //	dWx = Σ_r x_rᵀ dG_r = stackᵀ·dP,  db = dP[V],  d(stack) = dP·Wxᵀ,
 //
 // where d(stack) holds the gradients of the table rows and the embedding bias.
-func (n *SeqNet) backwardProjected(dC *tensor.Matrix) error {
+func (n *Net) backwardProjected(dC *tensor.Matrix) error {
 	l, e, p := n.lstm, n.emb, &n.train
 	V := p.stack.Rows - 1
 	n.dProj.Reshape(V+1, 4*l.Hidden)
@@ -508,7 +509,7 @@ func (n *SeqNet) backwardProjected(dC *tensor.Matrix) error {
 }
 
 // checkTokens validates rows x F tokens against the vocabularies.
-func (n *SeqNet) checkTokens(tokens []int32) error {
+func (n *Net) checkTokens(tokens []int32) error {
 	e := n.emb
 	F := len(e.Vocabs)
 	for i, tok := range tokens {
@@ -522,7 +523,7 @@ func (n *SeqNet) checkTokens(tokens []int32) error {
 
 // project (re)builds p from the current parameters, allocating its buffers
 // on first use.
-func (n *SeqNet) project(p *inputProjection) error {
+func (n *Net) project(p *inputProjection) error {
 	e, l := n.emb, n.lstm
 	V := n.vocabRows()
 	if p.stack == nil {
@@ -563,31 +564,31 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// SeqState is the carried state of B sequences in step mode, with the
+// State is the carried state of B sequences in step mode, with the
 // scratch buffers one Step needs, so stepping allocates nothing.
-type SeqState struct {
+type State struct {
 	B     int
 	H, C  *tensor.Matrix // B x Hidden
 	x     *tensor.Matrix
 	gates *tensor.Matrix
 
-	// Projected-input step (see SeqNet.Step), rebuilt from the parameters
+	// Projected-input step (see Net.Step), rebuilt from the parameters
 	// on every Step so it can never be stale.
 	inputs inputProjection
 }
 
 // NewState returns a zero state for B sequences.
-func (n *SeqNet) NewState(B int) *SeqState {
-	return &SeqState{
+func (n *Net) NewState(B int) *State {
+	return &State{
 		B: B, H: tensor.New(B, n.cfg.Hidden), C: tensor.New(B, n.cfg.Hidden),
 		x: tensor.New(B, n.cfg.EmbedDim), gates: tensor.New(B, 4*n.cfg.Hidden),
 	}
 }
 
 // Reset zeroes the state of sequence b (a new episode in that slot).
-func (s *SeqState) Reset(b int) error {
+func (s *State) Reset(b int) error {
 	if b < 0 || b >= s.B {
-		return fmt.Errorf("nn: seqstate reset: index %d outside 0..%d", b, s.B-1)
+		return fmt.Errorf("lstm: seqstate reset: index %d outside 0..%d", b, s.B-1)
 	}
 	clear(s.H.Row(b))
 	clear(s.C.Row(b))
@@ -595,49 +596,49 @@ func (s *SeqState) Reset(b int) error {
 }
 
 // ResetAll zeroes the state of every sequence.
-func (s *SeqState) ResetAll() {
+func (s *State) ResetAll() {
 	s.H.Zero()
 	s.C.Zero()
 }
 
 // Step advances every sequence of st by one step on tokens (B*F values)
 // and writes head i into heads[i] (B x HeadSizes[i], caller-owned).
-func (n *SeqNet) Step(st *SeqState, tokens []int32, heads []*tensor.Matrix) error {
+func (n *Net) Step(st *State, tokens []int32, heads []*tensor.Matrix) error {
 	if st == nil {
-		return fmt.Errorf("nn: seqnet step: nil state")
+		return fmt.Errorf("lstm: net step: nil state")
 	}
 	if st.H == nil || wrongShape(st.H, st.B, n.cfg.Hidden) {
-		return fmt.Errorf("nn: seqnet step: state shape %s, want %dx%d (state from another network?)", st.H.Shape(), st.B, n.cfg.Hidden)
+		return fmt.Errorf("lstm: net step: state shape %s, want %dx%d (state from another network?)", st.H.Shape(), st.B, n.cfg.Hidden)
 	}
 	if F := n.emb.Features(); len(tokens) != st.B*F {
-		return fmt.Errorf("nn: seqnet step: %d tokens, want B*F = %d*%d = %d", len(tokens), st.B, F, st.B*F)
+		return fmt.Errorf("lstm: net step: %d tokens, want B*F = %d*%d = %d", len(tokens), st.B, F, st.B*F)
 	}
 	if len(heads) != len(n.heads) {
-		return fmt.Errorf("nn: seqnet step: %d head outputs for %d heads", len(heads), len(n.heads))
+		return fmt.Errorf("lstm: net step: %d head outputs for %d heads", len(heads), len(n.heads))
 	}
 	for i, hd := range n.heads {
 		if heads[i] == nil || wrongShape(heads[i], st.B, hd.size) {
-			return fmt.Errorf("nn: seqnet step: head %d output: shape %s, want %dx%d", i, heads[i].Shape(), st.B, hd.size)
+			return fmt.Errorf("lstm: net step: head %d output: shape %s, want %dx%d", i, heads[i].Shape(), st.B, hd.size)
 		}
 	}
 	if n.projectedStep(st.B) {
 		if err := n.projectInputs(st, tokens); err != nil {
-			return fmt.Errorf("nn: seqnet step: %w", err)
+			return fmt.Errorf("lstm: net step: %w", err)
 		}
 		if err := n.lstm.stepFromInput(st.gates, st.H, st.C); err != nil {
-			return fmt.Errorf("nn: seqnet step: %w", err)
+			return fmt.Errorf("lstm: net step: %w", err)
 		}
 	} else {
 		if err := n.emb.Lookup(st.x, tokens); err != nil {
-			return fmt.Errorf("nn: seqnet step: %w", err)
+			return fmt.Errorf("lstm: net step: %w", err)
 		}
 		if err := n.lstm.Step(st.x, st.H, st.C, st.gates); err != nil {
-			return fmt.Errorf("nn: seqnet step: %w", err)
+			return fmt.Errorf("lstm: net step: %w", err)
 		}
 	}
 	for i, hd := range n.heads {
 		if err := n.applyHead(hd, st.H, st.C, heads[i]); err != nil {
-			return fmt.Errorf("nn: seqnet step head %d: %w", i, err)
+			return fmt.Errorf("lstm: net step head %d: %w", i, err)
 		}
 	}
 	return nil
@@ -647,13 +648,13 @@ func (n *SeqNet) Step(st *SeqState, tokens []int32, heads []*tensor.Matrix) erro
 // input projection through projected tables (see inputProjection): one
 // (V+1) x E x 4H product and a gather-add of rows replace the B x E x 4H
 // product; that pays when V+1 is well below B.
-func (n *SeqNet) projectedStep(B int) bool {
+func (n *Net) projectedStep(B int) bool {
 	return !n.directStep && 2*(n.vocabRows()+1) <= B
 }
 
 // projectInputs writes x·Wx + b for the embedding sums x of tokens into
 // st.gates via freshly projected tables.
-func (n *SeqNet) projectInputs(st *SeqState, tokens []int32) error {
+func (n *Net) projectInputs(st *State, tokens []int32) error {
 	p := &st.inputs
 	if err := n.project(p); err != nil {
 		return err
