@@ -2,9 +2,9 @@
 // sparse PCL, and its baseline soft PCL), apart from any network: the d-step path-consistency
 // loss on per-step arrays (PathLoss), the per-step consistency terms of soft, sparse and
 // general-Tsallis PCL computed from network heads (Heads, with one Algorithm per regulariser),
-// the objective that joins them (Objective), the lagged target network and trust region, and the
-// one learner (Learner) that trains a network of either family through the small Network
-// interface. The families are models of their own packages: the LSTM over whole episodes of the
+// the objective that joins them (Objective), the lagged target network and trust region, the
+// policy's summaries over visited states (Stats, LogitGaps), and the one learner (Learner) that
+// trains a network of either family through the small Network interface. The families are models of their own packages: the LSTM over whole episodes of the
 // algorithmic tasks (agent/model/lstm) and the MLPs over sub-episodes of continuous control
 // (agent/model/mlp).
 //
