@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
@@ -164,33 +164,21 @@ func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, 
 }
 
 // train takes the on-policy step on the fresh episodes, then, with replay, stores them and takes
-// GradientSteps steps, each on a batch drawn afresh from the replay; the row reports their mean
-// loss.
+// GradientSteps steps, each on a batch drawn afresh from the replay (learning); the row reports
+// the on-policy step and the replay steps' mean loss.
 func (r *episodes) train(it int, row *runstore.Row) (string, error) {
-	info, err := r.step(Step{Iteration: it, Kind: OnPolicyStep, Batch: r.res.Trajectories})
+	l := learning[int32]{fresh: r.res.Trajectories, onPolicy: true, buf: r.buf, steps: r.cfg.GradientSteps(),
+		batch: r.cfg.EffectiveReplayBatch(), priorities: r.priorities,
+		step: func(kind StepKind, batch []*episode.Episode) (pcl.StepInfo, error) {
+			return r.step(Step{Iteration: it, Kind: kind, Batch: batch})
+		}}
+	done, stage, err := l.run(iterRNG(r.cfg.Seed, it, 3))
 	if err != nil {
-		return "on-policy step", err
+		return stage, err
 	}
-	row.Loss, row.GradNorm = info.Loss, info.GradNorm
-	if r.cfg.ReplayPriority == config.PriorityAdvantage {
-		// Read now: the step's values are those the fresh episodes were judged by.
-		r.surplus = r.Objective().Surpluses(r.surplus)
-	}
+	row.Loss, row.GradNorm = done.onPolicy.Loss, done.onPolicy.GradNorm
 	if r.buf != nil {
-		rng := iterRNG(r.cfg.Seed, it, 3)
-		if err := r.store(rng); err != nil {
-			return "replay", err
-		}
-		k, sum := r.cfg.GradientSteps(), 0.0
-		for range k {
-			batch := r.buf.Sample(rng, r.cfg.EffectiveReplayBatch())
-			rinfo, err := r.step(Step{Iteration: it, Kind: ReplayStep, Batch: batch})
-			if err != nil {
-				return "replay step", err
-			}
-			sum += rinfo.Loss
-		}
-		row.ReplayLoss = sum / float64(k)
+		row.ReplayLoss = done.replayLoss
 	}
 	r.sv.mark()
 	if err := r.obs.Trained(it); err != nil {
@@ -199,21 +187,21 @@ func (r *episodes) train(it int, row *runstore.Row) (string, error) {
 	return "", nil
 }
 
-// store adds the iteration's fresh episodes to the replay buffer.
-func (r *episodes) store(rng *rand.Rand) error {
+// priorities are the fresh episodes' replay priorities: their return, iteration, or surplus over
+// V as the on-policy step's values judged them.
+func (r *episodes) priorities() []float64 {
+	if r.cfg.ReplayPriority == config.PriorityAdvantage {
+		r.surplus = r.Objective().Surpluses(r.surplus)
+		return r.surplus
+	}
+	prio := make([]float64, len(r.res.Trajectories))
 	for i, e := range r.res.Trajectories {
-		prio := e.TotalReward()
-		switch r.cfg.ReplayPriority {
-		case config.PriorityRecency:
-			prio = float64(e.Iteration)
-		case config.PriorityAdvantage:
-			prio = r.surplus[i]
-		}
-		if err := r.buf.Add(rng, e, prio); err != nil {
-			return err
+		prio[i] = e.TotalReward()
+		if r.cfg.ReplayPriority == config.PriorityRecency {
+			prio[i] = float64(e.Iteration)
 		}
 	}
-	return nil
+	return prio
 }
 
 // step takes one training step on s.Batch, shown to the observer before and after, and stops a

@@ -121,9 +121,9 @@ func TestReplayBatchesAreIndependentDraws(t *testing.T) {
 	cfg := replayRatioConfig()
 	cfg.SubEpisodes, cfg.RecencyWeight = 8, 0.001
 	cfg.TrainSteps = 1
-	single := replayBatches(cfg, buf, 7)
+	single := replayBatches(buf, iterRNG(cfg.Seed, 7, 3), cfg.GradientSteps(), cfg.SubEpisodes)
 	cfg.TrainSteps = 5
-	batches := replayBatches(cfg, buf, 7)
+	batches := replayBatches(buf, iterRNG(cfg.Seed, 7, 3), cfg.GradientSteps(), cfg.SubEpisodes)
 	if len(single) != 1 || len(batches) != 5 {
 		t.Fatalf("%d and %d batches, want 1 and 5", len(single), len(batches))
 	}

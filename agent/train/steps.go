@@ -323,6 +323,10 @@ func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, err
 	return col.EnvSteps, nil
 }
 
+// train updates the normaliser, starts the next iteration's collection under --overlap, and
+// takes the optional on-policy step and the replay steps (learning); the row reports the replay
+// steps' mean loss and gradient norm (the loss is the on-policy step's when there is one) and the
+// last replay step's diagnostics.
 func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	t0 := time.Now()
 	if r.learner.Model.Norm != nil {
@@ -331,64 +335,38 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	if err := r.startPrefetch(it + 1); err != nil {
 		return "overlap", err
 	}
-	if r.cfg.OnPolicyStep {
-		info, err := r.learner.TrainStep(r.col.Trajectories)
-		if err == nil {
-			err = checkDiverged(r.cfg, info.Loss)
-		}
-		if err != nil {
-			return "on-policy step", err
-		}
-		row.Loss, row.GradNorm = info.Loss, info.GradNorm
-	}
-	for _, s := range r.col.Trajectories {
-		if err := r.replay.Add(nil, s, float64(s.Iteration)); err != nil {
-			return "replay", err
-		}
-	}
-	loss, gradNorm, err := r.replaySteps(it, row)
+	l := learning[float32]{fresh: r.col.Trajectories, onPolicy: r.cfg.OnPolicyStep, buf: r.replay, steps: r.cfg.GradientSteps(),
+		batch: r.cfg.SubEpisodes, priorities: r.priorities, step: r.step}
+	done, stage, err := l.run(iterRNG(r.cfg.Seed, it, 3))
 	if err != nil {
-		return "replay step", err
+		return stage, err
 	}
-	row.ReplayLoss, row.GradNorm = loss, gradNorm
+	row.Loss, row.ReplayLoss, row.GradNorm = done.onPolicy.Loss, done.replayLoss, done.replayGradNorm
 	if !r.cfg.OnPolicyStep {
-		row.Loss = loss
+		row.Loss = done.replayLoss
 	}
+	row.Diagnostics = stepDiagnostics(done.last, mlp.ValueDiagnostics(r.learner, done.lastBatch))
 	r.st.TrainSeconds += time.Since(t0).Seconds()
 	return "", nil
 }
 
-// replayBatches draws the iteration's cfg.GradientSteps() replay batches, each afresh from one
-// generator, so that the first batch is the one a single step draws.
-func replayBatches(cfg config.Config, buf *replay.Buffer[float32], it int) [][]*mlp.Segment {
-	rng := iterRNG(cfg.Seed, it, 3)
-	batches := make([][]*mlp.Segment, cfg.GradientSteps())
-	for i := range batches {
-		batches[i] = buf.Sample(rng, cfg.SubEpisodes)
+// priorities are the fresh sub-episodes' replay priorities: the iteration that collected them
+// (the replay draws by recency).
+func (r *steps) priorities() []float64 {
+	prio := make([]float64, len(r.col.Trajectories))
+	for i, s := range r.col.Trajectories {
+		prio[i] = float64(s.Iteration)
 	}
-	return batches
+	return prio
 }
 
-// replaySteps takes the iteration's replay steps, one on each of replayBatches, and returns their
-// mean loss and mean gradient norm; the row's diagnostics are the last step's.
-func (r *steps) replaySteps(it int, row *runstore.Row) (loss, gradNorm float64, err error) {
-	batches := replayBatches(r.cfg, r.replay, it)
-	k := len(batches)
-	for i, batch := range batches {
-		info, err := r.learner.TrainStep(batch)
-		if err == nil {
-			err = checkDiverged(r.cfg, info.Loss)
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		loss += info.Loss
-		gradNorm += info.GradNorm
-		if i == k-1 {
-			row.Diagnostics = stepDiagnostics(info, mlp.ValueDiagnostics(r.learner, batch))
-		}
+// step takes one training step on batch and stops a diverged run.
+func (r *steps) step(_ StepKind, batch []*mlp.Segment) (pcl.StepInfo, error) {
+	info, err := r.learner.TrainStep(batch)
+	if err != nil {
+		return info, err
 	}
-	return loss / float64(k), gradNorm / float64(k), nil
+	return info, checkDiverged(r.cfg, info.Loss)
 }
 
 // traits: the greedy evaluation plays the policy that sampled this iteration, before the
