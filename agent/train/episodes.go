@@ -75,10 +75,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.sampler, err = newEpisodeCollector(r.env, r.Model, cfg.MaxSteps); err != nil {
 		return nil, err
 	}
-	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
-		return nil, err
-	}
-	if err = r.sampler.SetExploreTemperature(cfg.ExploreTemp); err != nil {
+	if err = explore(r.sampler, cfg); err != nil {
 		return nil, err
 	}
 	if cfg.EvalEvery > 0 {
@@ -144,10 +141,8 @@ func (r *episodes) startPoint(meta runstore.Meta, rows []runstore.Row) progress.
 
 func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
 	start := time.Now()
-	if r.cfg.ExploreDecay > 0 {
-		if err := r.sampler.SetExplore(r.cfg.ExploreAt(it), r.cfg.ExploreShare); err != nil {
-			return 0, err
-		}
+	if err := exploreAt(r.sampler, r.cfg, it); err != nil {
+		return 0, err
 	}
 	res, err := r.sampler.Episodes(ctx, iterRNG(r.cfg.Seed, it, 1), collect.Sample, it, iterSeed(r.cfg.Seed, it, 2))
 	if err != nil {

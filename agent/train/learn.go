@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
+	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -76,4 +78,21 @@ func replayBatches[O episode.Observation](buf *replay.Buffer[O], rng *rand.Rand,
 		batches[i] = buf.Sample(rng, n)
 	}
 	return batches
+}
+
+// explore sets the run's exploration on the sampler c of either family: the rate, the share of
+// copies that explore and their temperature.
+func explore[O episode.Observation](c *collect.Collector[O], cfg config.Config) error {
+	if err := c.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
+		return err
+	}
+	return c.SetExploreTemperature(cfg.ExploreTemp)
+}
+
+// exploreAt sets iteration it's exploration rate on c when the rate decays.
+func exploreAt[O episode.Observation](c *collect.Collector[O], cfg config.Config, it int) error {
+	if cfg.ExploreDecay > 0 {
+		return c.SetExplore(cfg.ExploreAt(it), cfg.ExploreShare)
+	}
+	return nil
 }

@@ -92,10 +92,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.sampler, err = collect.New(r.env, r.enc, acting, collect.Options{Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
-	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
-		return nil, err
-	}
-	if err = r.sampler.SetExploreTemperature(cfg.ExploreTemp); err != nil {
+	if err = explore(r.sampler, cfg); err != nil {
 		return nil, err
 	}
 	if r.replay, err = replay.New[float32](replay.Steps(cfg.ReplaySteps), replay.Recency{Weight: cfg.RecencyWeight}); err != nil {

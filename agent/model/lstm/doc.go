@@ -7,7 +7,7 @@
 // PCL learner over it, Actor the model acting in env copies one step at a time with each copy's
 // recurrent state (a collect.Actor), TokenEncoder the observation's token (a collect.Encoder),
 // and Spec the task's observation vocabulary and action components the network is sized from.
-// Net is the network itself (EmbeddingSum -> LSTM layer -> linear heads) on nn's parameters:
+// Net is the network itself (summed embeddings -> LSTM layer -> linear heads) on nn's parameters:
 // sequences are time-major (row t*B+b holds step t of sequence b), and its Forward and Backward
 // follow nn's conventions.
 //

@@ -8,12 +8,12 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// EmbeddingSum maps F categorical features per row to
+// embeddingSum maps F categorical features per row to
 // bias + Σ_f Table_f[token_f]: the sum of one-hot·W products of the
 // reference network without forming the one-hots. Feature f has its own
 // vocabulary of Vocabs[f] tokens (e.g. the observation, base+1, and each
 // previous-action component, size+1 with the last index meaning "none").
-type EmbeddingSum struct {
+type embeddingSum struct {
 	Vocabs []int
 	Dim    int
 	Tables []*nn.Param // Tables[f] is Vocabs[f] x Dim
@@ -23,16 +23,16 @@ type EmbeddingSum struct {
 	out    *tensor.Matrix
 }
 
-// NewEmbeddingSum returns tables drawn from a truncated normal with std
+// newEmbeddingSum returns tables drawn from a truncated normal with std
 // (the reference uses 0.01) and a zero bias.
-func NewEmbeddingSum(name string, vocabs []int, dim int, std float64, rng *rand.Rand) (*EmbeddingSum, error) {
+func newEmbeddingSum(name string, vocabs []int, dim int, std float64, rng *rand.Rand) (*embeddingSum, error) {
 	if len(vocabs) == 0 {
 		return nil, fmt.Errorf("lstm: embedding %q: no features", name)
 	}
 	if dim <= 0 {
 		return nil, fmt.Errorf("lstm: embedding %q: dim must be positive, got %d", name, dim)
 	}
-	e := &EmbeddingSum{Vocabs: append([]int(nil), vocabs...), Dim: dim, Bias: nn.NewParam(name+".bias", 1, dim), out: tensor.New(0, dim)}
+	e := &embeddingSum{Vocabs: append([]int(nil), vocabs...), Dim: dim, Bias: nn.NewParam(name+".bias", 1, dim), out: tensor.New(0, dim)}
 	for f, v := range vocabs {
 		if v <= 0 {
 			return nil, fmt.Errorf("lstm: embedding %q: feature %d has vocabulary size %d, want > 0", name, f, v)
@@ -45,16 +45,16 @@ func NewEmbeddingSum(name string, vocabs []int, dim int, std float64, rng *rand.
 }
 
 // Params returns the tables then the bias.
-func (e *EmbeddingSum) Params() []*nn.Param {
+func (e *embeddingSum) Params() []*nn.Param {
 	return append(append([]*nn.Param(nil), e.Tables...), e.Bias)
 }
 
 // Features is F, the number of tokens per row.
-func (e *EmbeddingSum) Features() int { return len(e.Vocabs) }
+func (e *embeddingSum) Features() int { return len(e.Vocabs) }
 
 // Lookup writes the embedding sums of tokens (rows x F, row-major) into
 // out (rows x Dim) without caching anything.
-func (e *EmbeddingSum) Lookup(out *tensor.Matrix, tokens []int32) error {
+func (e *embeddingSum) Lookup(out *tensor.Matrix, tokens []int32) error {
 	F := len(e.Vocabs)
 	if out == nil || out.Cols != e.Dim || len(tokens) != out.Rows*F {
 		return fmt.Errorf("lstm: embedding %s: %d tokens for output %s, want rows*%d tokens and %d columns",
@@ -78,7 +78,7 @@ func (e *EmbeddingSum) Lookup(out *tensor.Matrix, tokens []int32) error {
 }
 
 // Forward returns the rows x Dim embedding sums (owned by e) and caches the tokens.
-func (e *EmbeddingSum) Forward(tokens []int32, rows int) (*tensor.Matrix, error) {
+func (e *embeddingSum) Forward(tokens []int32, rows int) (*tensor.Matrix, error) {
 	e.out.Reshape(rows, e.Dim)
 	if err := e.Lookup(e.out, tokens); err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (e *EmbeddingSum) Forward(tokens []int32, rows int) (*tensor.Matrix, error)
 
 // Backward scatters dOut into the table rows used by the last Forward and
 // accumulates the bias gradient.
-func (e *EmbeddingSum) Backward(dOut *tensor.Matrix) error {
+func (e *embeddingSum) Backward(dOut *tensor.Matrix) error {
 	F := len(e.Vocabs)
 	if err := tensor.CheckShape(dOut, len(e.tokens)/F, e.Dim, "lstm: embedding", e.Bias.Name, "dOut"); err != nil {
 		return err

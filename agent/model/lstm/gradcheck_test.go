@@ -16,7 +16,7 @@ import (
 
 func embeddingProblem(t *testing.T) nntest.Problem {
 	rng := nn.NewRand(4, 0)
-	e, err := NewEmbeddingSum("emb", []int{3, 4, 2}, 5, 0.5, rng)
+	e, err := newEmbeddingSum("emb", []int{3, 4, 2}, 5, 0.5, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func lstmProblem(t *testing.T, opts ...problemOption) nntest.Problem {
 	}
 }
 
-// seqNetProblem is the whole EmbeddingSum+LSTM+heads network over a masked
+// seqNetProblem is the whole embeddingSum+LSTM+heads network over a masked
 // batch; R is nonzero on inactive rows too, which must not leak into gradients.
 func seqNetProblem(t *testing.T, eng *tensor.Engine, opts ...problemOption) nntest.Problem {
 	n, err := NewNet(NetConfig{

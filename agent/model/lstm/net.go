@@ -12,7 +12,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// NetConfig describes a Net: EmbeddingSum -> LSTM -> linear heads.
+// NetConfig describes a Net: embeddingSum -> LSTM -> linear heads.
 type NetConfig struct {
 	// InputVocabs holds the vocabulary size of each input feature, e.g.
 	// {base+1, move+1, 2+1, base+1} for the observation and the three
@@ -58,7 +58,7 @@ type seqHead struct {
 type Net struct {
 	cfg   NetConfig
 	eng   *tensor.Engine
-	emb   *EmbeddingSum
+	emb   *embeddingSum
 	lstm  *layer
 	heads []*seqHead
 	// Test switches: pureGo forces the Go fallbacks of the C kernels,
@@ -130,7 +130,7 @@ func NewNet(cfg NetConfig) (*Net, error) {
 	}
 	n := &Net{cfg: cfg, eng: cfg.Engine}
 	var err error
-	if n.emb, err = NewEmbeddingSum("embed", cfg.InputVocabs, cfg.EmbedDim, cfg.EmbedStd, nn.NewRand(cfg.Seed, 1)); err != nil {
+	if n.emb, err = newEmbeddingSum("embed", cfg.InputVocabs, cfg.EmbedDim, cfg.EmbedStd, nn.NewRand(cfg.Seed, 1)); err != nil {
 		return nil, fmt.Errorf("lstm: net: %w", err)
 	}
 	if n.lstm, err = newLayer(n.eng, "lstm", cfg.EmbedDim, cfg.Hidden, nn.NewRand(cfg.Seed, 2)); err != nil {
