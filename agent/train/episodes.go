@@ -15,7 +15,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
-	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -232,8 +231,8 @@ func (r *episodes) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	return r.sv.save(meta)
 }
 
-func (r *episodes) plots(rows []runstore.Row) error {
-	return runplot.Draw(r.dir, r.cfg, r.spec.NumActions(), rows, runplot.Iterations)
+func (r *episodes) plots(rows []runstore.Row) RunPlots {
+	return RunPlots{Dir: r.dir, Config: r.cfg, Actions: r.spec.NumActions(), Rows: rows}
 }
 
 func (r *episodes) checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any {

@@ -41,7 +41,8 @@ type regime interface {
 
 	// save writes the checkpoint of meta.Iteration into cp (nothing when it is on disk).
 	save(cp *runstore.Checkpoints, meta runstore.Meta) error
-	plots(rows []runstore.Row) error
+	// plots is what Options.Plot draws for the run's rows so far.
+	plots(rows []runstore.Row) RunPlots
 	// checkpointed is called after a scheduled checkpoint; it returns the log line's fields.
 	checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any
 	// finish completes the summary of a run saved in dir and returns the "run saved" log line's
@@ -64,7 +65,7 @@ type traits struct {
 // after the training step, as the regime's traits say), log the metrics row, and checkpoint on schedule;
 // a checkpoint and the plots are written at the end, also after a cancel.
 func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum Summary, err error) {
-	l := &loop{cfg: cfg, reg: reg, tr: reg.traits(), log: opts.logger()}
+	l := &loop{cfg: cfg, reg: reg, tr: reg.traits(), log: opts.logger(), plot: opts.Plot}
 	if l.meta, l.cp, err = reg.start(ctx, opts.Resume); err != nil {
 		return Summary{}, err
 	}
@@ -114,6 +115,7 @@ type loop struct {
 	rows   []runstore.Row
 	pr     *progress.Reporter
 	alphas *alphaControl
+	plot   func(RunPlots) error // Options.Plot
 
 	sum      Summary
 	start    time.Time
@@ -224,8 +226,12 @@ func (l *loop) record(it int, row runstore.Row) error {
 	return nil
 }
 
+// writePlots hands the rows so far to the caller's Options.Plot, if any: the library draws nothing.
 func (l *loop) writePlots() {
-	if err := l.reg.plots(l.rows); err != nil {
+	if l.plot == nil {
+		return
+	}
+	if err := l.plot(l.reg.plots(l.rows)); err != nil {
 		l.log.Warn("plots not written", "err", err)
 	}
 }

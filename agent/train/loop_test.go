@@ -23,7 +23,7 @@ func (f *fakeRegime) SetAlpha(a float64) error                                { 
 func (f *fakeRegime) describe(int) []any                                      { return nil }
 func (f *fakeRegime) traits() traits                                          { return traits{evalAfter: f.after} }
 func (f *fakeRegime) close()                                                  {}
-func (f *fakeRegime) plots([]runstore.Row) error                              { return nil }
+func (f *fakeRegime) plots([]runstore.Row) RunPlots                           { return RunPlots{} }
 func (f *fakeRegime) checkpointed(runstore.Meta, runstore.Row, float64) []any { return nil }
 func (f *fakeRegime) finish(*Summary, runstore.Meta, string) []any            { return nil }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // Observer watches the iterations of the episodes regime (the LSTM family) from inside the one
-// training loop (Options.Observer): agent/diag's probe inspects the batches and gradients through
+// training loop (Options.Observer): the lab's diagnosis probe (pcl diagnose) inspects the batches and gradients through
 // it, and pcl bench times the phases. Its methods are called in the order of an iteration:
 //
 //	Start                                  once, before the first iteration
@@ -45,7 +45,7 @@ type Watched struct {
 	Config  config.Config
 	Spec    lstm.Spec
 	Learner *lstm.Learner
-	// Replay is the run's replay buffer (nil without replay); Start may fill it, as agent/diag
+	// Replay is the run's replay buffer (nil without replay); Start may fill it, as the diagnosis probe
 	// does with expert episodes.
 	Replay *replay.Buffer[int32]
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
-	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -397,8 +396,8 @@ func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	return cp.Write(meta, r.params(), saveReplay)
 }
 
-func (r *steps) plots(rows []runstore.Row) error {
-	return runplot.Draw(r.dir, r.cfg, r.learner.Model.NumActions(), rows, runplot.EnvSteps)
+func (r *steps) plots(rows []runstore.Row) RunPlots {
+	return RunPlots{Dir: r.dir, Config: r.cfg, Actions: r.learner.Model.NumActions(), Rows: rows, EnvSteps: true}
 }
 
 // checkpointed also logs the process's memory (memory.csv), to find slow growth over long runs.

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -31,7 +30,9 @@ func TestStepsRunDiagnostics(t *testing.T) {
 	cfg := smallStepsConfig()
 	dir := t.TempDir()
 	reg := registry.Default()
-	opts := Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	var plotted RunPlots
+	plot := func(p RunPlots) error { plotted = p; return nil }
+	opts := Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Plot: plot}
 	if _, err := Run(context.Background(), cfg, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +61,8 @@ func TestStepsRunDiagnostics(t *testing.T) {
 	if known == 0 {
 		t.Error("no row has a discounted return, though CartPole episodes end within a few iterations")
 	}
-	if st, err := os.Stat(filepath.Join(dir, runplot.ValuePlot)); err != nil || st.Size() == 0 {
-		t.Errorf("%s: %v", runplot.ValuePlot, err)
+	if !plotted.EnvSteps || len(plotted.Rows) != len(rows) {
+		t.Errorf("Plot drew %d rows against env steps %v; want %d against env steps", len(plotted.Rows), plotted.EnvSteps, len(rows))
 	}
 
 	// Row 0's greedy return is the initialised networks' greedy return.

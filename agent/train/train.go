@@ -1,8 +1,9 @@
 // Package train runs PCL training: one iteration loop (loop.go: sample, train, greedy evaluation,
 // metrics, checkpoint) over the sampling regime of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go),
-// which an Observer can watch from inside (observer.go: agent/diag's probe and pcl bench run the loop that way), the run directory (config.json and checkpoints written atomically,
+// which an Observer can watch from inside (observer.go: the lab's diagnosis probe and pcl bench run the loop that way), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
-// the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, PNG plots), exact resume from the last checkpoint (parameters, Adam state,
+// the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, and the caller's plots
+// through Options.Plot), exact resume from the last checkpoint (parameters, Adam state,
 // training curriculum, replay buffer) or, when it is damaged, from the previous one, clean stops on
 // cancel or a non-finite loss, progress reports, a memory estimate checked before anything is
 // allocated, and greedy evaluation of a run, also per curriculum length.
@@ -63,8 +64,14 @@ type Options struct {
 	FieldName func(field string) string
 
 	// Observer, when not nil, watches each iteration of an lstm run from inside the loop (see
-	// Observer; agent/diag's probe and pcl bench); the mlp family refuses it.
+	// Observer; the lab's diagnosis probe and pcl bench); the mlp family refuses it.
 	Observer Observer
+
+	// Plot, when not nil, draws the run's figures: it is called at every scheduled checkpoint and
+	// at the end (also after a cancel) with every metrics row so far. Its error is logged as a
+	// warning and does not stop the run. The library draws nothing itself; pcl train passes the
+	// lab's run plots (reward.png, maxprob.png, sparsity.png, value.png).
+	Plot func(RunPlots) error
 
 	session *provenance.Session // this process's provenance, collected by Run
 }

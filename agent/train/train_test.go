@@ -13,7 +13,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
-	"github.com/sparsepcl/sparsepcl/agent/runplot"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -43,7 +42,9 @@ func TestCopyBase2ReachesThreshold(t *testing.T) {
 	for _, tc := range cases {
 		cfg := smallCopyConfig(tc.algo, tc.alpha)
 		dir := t.TempDir()
-		sum, err := Run(context.Background(), cfg, Options{Dir: dir, Registry: registry.Default(), Engine: tensor.GonumEngine()})
+		var plotted RunPlots
+		plot := func(p RunPlots) error { plotted = p; return nil }
+		sum, err := Run(context.Background(), cfg, Options{Dir: dir, Registry: registry.Default(), Engine: tensor.GonumEngine(), Plot: plot})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,10 +53,14 @@ func TestCopyBase2ReachesThreshold(t *testing.T) {
 		if !ok {
 			t.Errorf("%s did not reach greedy reward %v in %d iterations (last greedy %v)", tc.algo, cfg.RewardThreshold, cfg.Iters, sum.LastGreedy)
 		}
-		for _, f := range []string{runstore.ConfigFile, runstore.MetricsFile, runstore.CheckpointFile, runplot.RewardPlot, runplot.SparsityPlot, runplot.MaxProbPlot} {
+		for _, f := range []string{runstore.ConfigFile, runstore.MetricsFile, runstore.CheckpointFile} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("run dir lacks %s: %v", f, err)
 			}
+		}
+		if plotted.Dir != dir || plotted.EnvSteps || plotted.Actions != 8 || len(plotted.Rows) != sum.Iterations {
+			t.Errorf("Plot drew dir %q, env steps %v, %d actions, %d rows; want %q, false, 8, %d",
+				plotted.Dir, plotted.EnvSteps, plotted.Actions, len(plotted.Rows), dir, sum.Iterations)
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // than the target and shrinks while it is more spread. The step is on log α, so that the same
 // Rate serves weights a thousand times apart, and log α is kept in [log Min, log Max].
 //
-// One asymmetry comes from the first HalfCheetah probes (docs/results/auto-weight/probes): a
+// One asymmetry comes from the first HalfCheetah probes (docs/halfcheetah.md §5): a
 // policy starts more spread than any useful target (sparse 0.2, soft 0.00 at 3^6), and lowering
 // α then is what drove it into a collapse within 10,000 steps. So α does not fall until the
 // policy has first reached the target, or until Grace iterations have passed: a policy that

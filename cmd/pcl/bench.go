@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sparsepcl/sparsepcl/agent/bench"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
+	"github.com/sparsepcl/sparsepcl/internal/lab/bench"
 )
 
 // runBench times training iterations of the config flags' learner through train's loop

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // compareIgnores says why a config flag does not apply to compare ("" when it does).
@@ -34,7 +36,7 @@ func compareIgnores(name string) string {
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	cfg := config.Default()
-	p := experiment.Compare{}
+	p := sweep.Compare{}
 	p.RegisterFlags(fs)
 	seeds := fs.Int("seeds", 3, "seeds per (base, algorithm): --seed, --seed+1, ...")
 	out := fs.String("out", "runs/compare", "sweep directory: manifest.json, runs/, logs/, report.md and the figures")
@@ -61,28 +63,28 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return usageError{err}
 	}
-	m, err := experiment.Plan(experiment.Spec{Name: "compare " + cfg.Env, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed,
+	m, err := sweep.Plan(sweep.Spec{Name: "compare " + cfg.Env, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed,
 		TaskThresholds: !givenFlags(fs)["threshold"]})
 	if err != nil {
 		return usageError{err}
 	}
-	if err := experiment.Write(*out, m); err != nil {
+	if err := sweep.Write(*out, m); err != nil {
 		return err
 	}
-	var opts *experiment.RunOptions
+	var opts *sweep.RunOptions
 	if *jobs == 1 {
-		opts = &experiment.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr)}
+		opts = &sweep.RunOptions{Registry: registry.Default(), Logger: textLogger(stderr), Plot: runplot.Run}
 		if isTerminal(stderr) {
 			opts.Progress.W = stderr
 		}
 	}
-	if err := experiment.RunAll(ctx, *out, *jobs, opts, stdout); err != nil {
+	if err := sweep.RunAll(ctx, *out, *jobs, opts, stdout); err != nil {
 		return interrupted(ctx, err, "the runs saved their checkpoints; run the same pcl compare again to resume them")
 	}
-	if _, err := experiment.Report(*out, *out); err != nil {
+	if _, err := evaluation.Report(*out, *out); err != nil {
 		return err
 	}
-	md, err := os.ReadFile(filepath.Join(*out, experiment.ReportFile))
+	md, err := os.ReadFile(filepath.Join(*out, evaluation.ReportFile))
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}

@@ -12,16 +12,16 @@ import (
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/diag"
 	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/lab/diag"
 )
 
-// runDiagnose trains with instrumentation (agent/diag) and writes probe.csv and its panels, or,
+// runDiagnose trains with instrumentation (internal/lab/diag) and writes probe.csv and its panels, or,
 // with --overlay, draws one measure of several probes (--probe name=dir, repeated) into one figure.
 func runDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diagnose", stderr)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/diag"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/diag"
 )
 
 func TestDiagnoseProbeAndOverlay(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"io"
 
 	"github.com/sparsepcl/sparsepcl/bridge"
-	"github.com/sparsepcl/sparsepcl/internal/envbench"
+	"github.com/sparsepcl/sparsepcl/internal/lab/envbench"
 )
 
-// runEnvBench measures env stepping side by side (internal/envbench): in-process Gymnasium
+// runEnvBench measures env stepping side by side (internal/lab/envbench): in-process Gymnasium
 // against the bridge, the bridge's transport cost, Go-native against Python.
 func runEnvBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("envbench", stderr)

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // The exit codes `pcl help` documents, through runMain: what a script or a shell sees.
@@ -89,7 +90,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 			}
 			c := config.Default()
 			c.Env, c.Base, c.Algo, c.Alpha, c.Seed = "Copy-v0", 2, config.AlgoSparse, config.DefaultAlpha(config.AlgoSparse, 2), 1
-			sparse := filepath.Join(out, experiment.RunsDir, experiment.ID(c))
+			sparse := filepath.Join(out, sweep.RunsDir, sweep.ID(c))
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			go func() {
@@ -121,7 +122,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 				t.Errorf("resume output lacks %q:\n%s", want, o.String())
 			}
 			c.Algo, c.Alpha = config.AlgoSoft, config.DefaultAlpha(config.AlgoSoft, 2)
-			for _, run := range []string{sparse, filepath.Join(out, experiment.RunsDir, experiment.ID(c))} {
+			for _, run := range []string{sparse, filepath.Join(out, sweep.RunsDir, sweep.ID(c))} {
 				rows, err := runstore.ReadMetrics(filepath.Join(run, runstore.MetricsFile))
 				if err != nil {
 					t.Fatal(err)
@@ -136,7 +137,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 					}
 				}
 			}
-			if _, err := os.Stat(filepath.Join(out, experiment.ReportFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(out, evaluation.ReportFile)); err != nil {
 				t.Errorf("the resumed compare wrote no report: %v", err)
 			}
 		})
@@ -148,7 +149,7 @@ func TestCompareInterruptedResumes(t *testing.T) {
 func TestInterruptedCommands(t *testing.T) {
 	t.Setenv(asPCLEnv, "1") // sweep run --jobs runs `pcl sweep run` subprocesses of this binary
 	t.Setenv("SPARSEPCL_BLAS", "gonum")
-	for _, k := range experiment.IndexEnv() {
+	for _, k := range sweep.IndexEnv() {
 		t.Setenv(k, "")
 	}
 	tiny := []string{"--base", "2", "--batch", "4", "--hidden", "8"}
@@ -160,18 +161,18 @@ func TestInterruptedCommands(t *testing.T) {
 		return dir
 	}
 	runDir := func(t *testing.T, dir string) string {
-		m, err := experiment.Load(dir)
+		m, err := sweep.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return experiment.RunDir(dir, m.Runs[0])
+		return sweep.RunDir(dir, m.Runs[0])
 	}
 	partial := func(t *testing.T, dir string) {
-		m, err := experiment.Load(dir)
+		m, err := sweep.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err := experiment.Inspect(dir, m.Runs[0]); err != nil || st.State != experiment.Partial || st.Iteration < 1 {
+		if st, err := sweep.Inspect(dir, m.Runs[0]); err != nil || st.State != sweep.Partial || st.Iteration < 1 {
 			t.Errorf("run 0 after the interruption: %+v, %v; want a partial run to resume", st, err)
 		}
 	}

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
-	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
@@ -30,7 +30,7 @@ var (
 	verifyCoverage = flag.Bool("verify-golden-coverage", false, "re-run one covered run per binary commit of each golden with this tree's code (pcl reproduce --here) and record the outcome in testdata/golden/goldens.json")
 )
 
-// goldenManifest lists the golden runs (internal/goldens): fixed-seed short runs whose behaviour
+// goldenManifest lists the golden runs (internal/lab/goldens): fixed-seed short runs whose behaviour
 // a refactoring must keep bit for bit: every metrics.csv column but the wall time, and a checksum
 // of every tensor of the final checkpoint (the parameters and the optimiser state). The first
 // were recorded after the speed kernels landed and before the one-agent redesign, with OpenBLAS

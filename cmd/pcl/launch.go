@@ -12,7 +12,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/bridge/auth"
-	"github.com/sparsepcl/sparsepcl/internal/launch"
+	"github.com/sparsepcl/sparsepcl/internal/lab/launch"
 )
 
 const launchUsage = `usage: pcl launch slurm [flags] -- [pcl train flags]
@@ -24,7 +24,7 @@ const launchUsage = `usage: pcl launch slurm [flags] -- [pcl train flags]
 Run 'pcl launch slurm -h' for its flags.
 `
 
-// runLaunch dispatches `pcl launch slurm` (logic in internal/launch).
+// runLaunch dispatches `pcl launch slurm` (logic in internal/lab/launch).
 func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{errors.New("launch: give a scheduler: slurm (run 'pcl launch -h')")}

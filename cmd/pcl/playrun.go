@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/watch"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/lab/watch"
 	"github.com/sparsepcl/sparsepcl/internal/play"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 

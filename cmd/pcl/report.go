@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 )
 
 // runReport gathers long-episode run directories into figures and a table.

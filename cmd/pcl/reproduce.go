@@ -12,13 +12,13 @@ import (
 	"slices"
 
 	"github.com/sparsepcl/sparsepcl/agent/memory"
-	"github.com/sparsepcl/sparsepcl/agent/reproduce"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
+	"github.com/sparsepcl/sparsepcl/internal/lab/rebuild"
+	"github.com/sparsepcl/sparsepcl/internal/lab/reproduce"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
-	"github.com/sparsepcl/sparsepcl/internal/rebuild"
 )
 
 // reproduceOutEnv hands the child process of pcl reproduce the directory to train into: the child
@@ -56,19 +56,9 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	rows, err := runstore.Dir(*dir).Metrics()
+	n, err := comparableIters(stdout, *dir, *iters)
 	if err != nil {
 		return err
-	}
-	n := min(*iters, len(rows))
-	if f, err := provenance.Read(*dir); err == nil {
-		if span, s := reproduce.FirstSpan(f, n); s != nil && span < n {
-			fmt.Fprintf(stdout, "iterations from %d on were made by another binary (%s): comparing the first %d\n", s.FromIteration, s.Summary(), span)
-			n = span
-		}
-	}
-	if n < 1 {
-		return fmt.Errorf("reproduce: %s has no iterations made by its first binary to compare", *dir)
 	}
 	if *core != "" {
 		st.Core = *core
@@ -114,6 +104,26 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return errNotReproduced
 	}
 	return nil
+}
+
+// comparableIters is how many of the first iters iterations of the run in dir can be compared: those
+// it has, made by the binary that started it (it says so when a later binary made some).
+func comparableIters(stdout io.Writer, dir string, iters int) (int, error) {
+	rows, err := runstore.Dir(dir).Metrics()
+	if err != nil {
+		return 0, err
+	}
+	n := min(iters, len(rows))
+	if f, err := provenance.Read(dir); err == nil {
+		if span, s := reproduce.FirstSpan(f, n); s != nil && span < n {
+			fmt.Fprintf(stdout, "iterations from %d on were made by another binary (%s): comparing the first %d\n", s.FromIteration, s.Summary(), span)
+			n = span
+		}
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("reproduce: %s has no iterations made by its first binary to compare", dir)
+	}
+	return n, nil
 }
 
 // rebuiltBinary is the binary of commit, from the build cache (built there when missing), from

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 // slurmPackages are Debian's packages the Slurm test installs when a command it needs is missing.
@@ -65,7 +65,7 @@ func TestSlurmSweep(t *testing.T) {
 	if out, err := runPCL(t, append([]string{"sweep", "plan", "--out", dir, "--iters", strconv.Itoa(iters)}, tinySweep...)...); err != nil {
 		t.Fatalf("plan: %s", out)
 	}
-	m, err := experiment.Load(dir)
+	m, err := sweep.Load(dir)
 	if err != nil || len(m.Runs) != 2 {
 		t.Fatalf("manifest: %v, %d runs", err, len(m.Runs))
 	}
@@ -87,7 +87,7 @@ func TestSlurmSweep(t *testing.T) {
 	// Cancel task 1 once it has checkpointed a few iterations, as a preemption would.
 	victim := m.Runs[1]
 	task := job + "_1"
-	rd := experiment.RunDir(dir, victim)
+	rd := sweep.RunDir(dir, victim)
 	if err := poll(ctx, 50*time.Millisecond, func() (bool, error) {
 		meta, err := runstore.Dir(rd).Meta()
 		return err == nil && meta.Iteration >= 3, nil
@@ -168,7 +168,7 @@ func TestSlurmSweep(t *testing.T) {
 		t.Errorf("scontrol show job %s: want Restarts=1: %v\n%s", task, err, out)
 	}
 	for _, r := range m.Runs {
-		rows, err := runstore.ReadMetrics(filepath.Join(experiment.RunDir(dir, r), runstore.MetricsFile))
+		rows, err := runstore.ReadMetrics(filepath.Join(sweep.RunDir(dir, r), runstore.MetricsFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 const sweepUsage = `usage: pcl sweep plan|run|report|choose|evaluate|k8s [flags]
@@ -27,7 +29,7 @@ const sweepUsage = `usage: pcl sweep plan|run|report|choose|evaluate|k8s [flags]
 Run 'pcl sweep <subcommand> -h' for its flags.
 `
 
-// runSweep dispatches `pcl sweep plan|run|report|choose|k8s` (logic in agent/experiment).
+// runSweep dispatches `pcl sweep plan|run|report|choose|k8s` (logic in internal/lab/sweep and internal/lab/evaluation).
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageError{errors.New("sweep: give a subcommand: plan, run, report, choose, evaluate or k8s (run 'pcl sweep -h' for what they do)")}
@@ -68,7 +70,7 @@ func sweepPlan(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "sweep directory (manifest.json is written there)")
 	name := fs.String("name", "", "sweep name shown in the report")
 	seeds := fs.Int("seeds", 1, "seeds per cell: --seed, --seed+1, ...")
-	var g experiment.Grid
+	var g sweep.Grid
 	g.RegisterFlags(fs)
 	cfg.RegisterFlags(fs)
 	check := hideFlags(fs, sweepPlanIgnores)
@@ -86,14 +88,14 @@ func sweepPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	m, err := experiment.Plan(experiment.Spec{Name: *name, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed, TaskThresholds: !given["threshold"]})
+	m, err := sweep.Plan(sweep.Spec{Name: *name, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed, TaskThresholds: !given["threshold"]})
 	if err != nil {
 		return usageError{err}
 	}
-	if err := experiment.Write(*out, m); err != nil {
+	if err := sweep.Write(*out, m); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sweep: %d runs planned in %s (indices 0..%d)\n", len(m.Runs), filepath.Join(*out, experiment.ManifestFile), len(m.Runs)-1)
+	fmt.Fprintf(stdout, "sweep: %d runs planned in %s (indices 0..%d)\n", len(m.Runs), filepath.Join(*out, sweep.ManifestFile), len(m.Runs)-1)
 	return nil
 }
 
@@ -110,7 +112,7 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *dir == "" {
 		return usageError{errors.New("sweep run: --dir is required")}
 	}
-	m, err := experiment.Load(*dir)
+	m, err := sweep.Load(*dir)
 	if err != nil {
 		return err
 	}
@@ -118,22 +120,22 @@ func sweepRun(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *index >= 0 {
 			return usageError{errors.New("sweep run: give --index or --jobs, not both")}
 		}
-		err := experiment.RunAll(ctx, *dir, *jobs, nil, stdout)
+		err := sweep.RunAll(ctx, *dir, *jobs, nil, stdout)
 		return interrupted(ctx, err, "the runs under way saved their checkpoints; run the same pcl sweep run again to resume them")
 	}
-	i, err := experiment.ResolveIndex(*index, *offset, len(m.Runs), os.Getenv)
+	i, err := sweep.ResolveIndex(*index, *offset, len(m.Runs), os.Getenv)
 	if err != nil {
 		return usageError{err}
 	}
 	log := textLogger(stderr)
-	if err := experiment.WaitForRun(ctx, *dir, i, *lockWait, log); err != nil {
+	if err := sweep.WaitForRun(ctx, *dir, i, *lockWait, log); err != nil {
 		return interrupted(ctx, err, "nothing was changed")
 	}
-	st, err := experiment.RunIndex(ctx, *dir, i, experiment.RunOptions{Registry: registry.Default(), Logger: log})
+	st, err := sweep.RunIndex(ctx, *dir, i, sweep.RunOptions{Registry: registry.Default(), Logger: log, Plot: runplot.Run})
 	if err != nil {
 		return interrupted(ctx, err, fmt.Sprintf("run %d (%s) saved its checkpoint; run the same pcl sweep run again to resume it", i, m.Runs[i].ID))
 	}
-	if st.State == experiment.Finished {
+	if st.State == sweep.Finished {
 		fmt.Fprintf(stdout, "sweep: run %d (%s) is finished (%d iterations): left alone\n", i, m.Runs[i].ID, st.Iteration)
 	} else {
 		fmt.Fprintf(stdout, "sweep: run %d (%s) done (found %s)\n", i, m.Runs[i].ID, st.State)
@@ -154,12 +156,12 @@ func sweepReport(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = filepath.Join(*dir, "report")
 	}
-	groups, err := experiment.Report(*dir, *out)
+	groups, err := evaluation.Report(*dir, *out)
 	if err != nil {
 		return err
 	}
-	fin, all := experiment.Count(groups)
-	fmt.Fprintf(stdout, "sweep: report of %d finished runs out of %d in %s\n", fin, all, filepath.Join(*out, experiment.ReportFile))
+	fin, all := evaluation.Count(groups)
+	fmt.Fprintf(stdout, "sweep: report of %d finished runs out of %d in %s\n", fin, all, filepath.Join(*out, evaluation.ReportFile))
 	if fin < all {
 		fmt.Fprintf(stdout, "sweep: %d runs are not finished; the report lists them\n", all-fin)
 	}
@@ -184,7 +186,7 @@ and 4, addenda 2 and 3). Writes
 pcl sweep plan flags.
 
 flags:
-`, experiment.EvalItersRising, experiment.EvalIters)
+`, evaluation.EvalItersRising, evaluation.EvalIters)
 		fs.PrintDefaults()
 	}
 	if err := parseFlagsAndArgs(fs, args); err != nil {
@@ -193,19 +195,19 @@ flags:
 	if *out == "" {
 		return usageError{errors.New("sweep choose: --out is required")}
 	}
-	dirs, err := experiment.ParseCreditDirs(fs.Args())
+	dirs, err := evaluation.ParseCreditDirs(fs.Args())
 	if err != nil {
 		return usageError{err}
 	}
-	arms, err := experiment.GatherCredit(dirs)
+	arms, err := evaluation.GatherCredit(dirs)
 	if err != nil {
 		return err
 	}
-	ch, err := experiment.WriteChoices(*out, arms)
+	ch, err := evaluation.WriteChoices(*out, arms)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sweep: %d configurations chosen, %d not yet, in %s\n", len(ch.Chosen), len(ch.Waiting), filepath.Join(*out, experiment.ReportFile))
+	fmt.Fprintf(stdout, "sweep: %d configurations chosen, %d not yet, in %s\n", len(ch.Chosen), len(ch.Waiting), filepath.Join(*out, evaluation.ReportFile))
 	for _, s := range append(ch.Eval, ch.Small...) {
 		fmt.Fprintf(stdout, "sweep: %s, levers %s: %s\n", s.Name, s.Set, s.Flags)
 	}
@@ -230,7 +232,7 @@ level), the ever-reached and sampled columns, the last-10%% greedy mean with its
 with their 95%% interval, the goal (%d of %d seeds); and every seed.
 
 flags:
-`, experiment.EvaluationFile, experiment.GoalPasses, experiment.GoalSeeds)
+`, evaluation.EvaluationFile, evaluation.GoalPasses, evaluation.GoalSeeds)
 		fs.PrintDefaults()
 	}
 	if err := parseFlagsAndArgs(fs, args); err != nil {
@@ -239,25 +241,25 @@ flags:
 	if *out == "" || fs.NArg() == 0 {
 		return usageError{errors.New("sweep evaluate: give --out and at least one sweep directory")}
 	}
-	groups, err := experiment.GatherGroups(fs.Args())
+	groups, err := evaluation.GatherGroups(fs.Args())
 	if err != nil {
 		return err
 	}
-	cs, err := experiment.CompareSizes(groups)
+	cs, err := evaluation.CompareSizes(groups)
 	if err != nil {
 		return err
 	}
-	if err := experiment.WriteEvaluation(*out, *title, cs); err != nil {
+	if err := evaluation.WriteEvaluation(*out, *title, cs); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sweep: %d task sizes compared in %s\n", len(cs), filepath.Join(*out, experiment.EvaluationFile))
+	fmt.Fprintf(stdout, "sweep: %d task sizes compared in %s\n", len(cs), filepath.Join(*out, evaluation.EvaluationFile))
 	return nil
 }
 
 func sweepK8s(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sweep k8s", stderr)
 	dir := fs.String("dir", "", "sweep directory (its manifest gives the number of runs)")
-	var o experiment.JobOptions
+	var o sweep.JobOptions
 	o.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -268,14 +270,14 @@ func sweepK8s(args []string, stdout, stderr io.Writer) error {
 	if o.Image == "" {
 		return usageError{errors.New("sweep k8s: --image is required (a container image with pcl on its PATH)")}
 	}
-	m, err := experiment.Load(*dir)
+	m, err := sweep.Load(*dir)
 	if err != nil {
 		return err
 	}
 	if err := o.Defaults(*dir); err != nil {
 		return usageError{err}
 	}
-	job, err := experiment.IndexedJob(m, o)
+	job, err := sweep.IndexedJob(m, o)
 	if err != nil {
 		return usageError{err}
 	}

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 var tinySweep = []string{"--envs", "Copy-v0", "--bases", "2", "--algos", "sparse,soft", "--sparse-alphas", "0.05", "--soft-alphas", "0.02",
@@ -35,11 +36,11 @@ func TestSweepKillResume(t *testing.T) {
 	if out, err := runPCL(t, append([]string{"sweep", "plan", "--out", dir, "--iters", "12"}, tinySweep...)...); err != nil {
 		t.Fatalf("plan: %s", out)
 	}
-	m, err := experiment.Load(dir)
+	m, err := sweep.Load(dir)
 	if err != nil || len(m.Runs) != 2 {
 		t.Fatalf("manifest: %v, %d runs", err, len(m.Runs))
 	}
-	rd := experiment.RunDir(dir, m.Runs[0])
+	rd := sweep.RunDir(dir, m.Runs[0])
 	cmd := exec.Command(os.Args[0], "sweep", "run", "--dir", dir)
 	cmd.Env = append(os.Environ(), asPCLEnv+"=1", "SLURM_ARRAY_TASK_ID=0", "GOMAXPROCS=1", "OPENBLAS_NUM_THREADS=1")
 	if err := cmd.Start(); err != nil {
@@ -57,11 +58,11 @@ func TestSweepKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	st, err := experiment.Inspect(dir, m.Runs[0])
+	st, err := sweep.Inspect(dir, m.Runs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State != experiment.Partial {
+	if st.State != sweep.Partial {
 		t.Skipf("the run reached %v (iteration %d) before the kill; nothing to resume", st.State, st.Iteration)
 	}
 	out, err := runPCL(t, "sweep", "run", "--dir", dir, "--index", "0")
@@ -92,7 +93,7 @@ func TestSweepKillResume(t *testing.T) {
 }
 
 func TestSweepUsageErrors(t *testing.T) {
-	for _, k := range experiment.IndexEnv() { // as if not under a scheduler
+	for _, k := range sweep.IndexEnv() { // as if not under a scheduler
 		t.Setenv(k, "")
 	}
 	dir := t.TempDir()
@@ -159,7 +160,7 @@ func TestSweepChoose(t *testing.T) {
 	if !ok || flags != "--envs Copy-v0 --actions Copy-v0:8 --algos sparse,soft --sparse-alphas Copy-v0:0.05 --soft-alphas Copy-v0:0.02 --iters 2000" {
 		t.Fatalf("choose printed %q, want the none set's sweep at 2000 iterations", o)
 	}
-	rep, err := os.ReadFile(filepath.Join(out, experiment.ReportFile))
+	rep, err := os.ReadFile(filepath.Join(out, evaluation.ReportFile))
 	if err != nil || !strings.Contains(string(rep), "| eval-none-2000 | none | 2000 | `"+flags+"` |") {
 		t.Errorf("report (%v):\n%s", err, rep)
 	}
@@ -173,7 +174,7 @@ func TestSweepChoose(t *testing.T) {
 	if o, err := runPCL(t, "sweep", "evaluate", "--out", evalOut, none); err != nil || !strings.Contains(o, "1 task sizes compared") {
 		t.Errorf("evaluate: %s", o)
 	}
-	if rep, err := os.ReadFile(filepath.Join(evalOut, experiment.EvaluationFile)); err != nil || !strings.Contains(string(rep), "| Copy | 8 | 0/1 | 0/1 | no |") {
+	if rep, err := os.ReadFile(filepath.Join(evalOut, evaluation.EvaluationFile)); err != nil || !strings.Contains(string(rep), "| Copy | 8 | 0/1 | 0/1 | no |") {
 		t.Errorf("evaluation (%v):\n%s", err, rep)
 	}
 	if o, err := runPCL(t, "sweep", "evaluate", "--out", t.TempDir(), none, both); err == nil || !strings.Contains(o, "two sparse PCL configurations at Copy |A| = 8") {

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
-	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
+	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 )
 
 // runTables regenerates the result tables of a spec from the committed runs into the markdown
@@ -29,14 +29,14 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q (run 'pcl tables -h' for the flags)", fs.Args())}
 	}
-	specs, err := analysis.ReadTableSpecs(filepath.Join(*root, *spec), experiment.TableKinds())
+	specs, err := analysis.ReadTableSpecs(filepath.Join(*root, *spec), evaluation.TableKinds())
 	if err != nil {
 		return err
 	}
 	type table struct{ name, file, text string }
 	var tables []table
 	for _, s := range specs {
-		text, err := experiment.RenderTable(*root, s)
+		text, err := evaluation.RenderTable(*root, s)
 		if err != nil {
 			return err
 		}

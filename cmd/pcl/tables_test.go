@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/agent/analysis"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
-	"github.com/sparsepcl/sparsepcl/internal/goldens"
+	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
+	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
+	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
 )
 
 // The committed result tables match their runs, and a changed digit inside one is caught and
@@ -28,7 +28,7 @@ func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 	if err := os.Symlink(filepath.Join(repo, "docs", "results"), filepath.Join(root, "docs", "results")); err != nil {
 		t.Fatal(err)
 	}
-	specs, err := analysis.ReadTableSpecs(filepath.Join(repo, "docs", "results", "tables.json"), experiment.TableKinds())
+	specs, err := analysis.ReadTableSpecs(filepath.Join(repo, "docs", "results", "tables.json"), evaluation.TableKinds())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,19 +67,19 @@ func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 	if code, out := check(); code != exitOK {
 		t.Fatalf("the committed tables: exit %d: %s", code, out)
 	}
-	readme := filepath.Join(root, "README.md")
-	data, _ := os.ReadFile(readme)
+	results := filepath.Join(root, "docs", "results.md")
+	data, _ := os.ReadFile(results)
 	doc := string(data)
 	i := strings.Index(doc, "<!-- results:halfcheetah-paper -->")
 	j := strings.Index(doc[i:], "1,083") // the default's mean return at 3^6
 	if i < 0 || j < 0 {
-		t.Fatal("README.md has no halfcheetah-paper table with the default's 1,083")
+		t.Fatal("docs/results.md has no halfcheetah-paper table with the default's 1,083")
 	}
 	changed := doc[:i+j] + "1,084" + doc[i+j+len("1,083"):]
-	if err := os.WriteFile(readme, []byte(changed), 0o644); err != nil {
+	if err := os.WriteFile(results, []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := check(); code != exitFailure || !strings.Contains(out, "halfcheetah-paper in README.md") {
+	if code, out := check(); code != exitFailure || !strings.Contains(out, "halfcheetah-paper in docs/results.md") {
 		t.Fatalf("a changed digit: exit %d, want %d naming the table: %s", code, exitFailure, out)
 	}
 	// The provenance table (docs/results/REPRODUCE.md) follows the goldens' verifications: one

@@ -23,6 +23,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
 )
 
 // stringList is a repeatable string flag.
@@ -183,7 +184,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if percent, ok := replayGCPercent(gcFor, os.Getenv("GOGC")); ok {
 		debug.SetGCPercent(percent)
 	}
-	opts := train.Options{Dir: *f.out, Resume: *f.resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit, FieldName: flagName}
+	opts := train.Options{Dir: *f.out, Resume: *f.resume, Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, MaxMemory: limit, FieldName: flagName, Plot: runplot.Run}
 	trainOutput{logFormat: *f.logFormat, progressEvery: *f.progressEvery}.options(&opts, stderr)
 	sum, err := train.Run(ctx, cfg, opts)
 	if err != nil {

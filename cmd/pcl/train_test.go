@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/experiment"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
+	"github.com/sparsepcl/sparsepcl/internal/lab/runplot"
+	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 
 func TestTrainEvalBadInput(t *testing.T) {
@@ -88,7 +89,7 @@ func TestCompareResumesAndNeverDeletes(t *testing.T) {
 	}
 	c := config.Default()
 	c.Env, c.Base, c.Algo, c.Alpha, c.Seed = "Copy-v0", 2, config.AlgoSparse, config.DefaultAlpha(config.AlgoSparse, 2), 1
-	run := filepath.Join(out, experiment.RunsDir, experiment.ID(c))
+	run := filepath.Join(out, sweep.RunsDir, sweep.ID(c))
 	notes := filepath.Join(run, "notes.txt")
 	steps := []struct {
 		name   string
@@ -243,6 +244,21 @@ func TestTrainResumeTotal(t *testing.T) {
 					t.Errorf("%s: %s changed (bytes or mtime)", tc.name, name)
 				}
 			}
+		}
+	}
+}
+
+// pcl train draws the run's figures into its directory: the library draws nothing, pcl passes
+// runplot.Run as train.Options.Plot.
+func TestTrainWritesPlots(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	var o, e bytes.Buffer
+	if code := runMain(context.Background(), trainArgs(run, "--iters", "2"), &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	for _, f := range []string{runplot.RewardPlot, runplot.MaxProbPlot, runplot.SparsityPlot} {
+		if st, err := os.Stat(filepath.Join(run, f)); err != nil || st.Size() == 0 {
+			t.Errorf("run dir lacks %s: %v", f, err)
 		}
 	}
 }
