@@ -71,17 +71,17 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.Learner, err = lstm.NewLearner(cfg, r.spec, opts.Engine); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = newEpisodeCollector(r.env, r.Model, cfg.MaxSteps); err != nil {
+	if r.sampler, err = r.Model.NewCollector(r.env, cfg.MaxSteps); err != nil {
 		return nil, err
 	}
-	if err = explore(r.sampler, cfg); err != nil {
+	if err = explore(r.sampler, cfg, -1); err != nil {
 		return nil, err
 	}
 	if cfg.EvalEvery > 0 {
 		if r.evalEnv, err = maker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
 			return nil, fmt.Errorf("evaluation env: %w", err)
 		}
-		if r.evaler, err = newEpisodeCollector(r.evalEnv, r.Model, cfg.MaxSteps); err != nil {
+		if r.evaler, err = r.Model.NewCollector(r.evalEnv, cfg.MaxSteps); err != nil {
 			return nil, err
 		}
 	}
@@ -94,12 +94,14 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	return r, nil
 }
 
-func (r *episodes) close() {
-	if r.env != nil {
-		r.env.Close()
-	}
-	if r.evalEnv != nil {
-		r.evalEnv.Close()
+func (r *episodes) close() { closeEnvs(r.env, r.evalEnv) }
+
+// closeEnvs closes the envs of a regime that were made.
+func closeEnvs(es ...envs.VecEnv) {
+	for _, e := range es {
+		if e != nil {
+			e.Close()
+		}
 	}
 }
 
@@ -140,7 +142,7 @@ func (r *episodes) startPoint(meta runstore.Meta, rows []runstore.Row) progress.
 
 func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
 	start := time.Now()
-	if err := exploreAt(r.sampler, r.cfg, it); err != nil {
+	if err := explore(r.sampler, r.cfg, it); err != nil {
 		return 0, err
 	}
 	res, err := r.sampler.Episodes(ctx, iterRNG(r.cfg.Seed, it, 1), collect.Sample, it, iterSeed(r.cfg.Seed, it, 2))
@@ -158,22 +160,18 @@ func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, 
 }
 
 // train takes the on-policy step on the fresh episodes, then, with replay, stores them and takes
-// GradientSteps steps, each on a batch drawn afresh from the replay (learning); the row reports
-// the on-policy step and the replay steps' mean loss.
+// GradientSteps steps on batches drawn afresh from the replay (learning).
 func (r *episodes) train(it int, row *runstore.Row) (string, error) {
-	l := learning[int32]{fresh: r.res.Trajectories, onPolicy: true, buf: r.buf, steps: r.cfg.GradientSteps(),
-		batch: r.cfg.EffectiveReplayBatch(), priorities: r.priorities,
-		step: func(kind StepKind, batch []*episode.Episode) (pcl.StepInfo, error) {
-			return r.step(Step{Iteration: it, Kind: kind, Batch: batch})
-		}}
-	done, stage, err := l.run(iterRNG(r.cfg.Seed, it, 3))
+	step := func(kind StepKind, batch []*episode.Episode) (pcl.StepInfo, error) {
+		return r.step(Step{Iteration: it, Kind: kind, Batch: batch})
+	}
+	l := learning[int32]{fresh: r.res.Trajectories, onPolicy: true, buf: r.buf, k: r.cfg.GradientSteps(),
+		batch: r.cfg.EffectiveReplayBatch(), priorities: r.priorities, step: step}
+	done, stage, err := l.run(r.cfg, iterRNG(r.cfg.Seed, it, 3))
 	if err != nil {
 		return stage, err
 	}
-	row.Loss, row.GradNorm = done.onPolicy.Loss, done.onPolicy.GradNorm
-	if r.buf != nil {
-		row.ReplayLoss = done.replayLoss
-	}
+	row.Loss, row.GradNorm, row.ReplayLoss = done.onPolicy.Loss, done.onPolicy.GradNorm, done.replayLoss
 	r.sv.mark()
 	if err := r.obs.Trained(it); err != nil {
 		return "observer", err
@@ -181,25 +179,24 @@ func (r *episodes) train(it int, row *runstore.Row) (string, error) {
 	return "", nil
 }
 
-// priorities are the fresh episodes' replay priorities: their return, iteration, or surplus over
-// V as the on-policy step's values judged them.
+// priorities are the fresh episodes' replay priorities: their return, their surplus over V as the
+// on-policy step's values judged them, or (nil) their iteration.
 func (r *episodes) priorities() []float64 {
-	if r.cfg.ReplayPriority == config.PriorityAdvantage {
+	switch r.cfg.ReplayPriority {
+	case config.PriorityAdvantage:
 		r.surplus = r.Objective().Surpluses(r.surplus)
 		return r.surplus
+	case config.PriorityRecency:
+		return nil
 	}
 	prio := make([]float64, len(r.res.Trajectories))
 	for i, e := range r.res.Trajectories {
 		prio[i] = e.TotalReward()
-		if r.cfg.ReplayPriority == config.PriorityRecency {
-			prio[i] = float64(e.Iteration)
-		}
 	}
 	return prio
 }
 
-// step takes one training step on s.Batch, shown to the observer before and after, and stops a
-// diverged run.
+// step takes one training step on s.Batch, shown to the observer before and after.
 func (r *episodes) step(s Step) (pcl.StepInfo, error) {
 	if err := r.obs.BeforeStep(s); err != nil {
 		return pcl.StepInfo{}, fmt.Errorf("observer: %w", err)
@@ -212,7 +209,7 @@ func (r *episodes) step(s Step) (pcl.StepInfo, error) {
 	if err := r.obs.AfterStep(s, info, time.Since(start)); err != nil {
 		return info, fmt.Errorf("observer: %w", err)
 	}
-	return info, checkDiverged(r.cfg, info.Loss)
+	return info, nil
 }
 
 func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
@@ -242,14 +239,4 @@ func (r *episodes) checkpointed(meta runstore.Meta, row runstore.Row, greedy flo
 
 func (r *episodes) finish(sum *Summary, meta runstore.Meta, dir string) []any {
 	return []any{"dir", dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy}
-}
-
-// newEpisodeCollector returns the collector of the LSTM's whole episodes in env's copies, cut at
-// maxSteps steps.
-func newEpisodeCollector(env envs.VecEnv, m *lstm.Model, maxSteps int) (*collect.Collector[int32], error) {
-	actor, err := m.NewActor(env)
-	if err != nil {
-		return nil, err
-	}
-	return collect.New[int32](env, lstm.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
 }

@@ -56,7 +56,7 @@ func (ev *evaluator) load(dir string, eng *tensor.Engine) error {
 	if ev.meta, err = LoadCheckpoint(dir, l); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	if ev.sampler, err = newEpisodeCollector(ev.env, l.Model, ev.cfg.MaxSteps); err != nil {
+	if ev.sampler, err = l.Model.NewCollector(ev.env, ev.cfg.MaxSteps); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil

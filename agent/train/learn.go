@@ -11,62 +11,70 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 )
 
-// The learning of an iteration, the same for both families: an optional on-policy step on the
-// fresh trajectories, then, with a replay, the fresh trajectories stored and k replay steps,
-// each on a batch drawn afresh from the replay. Every random draw of it comes from the
-// iteration's stream 3: the slots a full replay of whole episodes evicts, then the k batches, in
-// that order (the steps draw nothing, so the batches are drawn before them).
-
-// learning is one iteration's learning, as a family sets it up.
+// learning is an iteration's learning, the same for both families: an optional on-policy step on
+// the fresh trajectories, then, with a replay, the fresh trajectories stored and k replay steps,
+// each on a batch drawn afresh from the replay. Its random draws all come from the iteration's
+// stream 3: the slots a full replay of whole episodes evicts, then the k batches (the steps draw
+// nothing, so the batches are drawn before them).
 type learning[O episode.Observation] struct {
 	fresh    []*episode.Trajectory[O]
-	onPolicy bool              // take the on-policy step on fresh
+	onPolicy bool
 	buf      *replay.Buffer[O] // nil: no replay
-	steps    int               // replay steps (k)
-	batch    int               // trajectories per replay batch
-	// priorities are fresh's replay priorities, read once the on-policy step has judged them.
+	k, batch int               // replay steps, trajectories per replay batch
+	// priorities are fresh's replay priorities, read once the on-policy step has judged them
+	// (nil: their iterations).
 	priorities func() []float64
-	// step takes one training step on batch (a clipped optimiser step, with what the family
-	// shows around it) and stops a diverged run.
+	// step takes one clipped optimiser step on batch, with what the family shows around it.
 	step func(kind StepKind, batch []*episode.Trajectory[O]) (pcl.StepInfo, error)
 }
 
-// learned is what an iteration's learning did.
+// learned is what an iteration's learning did: the on-policy step, the replay steps' mean loss
+// and gradient norm (NaN without replay), and the last replay step with its batch.
 type learned[O episode.Observation] struct {
-	onPolicy pcl.StepInfo // the on-policy step (zero without one)
-	// replayLoss and replayGradNorm are the means over the replay steps (NaN without replay).
+	onPolicy, last             pcl.StepInfo
 	replayLoss, replayGradNorm float64
-	last                       pcl.StepInfo             // the last replay step
-	lastBatch                  []*episode.Trajectory[O] // its batch
+	lastBatch                  []*episode.Trajectory[O]
 }
 
-// run does the iteration's learning with the iteration's random stream rng; on error, stage
-// names the part that failed.
-func (l learning[O]) run(rng *rand.Rand) (done learned[O], stage string, err error) {
+// run does the learning of a run with cfg, drawing from rng; on error, stage names the part that
+// failed. A step whose loss diverged stops the run.
+func (l learning[O]) run(cfg config.Config, rng *rand.Rand) (done learned[O], stage string, err error) {
 	done.replayLoss, done.replayGradNorm = math.NaN(), math.NaN()
+	step := func(kind StepKind, batch []*episode.Trajectory[O]) (info pcl.StepInfo, err error) {
+		if info, err = l.step(kind, batch); err == nil {
+			err = checkDiverged(cfg, info.Loss)
+		}
+		return info, err
+	}
 	if l.onPolicy {
-		if done.onPolicy, err = l.step(OnPolicyStep, l.fresh); err != nil {
+		if done.onPolicy, err = step(OnPolicyStep, l.fresh); err != nil {
 			return done, "on-policy step", err
 		}
 	}
 	if l.buf == nil {
 		return done, "", nil
 	}
-	for i, p := range l.priorities() {
-		if err := l.buf.Add(rng, l.fresh[i], p); err != nil {
+	var prio []float64
+	if l.priorities != nil {
+		prio = l.priorities()
+	}
+	for i, t := range l.fresh {
+		p := float64(t.Iteration)
+		if prio != nil {
+			p = prio[i]
+		}
+		if err := l.buf.Add(rng, t, p); err != nil {
 			return done, "replay", err
 		}
 	}
 	var loss, gradNorm float64
-	for _, batch := range replayBatches(l.buf, rng, l.steps, l.batch) {
-		info, err := l.step(ReplayStep, batch)
-		if err != nil {
+	for _, batch := range replayBatches(l.buf, rng, l.k, l.batch) {
+		if done.last, err = step(ReplayStep, batch); err != nil {
 			return done, "replay step", err
 		}
-		loss, gradNorm = loss+info.Loss, gradNorm+info.GradNorm
-		done.last, done.lastBatch = info, batch
+		loss, gradNorm, done.lastBatch = loss+done.last.Loss, gradNorm+done.last.GradNorm, batch
 	}
-	done.replayLoss, done.replayGradNorm = loss/float64(l.steps), gradNorm/float64(l.steps)
+	done.replayLoss, done.replayGradNorm = loss/float64(l.k), gradNorm/float64(l.k)
 	return done, "", nil
 }
 
@@ -80,17 +88,15 @@ func replayBatches[O episode.Observation](buf *replay.Buffer[O], rng *rand.Rand,
 	return batches
 }
 
-// explore sets the run's exploration on the sampler c of either family: the rate, the share of
-// copies that explore and their temperature.
-func explore[O episode.Observation](c *collect.Collector[O], cfg config.Config) error {
-	if err := c.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
-		return err
+// explore sets the run's exploration on either family's sampler c; at iteration it >= 0, only the
+// decayed rate.
+func explore[O episode.Observation](c *collect.Collector[O], cfg config.Config, it int) error {
+	if it < 0 {
+		if err := c.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
+			return err
+		}
+		return c.SetExploreTemperature(cfg.ExploreTemp)
 	}
-	return c.SetExploreTemperature(cfg.ExploreTemp)
-}
-
-// exploreAt sets iteration it's exploration rate on c when the rate decays.
-func exploreAt[O episode.Observation](c *collect.Collector[O], cfg config.Config, it int) error {
 	if cfg.ExploreDecay > 0 {
 		return c.SetExplore(cfg.ExploreAt(it), cfg.ExploreShare)
 	}

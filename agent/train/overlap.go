@@ -40,7 +40,7 @@ func (r *steps) collect(ctx context.Context, it int) (*collect.Batch[float32], e
 // prepareCollect sets iteration it's exploration and, under --overlap, takes the snapshot the
 // collection acts with.
 func (r *steps) prepareCollect(it int) error {
-	if err := exploreAt(r.sampler, r.cfg, it); err != nil {
+	if err := explore(r.sampler, r.cfg, it); err != nil {
 		return err
 	}
 	if r.actor == nil {

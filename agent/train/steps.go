@@ -13,7 +13,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
-	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
@@ -91,7 +90,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.sampler, err = collect.New(r.env, r.enc, acting, collect.Options{Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
-	if err = explore(r.sampler, cfg); err != nil {
+	if err = explore(r.sampler, cfg, -1); err != nil {
 		return nil, err
 	}
 	if r.replay, err = replay.New[float32](replay.Steps(cfg.ReplaySteps), replay.Recency{Weight: cfg.RecencyWeight}); err != nil {
@@ -123,20 +122,7 @@ func makeAdapted(ctx context.Context, cfg config.Config, maker EnvMaker, n int) 
 }
 
 // Close closes the envs.
-func (r *stepsRun) Close() {
-	if r.env != nil {
-		r.env.Close()
-	}
-	if r.evalEnv != nil {
-		r.evalEnv.Close()
-	}
-}
-
-// params are what a checkpoint holds, in order: the weights, then Adam's state and the
-// normaliser's statistics.
-func (r *stepsRun) params() []*nn.Param {
-	return append(append([]*nn.Param(nil), r.learner.Params()...), r.learner.StateParams()...)
-}
+func (r *stepsRun) Close() { closeEnvs(r.env, r.evalEnv) }
 
 // load restores the parameters, optimiser, normaliser (and, with withReplay, the replay) from
 // dir's newest checkpoint (for evaluation; a resume uses restore, which can fall back).
@@ -158,7 +144,7 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta runstore.Meta, 
 	if meta.Steps == nil {
 		return fmt.Errorf("checkpoint %s has no long-episode state: it was not written by an mlp run", path)
 	}
-	if err := f.Apply(r.params()); err != nil {
+	if err := f.Apply(checkpointParams(r.learner)); err != nil {
 		return fmt.Errorf("checkpoint %s does not match the run's networks: %w", path, err)
 	}
 	if r.learner.Model.Norm != nil {
@@ -178,16 +164,6 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta runstore.Meta, 
 		return fmt.Errorf("checkpoint %s: statistics window: %w", path, err)
 	}
 	return nil
-}
-
-// evaluate plays one greedy episode on every evaluation copy, copy i from seed seed+i, and
-// returns the mean return.
-func (r *stepsRun) evaluate(ctx context.Context, seed int64) (float64, error) {
-	returns, err := r.greedyReturns(ctx, seed, nil)
-	if err != nil {
-		return math.NaN(), err
-	}
-	return mean(returns), nil
 }
 
 // greedyReturns plays one greedy episode on every evaluation copy, copy i from seed seed+i, for
@@ -320,9 +296,8 @@ func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, err
 }
 
 // train updates the normaliser, starts the next iteration's collection under --overlap, and
-// takes the optional on-policy step and the replay steps (learning); the row reports the replay
-// steps' mean loss and gradient norm (the loss is the on-policy step's when there is one) and the
-// last replay step's diagnostics.
+// takes the optional on-policy step and the replay steps (learning, priorities by recency); the
+// row's loss is the on-policy step's when there is one, its gradient norm the replay steps'.
 func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	t0 := time.Now()
 	if r.learner.Model.Norm != nil {
@@ -331,9 +306,10 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	if err := r.startPrefetch(it + 1); err != nil {
 		return "overlap", err
 	}
-	l := learning[float32]{fresh: r.col.Trajectories, onPolicy: r.cfg.OnPolicyStep, buf: r.replay, steps: r.cfg.GradientSteps(),
-		batch: r.cfg.SubEpisodes, priorities: r.priorities, step: r.step}
-	done, stage, err := l.run(iterRNG(r.cfg.Seed, it, 3))
+	step := func(_ StepKind, batch []*mlp.Segment) (pcl.StepInfo, error) { return r.learner.TrainStep(batch) }
+	l := learning[float32]{fresh: r.col.Trajectories, onPolicy: r.cfg.OnPolicyStep, buf: r.replay, k: r.cfg.GradientSteps(),
+		batch: r.cfg.SubEpisodes, step: step}
+	done, stage, err := l.run(r.cfg, iterRNG(r.cfg.Seed, it, 3))
 	if err != nil {
 		return stage, err
 	}
@@ -346,25 +322,6 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	return "", nil
 }
 
-// priorities are the fresh sub-episodes' replay priorities: the iteration that collected them
-// (the replay draws by recency).
-func (r *steps) priorities() []float64 {
-	prio := make([]float64, len(r.col.Trajectories))
-	for i, s := range r.col.Trajectories {
-		prio[i] = float64(s.Iteration)
-	}
-	return prio
-}
-
-// step takes one training step on batch and stops a diverged run.
-func (r *steps) step(_ StepKind, batch []*mlp.Segment) (pcl.StepInfo, error) {
-	info, err := r.learner.TrainStep(batch)
-	if err != nil {
-		return info, err
-	}
-	return info, checkDiverged(r.cfg, info.Loss)
-}
-
 // traits: the greedy evaluation plays the policy that sampled this iteration, before the
 // normaliser's update and the training step, like every other column of the row; the progress
 // report counts env steps.
@@ -372,12 +329,12 @@ func (r *steps) traits() traits { return traits{evalAfter: false, envSteps: true
 
 func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
 	t1 := time.Now()
-	g, err := r.stepsRun.evaluate(ctx, iterSeed(r.cfg.Seed, it, 5))
+	returns, err := r.greedyReturns(ctx, iterSeed(r.cfg.Seed, it, 5), nil)
 	if err != nil {
 		return 0, err
 	}
 	r.st.EvalSeconds += time.Since(t1).Seconds()
-	return g, nil
+	return mean(returns), nil
 }
 
 func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
@@ -393,7 +350,7 @@ func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 		meta.Steps.MidEpisode = r.cfg.NumEnvs
 	}
 	saveReplay := func(path string) error { return r.replay.SaveFile(path) }
-	return cp.Write(meta, r.params(), saveReplay)
+	return cp.Write(meta, checkpointParams(r.learner), saveReplay)
 }
 
 func (r *steps) plots(rows []runstore.Row) RunPlots {

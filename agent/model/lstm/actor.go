@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -70,6 +71,16 @@ func (a *Actor) Act(obs, prev []int32) (*tensor.Matrix, error) {
 		return nil, fmt.Errorf("lstm: act: %w", err)
 	}
 	return a.heads[0], nil
+}
+
+// NewCollector returns the collector of the model's whole episodes in env's copies, cut at
+// maxSteps steps: its actor, reading each observation's token.
+func (m *Model) NewCollector(env envs.VecEnv, maxSteps int) (*collect.Collector[int32], error) {
+	actor, err := m.NewActor(env)
+	if err != nil {
+		return nil, err
+	}
+	return collect.New[int32](env, TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
 }
 
 // TokenEncoder writes a Discrete observation of n symbols as its token id, the LSTM's input
