@@ -12,8 +12,8 @@
 //     control trains on these.
 //
 // A family plugs in with an Actor (its network, one step of every copy) and an Encoder (how an
-// env observation becomes the network's input values): pcl.Actor and pcl.TokenEncoder for the
-// LSTM, control.MLP and control's encoders for the feed-forward networks.
+// env observation becomes the network's input values): lstm.Actor and lstm.TokenEncoder for the
+// LSTM, mlp.Model and mlp.NewEncoder for the feed-forward networks.
 package collect
 
 import (

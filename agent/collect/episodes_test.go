@@ -12,7 +12,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -48,15 +48,15 @@ func newVecEnv(t *testing.T, tk task, n int) envs.VecEnv {
 // newModel builds a small, freshly initialised model for env, with its parameters scaled up by
 // sharpen so that the policy is far from uniform (greedy choices are then clear-cut and sparsemax
 // has a small support).
-func newModel(t *testing.T, env envs.VecEnv, algo config.Algo, form config.Form, seed int64, sharpen float32) *pcl.LSTM {
+func newModel(t *testing.T, env envs.VecEnv, algo config.Algo, form config.Form, seed int64, sharpen float32) *lstm.Model {
 	t.Helper()
-	spec, err := pcl.SpecOf(env)
+	spec, err := lstm.SpecOf(env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.Default()
 	cfg.Algo, cfg.Form, cfg.Hidden, cfg.Seed, cfg.Alpha, cfg.TsallisQ = algo, form, 16, seed, 0.5, 1.5
-	m, err := pcl.NewLSTM(cfg, spec, tensor.GonumEngine())
+	m, err := lstm.New(cfg, spec, tensor.GonumEngine())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +69,15 @@ func newModel(t *testing.T, env envs.VecEnv, algo config.Algo, form config.Form,
 }
 
 // newCollector is the collector of the LSTM's episodes, as the trainer builds it.
-func newCollector(env envs.VecEnv, m *pcl.LSTM, maxSteps int) (*collect.Collector[int32], error) {
+func newCollector(env envs.VecEnv, m *lstm.Model, maxSteps int) (*collect.Collector[int32], error) {
 	actor, err := m.NewActor(env)
 	if err != nil {
 		return nil, err
 	}
-	return collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
+	return collect.New[int32](env, lstm.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
 }
 
-func newSampler(t *testing.T, env envs.VecEnv, m *pcl.LSTM, maxSteps int) *collect.Collector[int32] {
+func newSampler(t *testing.T, env envs.VecEnv, m *lstm.Model, maxSteps int) *collect.Collector[int32] {
 	t.Helper()
 	s, err := newCollector(env, m, maxSteps)
 	if err != nil {
@@ -99,7 +99,7 @@ func rng(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 7)) }
 // policyAlong recomputes the model's logits and policy at every step of eps on the learner's code
 // path: one batched Forward over tokens laid out as pcl.Learner lays them out (observation s_t and
 // the previous action a_{t-1}, "none" at t = 0). It returns z[b][t] and p[b][t] for t < L.
-func policyAlong(t *testing.T, m *pcl.LSTM, eps []*episode.Episode) (zs, ps [][][]float32) {
+func policyAlong(t *testing.T, m *lstm.Model, eps []*episode.Episode) (zs, ps [][][]float32) {
 	t.Helper()
 	spec := m.Spec
 	F, K, B := spec.Features(), spec.NumActions(), len(eps)
@@ -358,7 +358,7 @@ func TestStochasticActionsHaveThePolicysFrequencies(t *testing.T) {
 // checkFirstActionFrequencies groups the episodes by their first observation (the copies that see
 // one see the same policy) and, for each seen at least minTotal times, checks that every action's
 // frequency as first action is within 5 standard deviations of want(π(a), |A|).
-func checkFirstActionFrequencies(t *testing.T, m *pcl.LSTM, eps []*episode.Episode, minTotal int, want func(p float64, K int) float64) {
+func checkFirstActionFrequencies(t *testing.T, m *lstm.Model, eps []*episode.Episode, minTotal int, want func(p float64, K int) float64) {
 	t.Helper()
 	_, ps := policyAlong(t, m, eps)
 	K := m.Spec.NumActions()
@@ -474,7 +474,7 @@ func TestNewRefusesMismatches(t *testing.T) {
 	tests := []struct {
 		name     string
 		env      envs.VecEnv
-		model    *pcl.LSTM
+		model    *lstm.Model
 		maxSteps int
 		wantErr  string
 	}{
@@ -660,7 +660,7 @@ func TestSegmentsCarryTheRecurrentStateAcrossCuts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{Seed: seed})
+			c, err := collect.New[int32](env, lstm.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{Seed: seed})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 )
@@ -86,7 +87,7 @@ const checkpointFactor = (4 + 2*3) * f32
 
 // EstimateEpisodes estimates the memory of a whole-episode (LSTM) run of cfg on a task of
 // spec. Episodes are counted at their longest, cfg.MaxSteps steps.
-func EstimateEpisodes(cfg config.Config, spec pcl.Spec) Estimate {
+func EstimateEpisodes(cfg config.Config, spec lstm.Spec) Estimate {
 	e := episodesEstimate{cfg: cfg, H: float64(cfg.Hidden), E: float64(cfg.Hidden), K: float64(spec.NumActions()), F: float64(spec.Features())}
 	for _, v := range spec.InputVocabs() {
 		e.V += float64(v)

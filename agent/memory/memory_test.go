@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 )
 
 // copySpec is the spec of Copy at base: observations 0..base, actions move x write x symbol.
-func copySpec(base int) pcl.Spec {
-	return pcl.Spec{ObsVocab: base + 1, ActionComponents: []int{2, 2, base}}
+func copySpec(base int) lstm.Spec {
+	return lstm.Spec{ObsVocab: base + 1, ActionComponents: []int{2, 2, base}}
 }
 
 // The estimate follows the config: the paper's Copy at |A| = 400,000 is dominated by the batch's

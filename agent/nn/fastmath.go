@@ -4,15 +4,12 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/internal/f32"
 )
 
-// The LSTM evaluates ~14M sigmoids per training step at the paper's shapes;
-// float64 math.Exp would cost as much as the matrix products, so these are
-// float32 versions accurate to a few ulp (checked against math in tests).
+// The networks evaluate millions of tanh per training step; float64 math.Exp would cost as much
+// as the matrix products, so these are float32 versions accurate to a few ulp (checked against
+// math in tests).
 
-// exp32 is f32.Exp, named here for the gate functions below and their tests.
+// exp32 is f32.Exp, named here for tanh32 and its tests.
 func exp32(x float32) float32 { return f32.Exp(x) }
-
-// sigmoid32 is 1/(1+e^-x).
-func sigmoid32(x float32) float32 { return 1 / (1 + exp32(-x)) }
 
 // tanh32 is tanh(x); small |x| use a series to keep relative accuracy.
 func tanh32(x float32) float32 {

@@ -18,7 +18,6 @@ func TestFastMathAccuracy(t *testing.T) {
 		absTol float64
 	}{
 		{"exp", exp32, math.Exp, -80, 80, 5e-7, 0},
-		{"sigmoid", sigmoid32, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, -30, 30, 5e-7, 1e-12},
 		{"tanh", tanh32, math.Tanh, -20, 20, 1e-6, 1e-7},
 	}
 	for _, tc := range cases {
@@ -36,9 +35,6 @@ func TestFastMathAccuracy(t *testing.T) {
 	}
 	if v := exp32(1000); math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
 		t.Fatalf("exp32 overflow not clamped: %v", v)
-	}
-	if v := sigmoid32(-1000); v != 0 && v > 1e-37 {
-		t.Fatalf("sigmoid32(-1000) = %v", v)
 	}
 }
 

@@ -90,3 +90,11 @@ func TestLanesMatchTheLayer(t *testing.T) {
 		}
 	}
 }
+
+func mustEngine(t testing.TB) *tensor.Engine {
+	e, err := tensor.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}

@@ -91,7 +91,7 @@ func (l *Linear) Apply(x, y *tensor.Matrix) error {
 		return fmt.Errorf("nn: linear %s: %w", l.W.Name, err)
 	}
 	if l.B != nil {
-		addRowVector(y, l.B.Value.Data)
+		AddRowVector(y, l.B.Value.Data)
 	}
 	return nil
 }
@@ -184,7 +184,7 @@ func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
 			return err
 		}
 		if l.B != nil {
-			addColumnSums(l.B.Grad.Data, dy)
+			AddColumnSums(l.B.Grad.Data, dy)
 		}
 	}
 	if dx != nil {
@@ -202,13 +202,14 @@ func (l *Linear) Backward(dy, dx *tensor.Matrix, accumulate bool) error {
 	return nil
 }
 
-// addRowVector adds v (m.Cols long) to every row of m.
-func addRowVector(m *tensor.Matrix, v []float32) {
+// AddRowVector adds v (m.Cols long) to every row of m (a layer's bias).
+func AddRowVector(m *tensor.Matrix, v []float32) {
 	kAddRows(m.Data[:m.Rows*m.Cols], v[:m.Cols], m.Rows)
 }
 
-// addColumnSums adds the column sums of m to dst (m.Cols long), each summed in row order.
-func addColumnSums(dst []float32, m *tensor.Matrix) {
+// AddColumnSums adds the column sums of m to dst (m.Cols long), each summed in row order (a
+// bias's gradient).
+func AddColumnSums(dst []float32, m *tensor.Matrix) {
 	kAddColSums(dst[:m.Cols], m.Data[:m.Rows*m.Cols], m.Rows)
 }
 

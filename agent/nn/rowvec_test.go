@@ -8,7 +8,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-// TestBiasKernelsMatchLoops requires addRowVector and addColumnSums (vectorised) to give the bits
+// TestBiasKernelsMatchLoops requires AddRowVector and AddColumnSums (vectorised) to give the bits
 // of the plain loops, each column summed in row order, at sizes around the vector widths.
 func TestBiasKernelsMatchLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -35,16 +35,16 @@ func TestBiasKernelsMatchLoops(t *testing.T) {
 					wantSums[j] += m.Data[r*cols+j]
 				}
 			}
-			addColumnSums(sums, m)
-			addRowVector(m, v)
+			AddColumnSums(sums, m)
+			AddRowVector(m, v)
 			for i := range want {
 				if math.Float32bits(m.Data[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%dx%d: addRowVector entry %d is %v, want %v", rows, cols, i, m.Data[i], want[i])
+					t.Fatalf("%dx%d: AddRowVector entry %d is %v, want %v", rows, cols, i, m.Data[i], want[i])
 				}
 			}
 			for j := range wantSums {
 				if math.Float32bits(sums[j]) != math.Float32bits(wantSums[j]) {
-					t.Fatalf("%dx%d: addColumnSums column %d is %v, want %v", rows, cols, j, sums[j], wantSums[j])
+					t.Fatalf("%dx%d: AddColumnSums column %d is %v, want %v", rows, cols, j, sums[j], wantSums[j])
 				}
 			}
 		}

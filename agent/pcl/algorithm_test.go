@@ -1,13 +1,10 @@
 package pcl
 
 import (
-	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
 // NewAlgorithm and NewHeads choose the algorithm once from the config: its entropic index and
@@ -63,31 +60,6 @@ func TestNewHeadsByAlgorithm(t *testing.T) {
 		}
 		if h.TakesScaledGrad() != c.scaledGrad {
 			t.Errorf("%s/%s: TakesScaledGrad %v, want %v", c.algo, c.form, h.TakesScaledGrad(), c.scaledGrad)
-		}
-	}
-}
-
-// The one learner's step on the LSTM reports the clip factor (clip/norm when the clip binds, 1
-// when not) and, for a network without separate value parameters, no per-network norms.
-func TestTrainStepReportsTheClip(t *testing.T) {
-	for _, clip := range []float64{1e-4, 1e6} {
-		cfg := testConfig(config.AlgoSparse, config.FormSeparate)
-		cfg.ClipNorm = clip
-		l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := l.TrainStep(randomEpisodes(rand.New(rand.NewPCG(4, 5)), 4))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := 1.0
-		if info.GradNorm > clip {
-			want = clip / info.GradNorm
-		}
-		if info.ClipScale != want || !math.IsNaN(info.GradNormPolicy) || !math.IsNaN(info.GradNormValue) {
-			t.Errorf("clip %v: clip scale %v (want %v), policy and value norms %v %v (want NaN)", clip, info.ClipScale, want,
-				info.GradNormPolicy, info.GradNormValue)
 		}
 	}
 }

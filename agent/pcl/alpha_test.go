@@ -1,10 +1,12 @@
-package pcl
+package pcl_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -12,9 +14,9 @@ import (
 // built with that weight (same parameters), in every algorithm and form.
 func TestSetAlphaMatchesFreshLearner(t *testing.T) {
 	for i, af := range algoForms {
-		cfg := testConfig(af.algo, af.form)
+		cfg := pcl.SmallConfig(af.algo, af.form)
 		cfg.Seed = int64(30 + i)
-		moved, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		moved, err := lstm.NewLearner(cfg, testSpec, tensor.GonumEngine())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -22,7 +24,7 @@ func TestSetAlphaMatchesFreshLearner(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Alpha = 0.07
-		fresh, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		fresh, err := lstm.NewLearner(cfg, testSpec, tensor.GonumEngine())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +49,7 @@ func TestSetAlphaMatchesFreshLearner(t *testing.T) {
 			}
 		}
 	}
-	l, _ := NewLearner(testConfig("sparse", "separate"), testSpec, tensor.GonumEngine())
+	l, _ := lstm.NewLearner(pcl.SmallConfig("sparse", "separate"), testSpec, tensor.GonumEngine())
 	for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
 		if l.SetAlpha(bad) == nil {
 			t.Errorf("SetAlpha(%v) accepted", bad)

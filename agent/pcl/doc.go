@@ -1,10 +1,12 @@
-// Package pcl implements path consistency learning (Nachum, Chow, Ghavamzadeh 2018: sparse PCL,
-// and its baseline soft PCL): the d-step path-consistency loss on per-step arrays (PathLoss), the
-// per-step consistency terms of soft, sparse and general-Tsallis PCL computed from network heads
-// (Heads, with one Algorithm per regulariser), the objective that joins them (Objective), and the
-// one learner (Learner) that trains a network of either family through the small Network
-// interface: the LSTM over whole episodes of the algorithmic tasks (LSTM, here) and the MLPs
-// over sub-episodes of continuous control (agent/control.MLP).
+// Package pcl is the algorithm of path consistency learning (Nachum, Chow, Ghavamzadeh 2018:
+// sparse PCL, and its baseline soft PCL), apart from any network: the d-step path-consistency
+// loss on per-step arrays (PathLoss), the per-step consistency terms of soft, sparse and
+// general-Tsallis PCL computed from network heads (Heads, with one Algorithm per regulariser),
+// the objective that joins them (Objective), the lagged target network and trust region, the
+// policy's summaries over visited states (Stats, LogitGaps), and the one learner (Learner) that
+// trains a network of either family through the small Network interface. The families are models of their own packages: the LSTM over whole episodes of the
+// algorithmic tasks (agent/model/lstm) and the MLPs over sub-episodes of continuous control
+// (agent/model/mlp).
 //
 // # The paper's symbols in the code
 //

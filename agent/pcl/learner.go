@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/optim"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -64,9 +63,6 @@ type Learner[T any, N Network[T]] struct {
 	Phase func(name string)
 }
 
-// EpisodeLearner is the learner of the algorithmic tasks: the LSTM over whole episodes.
-type EpisodeLearner = Learner[*episode.Episode, *LSTM]
-
 // ErrNonFinite marks a loss, gradient or parameter that became NaN or Inf.
 var ErrNonFinite = errors.New("pcl: non-finite value")
 
@@ -81,19 +77,6 @@ type StepInfo struct {
 	// GradNormPolicy and GradNormValue are the norms of the policy's and the value network's
 	// gradients before clipping (NaN for a network without separate value parameters).
 	GradNormPolicy, GradNormValue float64
-}
-
-// NewLearner builds the LSTM of the algorithmic tasks on the task spec and its learner for cfg
-// (which must be valid).
-func NewLearner(cfg config.Config, spec Spec, eng *tensor.Engine) (*EpisodeLearner, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	m, err := NewLSTM(cfg, spec, eng)
-	if err != nil {
-		return nil, err
-	}
-	return NewLearnerOf[*episode.Episode](cfg, m)
 }
 
 // NewLearnerOf returns the learner of model with cfg's objective and optimiser (cfg must be valid

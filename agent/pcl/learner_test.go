@@ -1,4 +1,4 @@
-package pcl
+package pcl_test
 
 import (
 	"fmt"
@@ -9,19 +9,13 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn/nntest"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
-var testSpec = Spec{ObsVocab: 3, ActionComponents: []int{2, 2, 2}} // |A| = 8, Copy with base 2
-
-func testConfig(algo config.Algo, form config.Form) config.Config {
-	c := config.Default()
-	c.Algo, c.Form, c.Hidden, c.Rollout, c.Gamma = algo, form, 8, 3, 0.9
-	c.Alpha = 0.3
-	c.TsallisQ = 1.5
-	return c
-}
+var testSpec = lstm.Spec{ObsVocab: 3, ActionComponents: []int{2, 2, 2}} // |A| = 8, Copy with base 2
 
 func randomEpisodes(rng *rand.Rand, n int) []*episode.Episode {
 	eps := make([]*episode.Episode, n)
@@ -91,14 +85,14 @@ func slowEntmax(z []float64, q float64) []float64 {
 // slowLoss recomputes the loss from the definitions: heads from the network in step mode (one
 // step at a time, an independent code path from Forward), per-step terms from the paper's
 // formulas in float64, and the rows by direct enumeration (directLoss).
-func slowLoss(t *testing.T, m *LSTM, cfg config.Config, eps []*episode.Episode) float64 {
+func slowLoss(t *testing.T, m *lstm.Model, cfg config.Config, eps []*episode.Episode) float64 {
 	K := m.Spec.NumActions()
 	B := len(eps)
 	T := 0
 	for _, e := range eps {
 		T = max(T, e.Len())
 	}
-	in := PathInputs{T: T, B: B, Lengths: make([]int, B), Terminated: make([]bool, B),
+	in := pcl.PathInputs{T: T, B: B, Lengths: make([]int, B), Terminated: make([]bool, B),
 		Values: make([]float64, (T+1)*B), Rewards: make([]float64, T*B), Terms: make([]float64, T*B)}
 	sizes := m.Net.Config().HeadSizes
 	for b, e := range eps {
@@ -209,7 +203,7 @@ func slowLoss(t *testing.T, m *LSTM, cfg config.Config, eps []*episode.Episode) 
 			in.Terms[s*B+b] = term
 		}
 	}
-	return directLoss(in, cfg.Gamma, cfg.Rollout)
+	return pcl.DirectLoss(in, cfg.Gamma, cfg.Rollout)
 }
 
 var algoForms = []struct {
@@ -223,9 +217,9 @@ var algoForms = []struct {
 
 func TestLossMatchesSlowRecomputation(t *testing.T) {
 	for i, af := range algoForms {
-		cfg := testConfig(af.algo, af.form)
+		cfg := pcl.SmallConfig(af.algo, af.form)
 		cfg.Seed = int64(10 + i)
-		l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		l, err := lstm.NewLearner(cfg, testSpec, tensor.GonumEngine())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,9 +247,9 @@ func TestLossMatchesSlowRecomputation(t *testing.T) {
 // directions (pg-scale none and critic weight 1 make it the exact gradient of the loss).
 func TestGradientThroughNetworkFiniteDifferences(t *testing.T) {
 	for i, af := range algoForms {
-		cfg := testConfig(af.algo, af.form)
+		cfg := pcl.SmallConfig(af.algo, af.form)
 		cfg.PGScale, cfg.CriticWeight, cfg.Seed = config.PGScaleNone, 1, int64(20+i)
-		l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		l, err := lstm.NewLearner(cfg, testSpec, tensor.GonumEngine())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +261,7 @@ func TestGradientThroughNetworkFiniteDifferences(t *testing.T) {
 
 // scaleLogitHead multiplies the logit head's weights by f, so that sparse policies have
 // non-trivial supports.
-func scaleLogitHead(l *EpisodeLearner, f float32) {
+func scaleLogitHead(l *lstm.Learner, f float32) {
 	for _, p := range l.Params() {
 		if p.Name == "head0.W" {
 			for k := range p.Value.Data {
@@ -279,7 +273,7 @@ func scaleLogitHead(l *EpisodeLearner, f float32) {
 
 // checkGradientFD compares l's gradient of the loss of eps with central finite differences along
 // three random directions.
-func checkGradientFD(t *testing.T, l *EpisodeLearner, eps []*episode.Episode, rng *rand.Rand, label string) {
+func checkGradientFD(t *testing.T, l *lstm.Learner, eps []*episode.Episode, rng *rand.Rand, label string) {
 	t.Helper()
 	if _, err := l.Loss(eps, true); err != nil {
 		t.Fatal(err)
@@ -301,17 +295,86 @@ func TestLearnerBuildsEveryConfigOptimizer(t *testing.T) {
 		name config.Optimizer
 		want string
 	}{{config.OptimizerAdam, "*optim.Adam"}, {config.OptimizerSGD, "*optim.SGD"}, {config.OptimizerRMSProp, "*optim.RMSProp"}} {
-		cfg := testConfig(config.AlgoSparse, config.FormSeparate)
+		cfg := pcl.SmallConfig(config.AlgoSparse, config.FormSeparate)
 		cfg.Optimizer = tc.name
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
+		l, err := lstm.NewLearner(cfg, testSpec, tensor.GonumEngine())
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if got := fmt.Sprintf("%T", l.Opt); got != tc.want {
 			t.Errorf("%s: optimiser %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The one learner's step on the LSTM reports the clip factor (clip/norm when the clip binds, 1
+// when not) and, for a network without separate value parameters, no per-network norms.
+func TestTrainStepReportsTheClip(t *testing.T) {
+	for _, clip := range []float64{1e-4, 1e6} {
+		cfg := pcl.SmallConfig(config.AlgoSparse, config.FormSeparate)
+		cfg.ClipNorm = clip
+		l, err := lstm.NewLearner(cfg, testSpec, tensor.GonumEngine())
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := l.TrainStep(randomEpisodes(rand.New(rand.NewPCG(4, 5)), 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 1.0
+		if info.GradNorm > clip {
+			want = clip / info.GradNorm
+		}
+		if info.ClipScale != want || !math.IsNaN(info.GradNormPolicy) || !math.IsNaN(info.GradNormValue) {
+			t.Errorf("clip %v: clip scale %v (want %v), policy and value norms %v %v (want NaN)", clip, info.ClipScale, want,
+				info.GradNormPolicy, info.GradNormValue)
+		}
+	}
+}
+
+// After a learner's loss, the surpluses are those of its values and terms, the same on the fast
+// and the reference path, for every algorithm and form.
+func TestSurplusesAfterLoss(t *testing.T) {
+	for i, af := range algoForms {
+		cfg := pcl.SmallConfig(af.algo, af.form)
+		cfg.Seed = int64(30 + i)
+		eps := randomEpisodes(rand.New(rand.NewPCG(uint64(i), 9)), 6)
+		var runs [2][]float64
+		for k, reference := range []bool{false, true} {
+			l, err := lstm.NewLearner(cfg, testSpec, tensor.GonumEngine())
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Objective().Reference = reference
+			if _, err := l.Loss(eps, false); err != nil {
+				t.Fatal(err)
+			}
+			runs[k] = l.Objective().Surpluses(nil)
+			// Recompute episode by episode from the returned per-row values and terms.
+			B := len(eps)
+			for b, e := range eps {
+				L := e.Len()
+				tail := 0.0
+				if !e.Terminated {
+					tail = l.Objective().Value(L*B + b)
+				}
+				best := math.Inf(-1)
+				for s := L - 1; s >= 0; s-- {
+					tail = e.Rewards[s] + l.Objective().Term(s*B+b) + cfg.Gamma*tail
+					best = math.Max(best, tail-l.Objective().Value(s*B+b))
+				}
+				if math.Abs(runs[k][b]-best) > 1e-9 {
+					t.Errorf("%s/%s reference %v: episode %d surplus %v, recomputed %v", af.algo, af.form, reference, b, runs[k][b], best)
+				}
+			}
+		}
+		for b := range runs[0] {
+			if d := math.Abs(runs[0][b] - runs[1][b]); d > 1e-4*(1+math.Abs(runs[1][b])) {
+				t.Errorf("%s/%s: episode %d surplus %v on the fast path, %v on the reference", af.algo, af.form, b, runs[0][b], runs[1][b])
+			}
 		}
 	}
 }

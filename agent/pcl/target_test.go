@@ -3,11 +3,7 @@ package pcl
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
-
-	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
 // With bootstrap targets, each consistency ends at γ^k·Targets[s+k]: the loss is the direct
@@ -84,78 +80,5 @@ func TestPathLossTargets(t *testing.T) {
 	plain.Targets = nil
 	if without, _ := PathLoss(plain, gamma, d, nil); math.Abs(withTargets-without) > 1e-12*(1+without) {
 		t.Errorf("targets equal to the values: loss %v, without targets %v", withTargets, without)
-	}
-}
-
-// The lagged network moves by θ̄ ← L·θ̄ + (1−L)·θ after every optimiser step, starts at the
-// network's parameters, and the learner's loss bootstraps from it: in the separate form from its
-// value head read off directly, in the unified form from its Q's value operator.
-func TestTargetLagUpdate(t *testing.T) {
-	for _, form := range []config.Form{config.FormSeparate, config.FormUnified} {
-		t.Run(string(form), func(t *testing.T) { testTargetLagUpdate(t, form) })
-	}
-}
-
-func testTargetLagUpdate(t *testing.T, form config.Form) {
-	cfg := testConfig(config.AlgoSparse, form)
-	cfg.TargetLag = 0.75
-	l, err := NewLearner(cfg, testSpec, tensor.GonumEngine())
-	if err != nil {
-		t.Fatal(err)
-	}
-	params := l.Params()
-	for i, p := range params {
-		if got := l.target.params[i].Value.Data; !slices.Equal(got, p.Value.Data) {
-			t.Fatalf("%s: the lagged copy does not start at the network's values", p.Name)
-		}
-	}
-	if n, want := len(l.StateParams()), len(l.Opt.StateParams())+len(params); n != want {
-		t.Fatalf("%d state parameters, want %d: the optimiser's and the lagged network's", n, want)
-	}
-	rng := rand.New(rand.NewPCG(9, 10))
-	for step := range 3 {
-		before := make([][]float32, len(params))
-		for i := range params {
-			before[i] = append([]float32(nil), l.target.params[i].Value.Data...)
-		}
-		if _, err := l.TrainStep(randomEpisodes(rng, 6)); err != nil {
-			t.Fatal(err)
-		}
-		for i, p := range params {
-			for j, v := range p.Value.Data {
-				want := float32(0.75)*before[i][j] + float32(0.25)*v
-				if got := l.target.params[i].Value.Data[j]; got != want {
-					t.Fatalf("step %d, %s[%d]: lagged %v, want 0.75·%v + 0.25·%v = %v", step, p.Name, j, got, before[i][j], v, want)
-				}
-			}
-		}
-	}
-	// The loss reads the lagged values: it differs from the loss with the lagged copy set to the
-	// network's own values, and the network's parameters are left as they were.
-	eps := randomEpisodes(rng, 6)
-	lagged, err := l.Loss(eps, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapshot := make([][]float32, len(params))
-	for i, p := range params {
-		snapshot[i] = append([]float32(nil), p.Value.Data...)
-		copy(l.target.params[i].Value.Data, p.Value.Data)
-	}
-	same, err := l.Loss(eps, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lagged.Loss == same.Loss {
-		t.Errorf("loss %v with the lagged network and with a copy of the network alike: the targets are not read", lagged.Loss)
-	}
-	l.target = nil
-	if own, _ := l.Loss(eps, false); math.Abs(own.Loss-same.Loss) > 1e-9*(1+own.Loss) {
-		t.Errorf("lagged copy equal to the network: loss %v, without a lagged copy %v", same.Loss, own.Loss)
-	}
-	for i, p := range params {
-		if !slices.Equal(p.Value.Data, snapshot[i]) {
-			t.Errorf("%s changed by computing a loss", p.Name)
-		}
 	}
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -12,7 +13,7 @@ import (
 // saver writes the checkpoints of a whole-episode run.
 type saver struct {
 	cp      *runstore.Checkpoints
-	learner *pcl.EpisodeLearner
+	learner *lstm.Learner
 	env     envs.VecEnv
 	buf     *replay.Buffer[int32]
 
@@ -31,18 +32,18 @@ func (s *saver) save(meta runstore.Meta) error {
 	if s.buf != nil {
 		saveReplay = s.buf.SaveFile
 	}
-	params := episodeCheckpointParams(s.learner)
+	params := checkpointParams(s.learner)
 	return s.cp.Write(meta, params, saveReplay)
 }
 
-// episodeCheckpointParams are what an lstm learner's checkpoint holds: its parameters, then its
-// optimizer's state and, with a lagged target, the lagged parameters (pcl.Learner.StateParams).
-func episodeCheckpointParams(l *pcl.EpisodeLearner) []*nn.Param {
+// checkpointParams are what a learner's checkpoint holds, of either family: its parameters, then
+// its state (pcl.Learner.StateParams: the optimiser's, the network's, the lagged network's).
+func checkpointParams[T any, N pcl.Network[T]](l *pcl.Learner[T, N]) []*nn.Param {
 	return append(append([]*nn.Param(nil), l.Params()...), l.StateParams()...)
 }
 
 // LoadCheckpoint restores an lstm learner from the checkpoint of the run in dir (parameters and
 // optimizer state) and returns its metadata. The learner must have been built from the same config.
-func LoadCheckpoint(dir string, l *pcl.EpisodeLearner) (runstore.Meta, error) {
-	return runstore.Dir(dir).LoadCheckpoint(episodeCheckpointParams(l))
+func LoadCheckpoint(dir string, l *lstm.Learner) (runstore.Meta, error) {
+	return runstore.Dir(dir).LoadCheckpoint(checkpointParams(l))
 }

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -25,13 +26,13 @@ import (
 // GradientSteps replay steps (one, the paper's, by default); the greedy evaluation plays the
 // trained policy at the training curriculum's length.
 type episodes struct {
-	*pcl.EpisodeLearner
+	*lstm.Learner
 	cfg     config.Config
 	dir     string
 	log     *slog.Logger
 	est     memory.Estimate
 	eng     *tensor.Engine
-	spec    pcl.Spec
+	spec    lstm.Spec
 	env     envs.VecEnv
 	sampler *collect.Collector[int32]
 	evalEnv envs.VecEnv // nil without greedy evaluation
@@ -60,30 +61,27 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 	if r.env, err = maker.MakeVec(ctx, cfg, cfg.BatchSize); err != nil {
 		return nil, err
 	}
-	if r.spec, err = pcl.SpecOf(r.env); err != nil {
+	if r.spec, err = lstm.SpecOf(r.env); err != nil {
 		return nil, err
 	}
 	r.est = memory.EstimateEpisodes(cfg, r.spec)
 	if err := memory.Check(opts.MaxMemory, memory.SubjectOf(cfg, r.spec.NumActions()), r.est); err != nil {
 		return nil, err
 	}
-	if r.EpisodeLearner, err = pcl.NewLearner(cfg, r.spec, opts.Engine); err != nil {
+	if r.Learner, err = lstm.NewLearner(cfg, r.spec, opts.Engine); err != nil {
 		return nil, err
 	}
-	if r.sampler, err = newEpisodeCollector(r.env, r.Model, cfg.MaxSteps); err != nil {
+	if r.sampler, err = r.Model.NewCollector(r.env, cfg.MaxSteps); err != nil {
 		return nil, err
 	}
-	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
-		return nil, err
-	}
-	if err = r.sampler.SetExploreTemperature(cfg.ExploreTemp); err != nil {
+	if err = explore(r.sampler, cfg, -1); err != nil {
 		return nil, err
 	}
 	if cfg.EvalEvery > 0 {
 		if r.evalEnv, err = maker.MakeVec(ctx, cfg, cfg.EvalEpisodes); err != nil {
 			return nil, fmt.Errorf("evaluation env: %w", err)
 		}
-		if r.evaler, err = newEpisodeCollector(r.evalEnv, r.Model, cfg.MaxSteps); err != nil {
+		if r.evaler, err = r.Model.NewCollector(r.evalEnv, cfg.MaxSteps); err != nil {
 			return nil, err
 		}
 	}
@@ -92,16 +90,18 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *episo
 			return nil, err
 		}
 	}
-	r.sv = &saver{learner: r.EpisodeLearner, env: r.env, buf: r.buf}
+	r.sv = &saver{learner: r.Learner, env: r.env, buf: r.buf}
 	return r, nil
 }
 
-func (r *episodes) close() {
-	if r.env != nil {
-		r.env.Close()
-	}
-	if r.evalEnv != nil {
-		r.evalEnv.Close()
+func (r *episodes) close() { closeEnvs(r.env, r.evalEnv) }
+
+// closeEnvs closes the envs of a regime that were made.
+func closeEnvs(es ...envs.VecEnv) {
+	for _, e := range es {
+		if e != nil {
+			e.Close()
+		}
 	}
 }
 
@@ -111,12 +111,12 @@ func (r *episodes) start(ctx context.Context, resume bool) (runstore.Meta, *runs
 	meta, cp := runstore.Meta{Config: r.cfg}, runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
 		var err error
-		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.EpisodeLearner, r.env, r.buf, r.log); err != nil {
+		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.Learner, r.env, r.buf, r.log); err != nil {
 			return meta, cp, err
 		}
 	}
 	r.sv.mark()
-	watched := Watched{Config: r.cfg, Spec: r.spec, Learner: r.EpisodeLearner, Replay: r.buf}
+	watched := Watched{Config: r.cfg, Spec: r.spec, Learner: r.Learner, Replay: r.buf}
 	if err := r.obs.Start(ctx, watched); err != nil {
 		return runstore.Meta{}, nil, fmt.Errorf("observer: %w", err)
 	}
@@ -142,10 +142,8 @@ func (r *episodes) startPoint(meta runstore.Meta, rows []runstore.Row) progress.
 
 func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
 	start := time.Now()
-	if r.cfg.ExploreDecay > 0 {
-		if err := r.sampler.SetExplore(r.cfg.ExploreAt(it), r.cfg.ExploreShare); err != nil {
-			return 0, err
-		}
+	if err := explore(r.sampler, r.cfg, it); err != nil {
+		return 0, err
 	}
 	res, err := r.sampler.Episodes(ctx, iterRNG(r.cfg.Seed, it, 1), collect.Sample, it, iterSeed(r.cfg.Seed, it, 2))
 	if err != nil {
@@ -162,34 +160,18 @@ func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, 
 }
 
 // train takes the on-policy step on the fresh episodes, then, with replay, stores them and takes
-// GradientSteps steps, each on a batch drawn afresh from the replay; the row reports their mean
-// loss.
+// GradientSteps steps on batches drawn afresh from the replay (learning).
 func (r *episodes) train(it int, row *runstore.Row) (string, error) {
-	info, err := r.step(Step{Iteration: it, Kind: OnPolicyStep, Batch: r.res.Trajectories})
+	step := func(kind StepKind, batch []*episode.Episode) (pcl.StepInfo, error) {
+		return r.step(Step{Iteration: it, Kind: kind, Batch: batch})
+	}
+	l := learning[int32]{fresh: r.res.Trajectories, onPolicy: true, buf: r.buf, k: r.cfg.GradientSteps(),
+		batch: r.cfg.EffectiveReplayBatch(), priorities: r.priorities, step: step}
+	done, stage, err := l.run(r.cfg, iterRNG(r.cfg.Seed, it, 3))
 	if err != nil {
-		return "on-policy step", err
+		return stage, err
 	}
-	row.Loss, row.GradNorm = info.Loss, info.GradNorm
-	if r.cfg.ReplayPriority == config.PriorityAdvantage {
-		// Read now: the step's values are those the fresh episodes were judged by.
-		r.surplus = r.Objective().Surpluses(r.surplus)
-	}
-	if r.buf != nil {
-		rng := iterRNG(r.cfg.Seed, it, 3)
-		if err := r.store(rng); err != nil {
-			return "replay", err
-		}
-		k, sum := r.cfg.GradientSteps(), 0.0
-		for range k {
-			batch := r.buf.Sample(rng, r.cfg.EffectiveReplayBatch())
-			rinfo, err := r.step(Step{Iteration: it, Kind: ReplayStep, Batch: batch})
-			if err != nil {
-				return "replay step", err
-			}
-			sum += rinfo.Loss
-		}
-		row.ReplayLoss = sum / float64(k)
-	}
+	row.Loss, row.GradNorm, row.ReplayLoss = done.onPolicy.Loss, done.onPolicy.GradNorm, done.replayLoss
 	r.sv.mark()
 	if err := r.obs.Trained(it); err != nil {
 		return "observer", err
@@ -197,25 +179,24 @@ func (r *episodes) train(it int, row *runstore.Row) (string, error) {
 	return "", nil
 }
 
-// store adds the iteration's fresh episodes to the replay buffer.
-func (r *episodes) store(rng *rand.Rand) error {
-	for i, e := range r.res.Trajectories {
-		prio := e.TotalReward()
-		switch r.cfg.ReplayPriority {
-		case config.PriorityRecency:
-			prio = float64(e.Iteration)
-		case config.PriorityAdvantage:
-			prio = r.surplus[i]
-		}
-		if err := r.buf.Add(rng, e, prio); err != nil {
-			return err
-		}
+// priorities are the fresh episodes' replay priorities: their return, their surplus over V as the
+// on-policy step's values judged them, or (nil) their iteration.
+func (r *episodes) priorities() []float64 {
+	switch r.cfg.ReplayPriority {
+	case config.PriorityAdvantage:
+		r.surplus = r.Objective().Surpluses(r.surplus)
+		return r.surplus
+	case config.PriorityRecency:
+		return nil
 	}
-	return nil
+	prio := make([]float64, len(r.res.Trajectories))
+	for i, e := range r.res.Trajectories {
+		prio[i] = e.TotalReward()
+	}
+	return prio
 }
 
-// step takes one training step on s.Batch, shown to the observer before and after, and stops a
-// diverged run.
+// step takes one training step on s.Batch, shown to the observer before and after.
 func (r *episodes) step(s Step) (pcl.StepInfo, error) {
 	if err := r.obs.BeforeStep(s); err != nil {
 		return pcl.StepInfo{}, fmt.Errorf("observer: %w", err)
@@ -228,7 +209,7 @@ func (r *episodes) step(s Step) (pcl.StepInfo, error) {
 	if err := r.obs.AfterStep(s, info, time.Since(start)); err != nil {
 		return info, fmt.Errorf("observer: %w", err)
 	}
-	return info, checkDiverged(r.cfg, info.Loss)
+	return info, nil
 }
 
 func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
@@ -258,14 +239,4 @@ func (r *episodes) checkpointed(meta runstore.Meta, row runstore.Row, greedy flo
 
 func (r *episodes) finish(sum *Summary, meta runstore.Meta, dir string) []any {
 	return []any{"dir", dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy}
-}
-
-// newEpisodeCollector returns the collector of the LSTM's whole episodes in env's copies, cut at
-// maxSteps steps.
-func newEpisodeCollector(env envs.VecEnv, m *pcl.LSTM, maxSteps int) (*collect.Collector[int32], error) {
-	actor, err := m.NewActor(env)
-	if err != nil {
-		return nil, err
-	}
-	return collect.New[int32](env, pcl.TokenEncoder{N: m.Spec.ObsVocab}, actor, collect.Options{MaxSteps: maxSteps})
 }

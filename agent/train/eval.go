@@ -7,7 +7,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -40,7 +40,7 @@ func loadEvaluator(dir string, reg *envs.Registry, eng *tensor.Engine, n int) (*
 }
 
 func (ev *evaluator) load(dir string, eng *tensor.Engine) error {
-	spec, err := pcl.SpecOf(ev.env)
+	spec, err := lstm.SpecOf(ev.env)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
@@ -49,14 +49,14 @@ func (ev *evaluator) load(dir string, eng *tensor.Engine) error {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
-	l, err := pcl.NewLearner(ev.cfg, spec, eng)
+	l, err := lstm.NewLearner(ev.cfg, spec, eng)
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	if ev.meta, err = LoadCheckpoint(dir, l); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	if ev.sampler, err = newEpisodeCollector(ev.env, l.Model, ev.cfg.MaxSteps); err != nil {
+	if ev.sampler, err = l.Model.NewCollector(ev.env, ev.cfg.MaxSteps); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil

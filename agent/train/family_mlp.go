@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/pcl"
 )
 
 // mlpFamily is the paper's continuous-control model (config.NetMLP): separate feed-forward policy
@@ -51,7 +51,7 @@ func (mlpFamily) Evaluate(ctx context.Context, dir string, opts EvalOptions, w i
 		return fmt.Errorf("eval: %d episodes, want >= 1", opts.Episodes)
 	}
 	maker := opts.envMaker()
-	gaps, err := control.NewGapCounter(control.GapThresholds(), 10)
+	gaps, err := pcl.NewGapCounter(pcl.GapThresholds(), 10)
 	if err != nil {
 		return err
 	}

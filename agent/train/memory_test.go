@@ -10,7 +10,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
@@ -67,7 +67,7 @@ func TestMemoryEstimateMatchesTheHeap(t *testing.T) {
 		estimate func(cfg config.Config) memory.Estimate
 	}{
 		{"Copy |A| = 8000", copyCfg, func(c config.Config) memory.Estimate {
-			return memory.EstimateEpisodes(c, pcl.Spec{ObsVocab: 2001, ActionComponents: []int{2, 2, 2000}})
+			return memory.EstimateEpisodes(c, lstm.Spec{ObsVocab: 2001, ActionComponents: []int{2, 2, 2000}})
 		}},
 		{"Pendulum grid 6000", pend, func(c config.Config) memory.Estimate { return memory.EstimateSteps(c, 3, 6000) }},
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -73,11 +74,11 @@ func TestNonFiniteStopsAndKeepsLastCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := pcl.SpecOf(env)
+		spec, err := lstm.SpecOf(env)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := pcl.NewLearner(bad, spec, eng)
+		l, err := lstm.NewLearner(bad, spec, eng)
 		if err != nil {
 			t.Fatal(err)
 		}

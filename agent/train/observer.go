@@ -7,6 +7,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -42,8 +43,8 @@ type Observer interface {
 // Watched is what an Observer sees of a run before its first iteration.
 type Watched struct {
 	Config  config.Config
-	Spec    pcl.Spec
-	Learner *pcl.EpisodeLearner
+	Spec    lstm.Spec
+	Learner *lstm.Learner
 	// Replay is the run's replay buffer (nil without replay); Start may fill it, as the diagnosis probe
 	// does with expert episodes.
 	Replay *replay.Buffer[int32]

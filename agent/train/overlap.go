@@ -40,10 +40,8 @@ func (r *steps) collect(ctx context.Context, it int) (*collect.Batch[float32], e
 // prepareCollect sets iteration it's exploration and, under --overlap, takes the snapshot the
 // collection acts with.
 func (r *steps) prepareCollect(it int) error {
-	if r.cfg.ExploreDecay > 0 {
-		if err := r.sampler.SetExplore(r.cfg.ExploreAt(it), r.cfg.ExploreShare); err != nil {
-			return err
-		}
+	if err := explore(r.sampler, r.cfg, it); err != nil {
+		return err
 	}
 	if r.actor == nil {
 		return nil

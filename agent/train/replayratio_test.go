@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
@@ -113,7 +113,7 @@ func TestReplayBatchesAreIndependentDraws(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for it := range 200 {
-		s := &control.Segment{Iteration: it, Obs: make([]float32, 2*3), Actions: []int32{int32(rng.IntN(4)), 0}, Rewards: []float64{rng.Float64(), 0}}
+		s := &mlp.Segment{Iteration: it, Obs: make([]float32, 2*3), Actions: []int32{int32(rng.IntN(4)), 0}, Rewards: []float64{rng.Float64(), 0}}
 		if err := buf.Add(nil, s, float64(it)); err != nil {
 			t.Fatal(err)
 		}
@@ -121,9 +121,9 @@ func TestReplayBatchesAreIndependentDraws(t *testing.T) {
 	cfg := replayRatioConfig()
 	cfg.SubEpisodes, cfg.RecencyWeight = 8, 0.001
 	cfg.TrainSteps = 1
-	single := replayBatches(cfg, buf, 7)
+	single := replayBatches(buf, iterRNG(cfg.Seed, 7, 3), cfg.GradientSteps(), cfg.SubEpisodes)
 	cfg.TrainSteps = 5
-	batches := replayBatches(cfg, buf, 7)
+	batches := replayBatches(buf, iterRNG(cfg.Seed, 7, 3), cfg.GradientSteps(), cfg.SubEpisodes)
 	if len(single) != 1 || len(batches) != 5 {
 		t.Fatalf("%d and %d batches, want 1 and 5", len(single), len(batches))
 	}

@@ -11,9 +11,8 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
-	"github.com/sparsepcl/sparsepcl/agent/nn"
+	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
@@ -32,11 +31,11 @@ type stepsRun struct {
 	cfg     config.Config
 	env     envs.VecEnv
 	evalEnv envs.VecEnv // nil without greedy evaluation
-	enc     control.Encoder
-	learner *control.Learner
+	enc     mlp.Encoder
+	learner *mlp.Learner
 	// actor is the policy the sampler acts with under --overlap: a snapshot of the learner's
 	// network (nil: the sampler acts with the learner's own).
-	actor   *control.MLP
+	actor   *mlp.Model
 	sampler *collect.Collector[float32]
 	evaler  *collect.Collector[float32] // nil without greedy evaluation
 	replay  *replay.Buffer[float32]
@@ -61,7 +60,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	if r.env, err = makeAdapted(ctx, cfg, maker, cfg.NumEnvs); err != nil {
 		return nil, err
 	}
-	if r.enc, err = control.NewEncoder(r.env.ObservationSpace()); err != nil {
+	if r.enc, err = mlp.NewEncoder(r.env.ObservationSpace()); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Env, err)
 	}
 	K := int(r.env.ActionSpace().(envs.Discrete).N)
@@ -75,26 +74,23 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 			return nil, err
 		}
 	}
-	if r.learner, err = control.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
+	if r.learner, err = mlp.NewLearner(cfg, r.enc.Dim(), K, eng); err != nil {
 		return nil, err
 	}
 	var acting collect.Actor[float32] = r.learner.Model
 	if cfg.Overlap {
-		if r.actor, err = control.NewMLP(cfg, r.enc.Dim(), K, eng); err != nil {
+		if r.actor, err = mlp.New(cfg, r.enc.Dim(), K, eng); err != nil {
 			return nil, err
 		}
 		if cfg.NormObs {
-			r.actor.Norm = control.NewNormalizer(r.enc.Dim())
+			r.actor.Norm = mlp.NewNormalizer(r.enc.Dim())
 		}
 		acting = r.actor
 	}
 	if r.sampler, err = collect.New(r.env, r.enc, acting, collect.Options{Seed: cfg.Seed}); err != nil {
 		return nil, err
 	}
-	if err = r.sampler.SetExplore(cfg.Explore, cfg.ExploreShare); err != nil {
-		return nil, err
-	}
-	if err = r.sampler.SetExploreTemperature(cfg.ExploreTemp); err != nil {
+	if err = explore(r.sampler, cfg, -1); err != nil {
 		return nil, err
 	}
 	if r.replay, err = replay.New[float32](replay.Steps(cfg.ReplaySteps), replay.Recency{Weight: cfg.RecencyWeight}); err != nil {
@@ -117,7 +113,7 @@ func makeAdapted(ctx context.Context, cfg config.Config, maker EnvMaker, n int) 
 	if err != nil {
 		return nil, err
 	}
-	adapted, err := control.AdaptActions(env, cfg.Grid)
+	adapted, err := mlp.AdaptActions(env, cfg.Grid)
 	if err != nil {
 		env.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Env, err)
@@ -126,20 +122,7 @@ func makeAdapted(ctx context.Context, cfg config.Config, maker EnvMaker, n int) 
 }
 
 // Close closes the envs.
-func (r *stepsRun) Close() {
-	if r.env != nil {
-		r.env.Close()
-	}
-	if r.evalEnv != nil {
-		r.evalEnv.Close()
-	}
-}
-
-// params are what a checkpoint holds, in order: the weights, then Adam's state and the
-// normaliser's statistics.
-func (r *stepsRun) params() []*nn.Param {
-	return append(append([]*nn.Param(nil), r.learner.Params()...), r.learner.StateParams()...)
-}
+func (r *stepsRun) Close() { closeEnvs(r.env, r.evalEnv) }
 
 // load restores the parameters, optimiser, normaliser (and, with withReplay, the replay) from
 // dir's newest checkpoint (for evaluation; a resume uses restore, which can fall back).
@@ -161,7 +144,7 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta runstore.Meta, 
 	if meta.Steps == nil {
 		return fmt.Errorf("checkpoint %s has no long-episode state: it was not written by an mlp run", path)
 	}
-	if err := f.Apply(r.params()); err != nil {
+	if err := f.Apply(checkpointParams(r.learner)); err != nil {
 		return fmt.Errorf("checkpoint %s does not match the run's networks: %w", path, err)
 	}
 	if r.learner.Model.Norm != nil {
@@ -181,16 +164,6 @@ func (r *stepsRun) restore(path string, f *checkpoint.File, meta runstore.Meta, 
 		return fmt.Errorf("checkpoint %s: statistics window: %w", path, err)
 	}
 	return nil
-}
-
-// evaluate plays one greedy episode on every evaluation copy, copy i from seed seed+i, and
-// returns the mean return.
-func (r *stepsRun) evaluate(ctx context.Context, seed int64) (float64, error) {
-	returns, err := r.greedyReturns(ctx, seed, nil)
-	if err != nil {
-		return math.NaN(), err
-	}
-	return mean(returns), nil
 }
 
 // greedyReturns plays one greedy episode on every evaluation copy, copy i from seed seed+i, for
@@ -322,6 +295,9 @@ func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, err
 	return col.EnvSteps, nil
 }
 
+// train updates the normaliser, starts the next iteration's collection under --overlap, and
+// takes the optional on-policy step and the replay steps (learning, priorities by recency); the
+// row's loss is the on-policy step's when there is one, its gradient norm the replay steps'.
 func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	t0 := time.Now()
 	if r.learner.Model.Norm != nil {
@@ -330,64 +306,20 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	if err := r.startPrefetch(it + 1); err != nil {
 		return "overlap", err
 	}
-	if r.cfg.OnPolicyStep {
-		info, err := r.learner.TrainStep(r.col.Trajectories)
-		if err == nil {
-			err = checkDiverged(r.cfg, info.Loss)
-		}
-		if err != nil {
-			return "on-policy step", err
-		}
-		row.Loss, row.GradNorm = info.Loss, info.GradNorm
-	}
-	for _, s := range r.col.Trajectories {
-		if err := r.replay.Add(nil, s, float64(s.Iteration)); err != nil {
-			return "replay", err
-		}
-	}
-	loss, gradNorm, err := r.replaySteps(it, row)
+	step := func(_ StepKind, batch []*mlp.Segment) (pcl.StepInfo, error) { return r.learner.TrainStep(batch) }
+	l := learning[float32]{fresh: r.col.Trajectories, onPolicy: r.cfg.OnPolicyStep, buf: r.replay, k: r.cfg.GradientSteps(),
+		batch: r.cfg.SubEpisodes, step: step}
+	done, stage, err := l.run(r.cfg, iterRNG(r.cfg.Seed, it, 3))
 	if err != nil {
-		return "replay step", err
+		return stage, err
 	}
-	row.ReplayLoss, row.GradNorm = loss, gradNorm
+	row.Loss, row.ReplayLoss, row.GradNorm = done.onPolicy.Loss, done.replayLoss, done.replayGradNorm
 	if !r.cfg.OnPolicyStep {
-		row.Loss = loss
+		row.Loss = done.replayLoss
 	}
+	row.Diagnostics = stepDiagnostics(done.last, mlp.ValueDiagnostics(r.learner, done.lastBatch))
 	r.st.TrainSeconds += time.Since(t0).Seconds()
 	return "", nil
-}
-
-// replayBatches draws the iteration's cfg.GradientSteps() replay batches, each afresh from one
-// generator, so that the first batch is the one a single step draws.
-func replayBatches(cfg config.Config, buf *replay.Buffer[float32], it int) [][]*control.Segment {
-	rng := iterRNG(cfg.Seed, it, 3)
-	batches := make([][]*control.Segment, cfg.GradientSteps())
-	for i := range batches {
-		batches[i] = buf.Sample(rng, cfg.SubEpisodes)
-	}
-	return batches
-}
-
-// replaySteps takes the iteration's replay steps, one on each of replayBatches, and returns their
-// mean loss and mean gradient norm; the row's diagnostics are the last step's.
-func (r *steps) replaySteps(it int, row *runstore.Row) (loss, gradNorm float64, err error) {
-	batches := replayBatches(r.cfg, r.replay, it)
-	k := len(batches)
-	for i, batch := range batches {
-		info, err := r.learner.TrainStep(batch)
-		if err == nil {
-			err = checkDiverged(r.cfg, info.Loss)
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		loss += info.Loss
-		gradNorm += info.GradNorm
-		if i == k-1 {
-			row.Diagnostics = stepDiagnostics(info, control.ValueDiagnostics(r.learner, batch))
-		}
-	}
-	return loss / float64(k), gradNorm / float64(k), nil
 }
 
 // traits: the greedy evaluation plays the policy that sampled this iteration, before the
@@ -397,12 +329,12 @@ func (r *steps) traits() traits { return traits{evalAfter: false, envSteps: true
 
 func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
 	t1 := time.Now()
-	g, err := r.stepsRun.evaluate(ctx, iterSeed(r.cfg.Seed, it, 5))
+	returns, err := r.greedyReturns(ctx, iterSeed(r.cfg.Seed, it, 5), nil)
 	if err != nil {
 		return 0, err
 	}
 	r.st.EvalSeconds += time.Since(t1).Seconds()
-	return g, nil
+	return mean(returns), nil
 }
 
 func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
@@ -418,7 +350,7 @@ func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 		meta.Steps.MidEpisode = r.cfg.NumEnvs
 	}
 	saveReplay := func(path string) error { return r.replay.SaveFile(path) }
-	return cp.Write(meta, r.params(), saveReplay)
+	return cp.Write(meta, checkpointParams(r.learner), saveReplay)
 }
 
 func (r *steps) plots(rows []runstore.Row) RunPlots {
@@ -460,7 +392,7 @@ func (s Summary) TimeSplit() (line string, ok bool) {
 }
 
 // stepDiagnostics is the metrics row's form of a replay step's diagnostics.
-func stepDiagnostics(info pcl.StepInfo, d control.Diagnostics) runstore.Diagnostics {
+func stepDiagnostics(info pcl.StepInfo, d mlp.Diagnostics) runstore.Diagnostics {
 	return runstore.Diagnostics{ValueMean: d.ValueMean, ReturnDiscounted: d.ReturnDiscounted, RegTerm: d.RegTerm, ClipScale: info.ClipScale,
 		GradNormPolicy: info.GradNormPolicy, GradNormValue: info.GradNormValue}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
@@ -45,20 +45,20 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 
 // RecordSteps plays one greedy episode of a long-episode run's checkpoint from seed and returns
 // the env's actions (for a replay that renders it) with the return.
-func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, seed int64) (control.Episode, config.Config, error) {
+func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, seed int64) (mlp.Recording, config.Config, error) {
 	cfg, err := readRunConfig(dir)
 	if err != nil {
-		return control.Episode{}, cfg, err
+		return mlp.Recording{}, cfg, err
 	}
 	r, err := newStepsRun(ctx, cfg, maker, eng, 1)
 	if err != nil {
-		return control.Episode{}, cfg, fmt.Errorf("record: %w", err)
+		return mlp.Recording{}, cfg, fmt.Errorf("record: %w", err)
 	}
 	defer r.Close()
 	if _, err := r.load(dir, false); err != nil {
-		return control.Episode{}, cfg, fmt.Errorf("record: %w", err)
+		return mlp.Recording{}, cfg, fmt.Errorf("record: %w", err)
 	}
-	ep, err := control.Record(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
+	ep, err := mlp.Record(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
 	if err != nil {
 		return ep, cfg, fmt.Errorf("record: %w", err)
 	}

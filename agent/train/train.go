@@ -27,6 +27,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
@@ -342,18 +343,19 @@ func stoppedError(cp *runstore.Checkpoints, it int, what string, err error) erro
 // resumeEpisodes loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
 // the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
 // curriculum is ignored: evaluation copies the training one.
-func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env envs.VecEnv, buf *replay.Buffer[int32], log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
+func resumeEpisodes(dir string, cfg config.Config, l *lstm.Learner, env envs.VecEnv, buf *replay.Buffer[int32], log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
 	var notes []string
 	restore := func(path string, f *checkpoint.File, meta runstore.Meta) error {
 		notes = notes[:0]
-		if err := f.Apply(episodeCheckpointParams(l)); err != nil {
+		if err := f.Apply(checkpointParams(l)); err != nil {
 			return fmt.Errorf("checkpoint %s does not match the run's network: %w", path, err)
 		}
 		if buf != nil {
+			rp := filepath.Join(filepath.Dir(path), filepath.Base(meta.ReplayFile))
 			if meta.ReplayFile == "" {
 				notes = append(notes, "replay buffer restarts empty (the checkpoint has none)")
-			} else if err := loadReplay(buf, filepath.Join(filepath.Dir(path), filepath.Base(meta.ReplayFile))); err != nil {
-				return err
+			} else if err := buf.LoadFile(rp, episode.TokenDim); err != nil {
+				return &runstore.FileError{Path: rp, Err: err}
 			}
 		}
 		// Last: a failure above must leave the env as it was, for the fallback's restore.
@@ -382,16 +384,4 @@ func resumeEpisodes(dir string, cfg config.Config, l *pcl.EpisodeLearner, env en
 		log.Info("resuming", "dir", dir, "iteration", meta.Iteration)
 	}
 	return meta, cp, nil
-}
-
-// loadReplay replaces buf's contents with the replay file at path. Its error names the file once.
-func loadReplay(buf *replay.Buffer[int32], path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return &runstore.FileError{Path: path, Err: fmt.Errorf("replay file: %w", err)}
-	}
-	if err := buf.Decode(data, episode.TokenDim); err != nil {
-		return &runstore.FileError{Path: path, Err: fmt.Errorf("replay file %s: %w", path, err)}
-	}
-	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
@@ -249,7 +249,7 @@ func printReplayWrites(stdout io.Writer, dir string, symbol int) error {
 		return err
 	}
 	defer env.Close()
-	spec, err := pcl.SpecOf(env)
+	spec, err := lstm.SpecOf(env)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/control"
+	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/envs"
@@ -64,7 +64,7 @@ func TestObservationsFlattenLikeGymnasium(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer env.Close()
-			enc, err := control.NewEncoder(env.ObservationSpace())
+			enc, err := mlp.NewEncoder(env.ObservationSpace())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestUnflattenableObservationIsAClearError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	_, err = control.NewEncoder(env.ObservationSpace())
+	_, err = mlp.NewEncoder(env.ObservationSpace())
 	if err == nil || !strings.Contains(err.Error(), `entry "tup"`) || !strings.Contains(err.Error(), "nested") {
 		t.Errorf("error %v, want one naming the nested entry", err)
 	}

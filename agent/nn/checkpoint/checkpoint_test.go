@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/optim"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -132,14 +133,14 @@ func TestMismatchedParams(t *testing.T) {
 // bit-identical to restoring into a fresh net+Adam and continuing.
 func TestResumeIsExact(t *testing.T) {
 	eng := tensor.GonumEngine()
-	cfg := nn.SeqNetConfig{InputVocabs: []int{3, 3}, Hidden: 8, HeadSizes: []int{3, 1}, StateHeads: []bool{false, true}, Seed: 5, Engine: eng}
+	cfg := lstm.NetConfig{InputVocabs: []int{3, 3}, Hidden: 8, HeadSizes: []int{3, 1}, StateHeads: []bool{false, true}, Seed: 5, Engine: eng}
 	const T, B = 4, 3
 	tokens := make([]int32, T*B*2)
 	for i := range tokens {
 		tokens[i] = int32(i % 3)
 	}
 	lengths := []int{4, 2, 3}
-	trainStep := func(n *nn.SeqNet, a *optim.Adam) {
+	trainStep := func(n *lstm.Net, a *optim.Adam) {
 		t.Helper()
 		nn.ZeroGrads(n.Params())
 		outs, err := n.Forward(tokens, T, B, lengths)
@@ -156,8 +157,8 @@ func TestResumeIsExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	build := func() (*nn.SeqNet, *optim.Adam) {
-		n, err := nn.NewSeqNet(cfg)
+	build := func() (*lstm.Net, *optim.Adam) {
+		n, err := lstm.NewNet(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,6 @@
-// Package nntest holds the finite-difference check that the learners' hand-written gradients are
-// held to, for their tests: whole-network gradients along random directions.
+// Package nntest holds the finite-difference checks that hand-written gradients are held to, for
+// tests: a whole network's gradient along random directions (the learners'), and a layer's or a
+// network's gradient element by element (Problem).
 package nntest
 
 import (

@@ -10,9 +10,9 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/optim"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 )
@@ -118,14 +118,14 @@ func Clone(ctx context.Context, opts CloneOptions) ([]CloneRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diag: clone: %w", err)
 	}
-	spec := pcl.Spec{ObsVocab: cfg.Base + 1, ActionComponents: intsOf(env.ActionComponents())}
+	spec := lstm.Spec{ObsVocab: cfg.Base + 1, ActionComponents: intsOf(env.ActionComponents())}
 	eng := opts.Engine
 	if eng == nil {
 		if eng, err = tensor.NewEngine(); err != nil {
 			return nil, err
 		}
 	}
-	m, err := pcl.NewLSTM(cfg, spec, eng)
+	m, err := lstm.New(cfg, spec, eng)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func expertBatch(env *algorithmic.Env, rng *rand.Rand, n, lo, hi int) ([]*episod
 
 // cloneLoss is the mean cross-entropy of the softmax of head 0 against the episodes' actions and
 // the share of steps whose argmax is the action; with grad it leaves the gradient in the params.
-func cloneLoss(m *pcl.LSTM, batch []*episode.Episode, grad bool) (loss, acc float64, err error) {
+func cloneLoss(m *lstm.Model, batch []*episode.Episode, grad bool) (loss, acc float64, err error) {
 	heads, steps, err := m.ForwardBatch(batch)
 	if err != nil {
 		return 0, 0, err
@@ -286,7 +286,7 @@ func cloneLoss(m *pcl.LSTM, batch []*episode.Episode, grad bool) (loss, acc floa
 
 // greedySolved plays n inputs of width cols with the greedy policy (argmax of head 0) and
 // returns the share solved.
-func greedySolved(m *pcl.LSTM, env *algorithmic.Env, rng *rand.Rand, cols, n int) (float64, error) {
+func greedySolved(m *lstm.Model, env *algorithmic.Env, rng *rand.Rand, cols, n int) (float64, error) {
 	state := m.Net.NewState(1)
 	F := m.Spec.Features()
 	tokens := make([]int32, F)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -96,7 +96,7 @@ func TestInspectUniformPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := pcl.NewLSTM(cfg, pcl.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, eng)
+		m, err := lstm.New(cfg, lstm.Spec{ObsVocab: 4, ActionComponents: []int{2, 2, 3}}, eng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func TestExpertEpisodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ReplayPriority, cfg.Hidden = config.PriorityAdvantage, 8
-	l, err := pcl.NewLearner(cfg, pcl.Spec{ObsVocab: 8, ActionComponents: []int{2, 2, 7}}, tensor.GonumEngine())
+	l, err := lstm.NewLearner(cfg, lstm.Spec{ObsVocab: 8, ActionComponents: []int{2, 2, 7}}, tensor.GonumEngine())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -61,7 +62,7 @@ type Batch struct {
 type Task struct{ Moves, Base int }
 
 // TaskOf reads the action components (move, write, char) of a spec.
-func TaskOf(spec pcl.Spec) (Task, error) {
+func TaskOf(spec lstm.Spec) (Task, error) {
 	c := spec.ActionComponents
 	if len(c) != 3 || c[1] != 2 {
 		return Task{}, fmt.Errorf("diag: action components %v are not (move, write, char)", c)
@@ -79,7 +80,7 @@ func (t Task) Action(move, write, char int) int { return move + t.Moves*write + 
 
 // Inspect evaluates the model on eps (targets[i] is the target of episode i) and summarises it.
 // alpha is the regularisation weight, gamma and rollout those of the loss.
-func Inspect(m *pcl.LSTM, cfg config.Config, task Task, eps []*episode.Episode, targets [][]int64) (Batch, error) {
+func Inspect(m *lstm.Model, cfg config.Config, task Task, eps []*episode.Episode, targets [][]int64) (Batch, error) {
 	B := len(eps)
 	if B == 0 || len(targets) != B {
 		return Batch{}, fmt.Errorf("diag: %d episodes and %d targets", B, len(targets))
@@ -104,7 +105,7 @@ func Inspect(m *pcl.LSTM, cfg config.Config, task Task, eps []*episode.Episode, 
 
 // forward runs the model over eps (checked) as one time-major batch and returns its heads and
 // the longest episode's length T.
-func forward(m *pcl.LSTM, eps []*episode.Episode) ([]*tensor.Matrix, int, error) {
+func forward(m *lstm.Model, eps []*episode.Episode) ([]*tensor.Matrix, int, error) {
 	B := len(eps)
 	spec := m.Spec
 	F := spec.Features()
@@ -139,7 +140,7 @@ func forward(m *pcl.LSTM, eps []*episode.Episode) ([]*tensor.Matrix, int, error)
 
 // inspector accumulates a Batch over the rows of one forward pass.
 type inspector struct {
-	m    *pcl.LSTM
+	m    *lstm.Model
 	task Task
 	B    int
 	soft bool // soft PCL has no multipliers and no threshold gap
@@ -151,7 +152,7 @@ type inspector struct {
 	p, z, dz            []float32
 }
 
-func newInspector(m *pcl.LSTM, task Task, B int) *inspector {
+func newInspector(m *lstm.Model, task Task, B int) *inspector {
 	K := m.Spec.NumActions()
 	_, soft := m.Algo.(pcl.Soft)
 	a := &inspector{m: m, task: task, B: B, soft: soft, symStates: make([]int, task.Base), symIn: make([]int, task.Base),

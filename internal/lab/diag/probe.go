@@ -393,7 +393,7 @@ func replayTargets(task Task, eps []*episode.Episode) [][]int64 {
 	return out
 }
 
-// groupOf names the parameter group of a SeqNet parameter (see Record.GradShare).
+// groupOf names the parameter group of an lstm.Net parameter (see Record.GradShare).
 func groupOf(name string) string {
 	switch {
 	case strings.HasPrefix(name, "head0."):

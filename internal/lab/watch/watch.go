@@ -7,8 +7,7 @@ import (
 	"fmt"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/nn"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -32,9 +31,9 @@ type Player struct {
 	Config config.Config
 	Meta   runstore.Meta
 	env    tapeEnv
-	model  *pcl.LSTM
+	model  *lstm.Model
 	radix  envs.MixedRadix
-	state  *nn.SeqState
+	state  *lstm.State
 	tokens []int32
 	heads  []*tensor.Matrix
 	p, z   []float32
@@ -89,7 +88,7 @@ func newPlayer(dir string, cfg config.Config, env tapeEnv, eng *tensor.Engine) (
 		return nil, fmt.Errorf("watch: %s observation space %v is not Discrete", cfg.Env, env.ObservationSpace())
 	}
 	comps := env.ActionComponents()
-	spec := pcl.Spec{ObsVocab: int(obs.N)}
+	spec := lstm.Spec{ObsVocab: int(obs.N)}
 	for _, c := range comps {
 		spec.ActionComponents = append(spec.ActionComponents, int(c))
 	}
@@ -102,7 +101,7 @@ func newPlayer(dir string, cfg config.Config, env tapeEnv, eng *tensor.Engine) (
 			return nil, fmt.Errorf("watch: %w", err)
 		}
 	}
-	l, err := pcl.NewLearner(cfg, spec, eng)
+	l, err := lstm.NewLearner(cfg, spec, eng)
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/agent/train"
@@ -59,7 +59,7 @@ func TestPlayerStepsAsTheBatchForward(t *testing.T) {
 	}
 
 	// Replay the episode's inputs through a fresh learner loaded from the same checkpoint.
-	l, err := pcl.NewLearner(pl.Config, pl.model.Spec, tensor.GonumEngine())
+	l, err := lstm.NewLearner(pl.Config, pl.model.Spec, tensor.GonumEngine())
 	if err != nil {
 		t.Fatal(err)
 	}
