@@ -119,12 +119,16 @@ class Server:
     def __init__(self, bind: str, allow_imports: bool = False, idle_timeout: float = 300.0,
                  max_message_bytes: int = 64 << 20, log: Callable[[str], None] | None = None,
                  parent_pid: int | None = None, limits: Limits | None = None, allow_render: bool = False,
-                 remove_dir: bool = False, credentials: auth.Credentials | None = None) -> None:
+                 remove_dir: bool = False, credentials: auth.Credentials | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         algorithmic.register()
         self.bind = bind
         self.allow_imports = allow_imports
         self.allow_render = allow_render
         self.idle_timeout = idle_timeout
+        # The clock of the idle timeout: a test steps its own instead of sleeping, so a loaded
+        # machine cannot make a client that spoke in time look silent.
+        self.clock = clock
         self.max_message_bytes = max_message_bytes
         self.limits = limits or Limits()
         # On exit, also remove the (then empty) directory holding the ipc socket: the Go client makes
@@ -184,7 +188,7 @@ class Server:
                     self.handle(frames)
                 if self.jobs:
                     self.advance_job()
-                now = time.monotonic()
+                now = self.clock()
                 if now >= next_reap:
                     if self.parent_pid is not None and os.getppid() != self.parent_pid:
                         self.log(f"python_server: parent process {self.parent_pid} is gone; stopping")
@@ -228,7 +232,7 @@ class Server:
         return self.idle_timeout > 0 and now - c.last_seen > self.idle_timeout and not c.busy
 
     def reap_idle(self) -> None:
-        now = time.monotonic()
+        now = self.clock()
         for ident, c in list(self.clients.items()):
             if self.silent_too_long(c, now):
                 self.close_client(ident, c)
@@ -258,7 +262,7 @@ class Server:
             return
         ident, rid, payload = frames
         start = time.perf_counter()
-        now = time.monotonic()
+        now = self.clock()
         client = self.clients.get(ident)
         if client is not None and self.silent_too_long(client, now):
             # Its envs are closed whether or not the periodic reap got to it first: a server starved

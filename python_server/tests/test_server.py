@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import struct
-import time
 from typing import Any, Iterator
 
 import msgpack
@@ -47,14 +46,18 @@ def client(tmp_path: Any) -> Iterator[Any]:
 
 def test_silent_client_loses_its_envs_without_a_reap(tmp_path: Any) -> None:
     """A client silent past the idle timeout finds its envs closed on its next request, even when the
-    server's loop never ran its periodic reap (a server starved of CPU); one that speaks in time keeps them."""
-    srv = Server(f"ipc://{tmp_path}/s.sock", idle_timeout=0.2, log=lambda s: None)
+    server's loop never ran its periodic reap (a server starved of CPU); one that speaks in time keeps them.
+    The server reads a clock the test steps, so the load of the machine cannot move the verdict."""
+    now = [1000.0]
+    srv = Server(f"ipc://{tmp_path}/s.sock", idle_timeout=0.2, log=lambda s: None, clock=lambda: now[0])
     sock, call = connect(srv)
     try:
         h = call({"op": "make", "env_id": "Copy-v0", "num_envs": 1})["result"]["handle"]
-        time.sleep(0.1)
+        now[0] += 0.15
         assert call({"op": "reset", "handle": h})["ok"]  # in time: kept
-        time.sleep(0.3)
+        now[0] += 0.15
+        assert call({"op": "reset", "handle": h})["ok"]  # 0.3 s after make, 0.15 after its last word: kept
+        now[0] += 0.25
         r = call({"op": "reset", "handle": h})
         assert not r["ok"] and r["error"]["type"] == "UnknownHandle", r
         assert srv.copies == 0 and not srv.groups
