@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
@@ -13,7 +12,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -107,37 +105,26 @@ func closeEnvs(es ...envs.VecEnv) {
 
 // start also marks the curriculum a checkpoint before the first iteration saves, and starts the
 // observer on the learner and replay buffer the run starts with.
-func (r *episodes) start(ctx context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, error) {
+// The released code evaluated the trained policy.
+func (r *episodes) start(ctx context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, profile, error) {
 	meta, cp := runstore.Meta{Config: r.cfg}, runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
 		var err error
 		if meta, cp, err = resumeEpisodes(r.dir, r.cfg, r.Learner, r.env, r.buf, r.log); err != nil {
-			return meta, cp, err
+			return meta, cp, profile{}, err
 		}
 	}
 	r.sv.mark()
 	watched := Watched{Config: r.cfg, Spec: r.spec, Learner: r.Learner, Replay: r.buf}
 	if err := r.obs.Start(ctx, watched); err != nil {
-		return runstore.Meta{}, nil, fmt.Errorf("observer: %w", err)
+		return runstore.Meta{}, nil, profile{}, fmt.Errorf("observer: %w", err)
 	}
-	return meta, cp, nil
-}
-
-// traits: the released code evaluated the trained policy.
-func (r *episodes) traits() traits { return traits{evalAfter: true} }
-
-func (r *episodes) describe(from int) []any {
-	return []any{"env", r.cfg.Env, "base", r.cfg.Base, "actions", r.spec.NumActions(), "algo", r.cfg.Algo, "form", r.cfg.Form,
-		"alpha", r.cfg.Alpha, "batch", r.cfg.BatchSize, "iters", r.cfg.Iters, "from", from, "blas", r.eng.Backend(),
-		"memory_estimate", memory.FormatBytes(r.est.Total()), "dir", r.dir}
-}
-
-func (r *episodes) startPoint(meta runstore.Meta, rows []runstore.Row) progress.Point {
-	p := progress.Point{Done: meta.Iteration, Reward: math.NaN(), Curriculum: algorithmic.CurriculumOf(r.env)}
-	if len(rows) > 0 {
-		p.Reward = rows[len(rows)-1].MeanReward
-	}
-	return p
+	cfg := r.cfg
+	return meta, cp, profile{traits: traits{evalAfter: true}, est: r.est, actions: r.spec.NumActions(),
+		curriculum: algorithmic.CurriculumOf(r.env),
+		fields: []any{"env", cfg.Env, "base", cfg.Base, "actions", r.spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
+			"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters},
+		moreFields: []any{"blas", r.eng.Backend()}}, nil
 }
 
 func (r *episodes) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
@@ -226,17 +213,4 @@ func (r *episodes) evaluate(ctx context.Context, it int) (float64, error) {
 func (r *episodes) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	r.sv.cp = cp
 	return r.sv.save(meta)
-}
-
-func (r *episodes) plots(rows []runstore.Row) RunPlots {
-	return RunPlots{Dir: r.dir, Config: r.cfg, Actions: r.spec.NumActions(), Rows: rows}
-}
-
-func (r *episodes) checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any {
-	return []any{"iteration", meta.Iteration, "reward", row.MeanReward, "greedy", greedy,
-		"curriculum", row.Curriculum, "loss", row.Loss, "s/it", meta.WallSeconds / float64(meta.Iteration)}
-}
-
-func (r *episodes) finish(sum *Summary, meta runstore.Meta, dir string) []any {
-	return []any{"dir", dir, "iterations", meta.Iteration, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
-	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
@@ -243,14 +242,16 @@ func (r *steps) close() {
 }
 
 // start: a long-episode checkpoint takes everything from the run as it stands when it is saved.
-func (r *steps) start(_ context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, error) {
+// The greedy evaluation plays the policy that sampled this iteration, before the normaliser's
+// update and the training step, like every other column of the row.
+func (r *steps) start(_ context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, profile, error) {
 	meta := runstore.Meta{Config: r.cfg, Steps: &runstore.StepsState{LastMeanReturn: runstore.JSONFloat(math.NaN())}}
 	cp := runstore.Dir(r.dir).NewCheckpoints()
 	if resume {
 		restore := func(path string, f *checkpoint.File, meta runstore.Meta) error { return r.restore(path, f, meta, true) }
 		var err error
 		if meta, cp, err = runstore.Dir(r.dir).ResumeCheckpoints(r.log, restore); err != nil {
-			return runstore.Meta{}, nil, err
+			return runstore.Meta{}, nil, profile{}, err
 		}
 		meta.Config = r.cfg
 		if meta.Steps.MidEpisode > 0 {
@@ -258,19 +259,12 @@ func (r *steps) start(_ context.Context, resume bool) (runstore.Meta, *runstore.
 		}
 	}
 	r.st = meta.Steps
-	return meta, cp, nil
-}
-
-func (r *steps) describe(from int) []any {
 	cfg := r.cfg
-	return []any{"env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
-		"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter,
-		"train_steps", cfg.GradientSteps(), "rows_per_env_step", cfg.RowsPerEnvStep(), "target_lag", cfg.TargetLag, "iters", cfg.Iters,
-		"from", from, "memory_estimate", memory.FormatBytes(r.est.Total()), "replay_bytes_per_step", memory.ReplayBytesPerStep(r.enc.Dim()), "dir", r.dir}
-}
-
-func (r *steps) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point {
-	return progress.Point{Done: meta.Iteration, Reward: float64(r.st.LastMeanReturn), EnvSteps: meta.EnvSteps}
+	return meta, cp, profile{traits: traits{envSteps: true}, est: r.est, actions: r.learner.Model.NumActions(),
+		fields: []any{"env", cfg.Env, "net", cfg.Net, "obs_dim", r.enc.Dim(), "actions", r.learner.Model.NumActions(), "algo", cfg.Algo,
+			"form", cfg.Form, "alpha", cfg.Alpha, "copies", cfg.NumEnvs, "steps_per_iter", cfg.StepsPerIter,
+			"train_steps", cfg.GradientSteps(), "rows_per_env_step", cfg.RowsPerEnvStep(), "target_lag", cfg.TargetLag, "iters", cfg.Iters},
+		moreFields: []any{"replay_bytes_per_step", memory.ReplayBytesPerStep(r.enc.Dim())}}, nil
 }
 
 func (r *steps) sample(ctx context.Context, it int, row *runstore.Row) (int, error) {
@@ -322,11 +316,6 @@ func (r *steps) train(it int, row *runstore.Row) (string, error) {
 	return "", nil
 }
 
-// traits: the greedy evaluation plays the policy that sampled this iteration, before the
-// normaliser's update and the training step, like every other column of the row; the progress
-// report counts env steps.
-func (r *steps) traits() traits { return traits{evalAfter: false, envSteps: true} }
-
 func (r *steps) evaluate(ctx context.Context, it int) (float64, error) {
 	t1 := time.Now()
 	returns, err := r.greedyReturns(ctx, iterSeed(r.cfg.Seed, it, 5), nil)
@@ -351,28 +340,6 @@ func (r *steps) save(cp *runstore.Checkpoints, meta runstore.Meta) error {
 	}
 	saveReplay := func(path string) error { return r.replay.SaveFile(path) }
 	return cp.Write(meta, checkpointParams(r.learner), saveReplay)
-}
-
-func (r *steps) plots(rows []runstore.Row) RunPlots {
-	return RunPlots{Dir: r.dir, Config: r.cfg, Actions: r.learner.Model.NumActions(), Rows: rows, EnvSteps: true}
-}
-
-// checkpointed also logs the process's memory (memory.csv), to find slow growth over long runs.
-func (r *steps) checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any {
-	if err := runstore.Dir(r.dir).LogMemory(meta.Iteration, meta.EnvSteps); err != nil {
-		r.log.Warn("memory not logged", "err", err)
-	}
-	return []any{"iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", row.MeanReward,
-		"greedy", greedy, "max_prob", row.MaxProb, "support", row.Support,
-		"s/it", meta.WallSeconds / float64(meta.Iteration)}
-}
-
-func (r *steps) finish(sum *Summary, meta runstore.Meta, dir string) []any {
-	st := r.st
-	sum.EnvSteps, sum.Steps = meta.EnvSteps, st
-	return []any{"dir", dir, "iterations", meta.Iteration, "env_steps", meta.EnvSteps, "interrupted", sum.Interrupted,
-		"greedy", sum.LastGreedy, "env_s", st.EnvSeconds, "policy_s", st.PolicySeconds, "train_s", st.TrainSeconds,
-		"eval_s", st.EvalSeconds}
 }
 
 // TimeSplit is the line that says where a long-episode run's time went over the whole run (env
