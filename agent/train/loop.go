@@ -55,6 +55,10 @@ type profile struct {
 	actions int
 	// curriculum is the training curriculum's length as the run starts (0: none).
 	curriculum int
+	// onPolicy: each iteration takes a step on its fresh experience before the replay steps,
+	// whose batches have replayBatch trajectories.
+	onPolicy    bool
+	replayBatch int
 }
 
 // traits are a regime's fixed choices of the loop.
@@ -62,11 +66,13 @@ type traits struct {
 	// evalAfter says which policy the greedy evaluation plays: the one that sampled the iteration
 	// (false: evaluated before the training step) or the trained one (true).
 	evalAfter bool
-	// envSteps: a long-episode run. The progress report counts env steps and calls the reward a
-	// return; the checkpoint line shows the on-policy window and logs the process's memory
-	// (memory.csv, to find slow growth over long runs); the summary has the env steps and the
-	// time split (runstore.Meta.Steps).
-	envSteps bool
+	// long: long episodes, collected cfg.StepsPerIter steps at a time (runstore.Meta.Steps holds
+	// the collection's state, the last return and the time split), their replay priorities their
+	// iteration; the row's max-prob and support are the last on-policy steps', its gradient norm
+	// the replay steps'. The progress report counts env steps and calls the reward a return;
+	// the checkpoint line shows the on-policy window and logs the process's memory (memory.csv,
+	// to find slow growth over long runs); the summary has the env steps and the time split.
+	long bool
 }
 
 // run is the training loop: per iteration sample, train (with the greedy evaluation before or
@@ -87,7 +93,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 		}
 	}()
 	l.mw, l.rows = mw, rows
-	l.pr = progress.New(opts.Progress, l.meta.Iteration, cfg.Iters, l.prof.envSteps)
+	l.pr = progress.New(opts.Progress, l.meta.Iteration, cfg.Iters, l.prof.long)
 	defer l.pr.BreakLine() // a run stopped by an error leaves no unterminated live line
 	l.log = l.pr.Logger(l.log)
 	if l.alphas, err = newAlphaControl(cfg, l.log, opts.fieldName); err != nil {
@@ -240,7 +246,7 @@ func (l *loop) writePlots() {
 	if l.plot == nil {
 		return
 	}
-	if err := l.plot(RunPlots{Dir: l.dir, Config: l.cfg, Actions: l.prof.actions, Rows: l.rows, EnvSteps: l.prof.envSteps}); err != nil {
+	if err := l.plot(RunPlots{Dir: l.dir, Config: l.cfg, Actions: l.prof.actions, Rows: l.rows, EnvSteps: l.prof.long}); err != nil {
 		l.log.Warn("plots not written", "err", err)
 	}
 }
@@ -256,7 +262,7 @@ func (l *loop) end(firstIter int) (Summary, error) {
 	sum.Iterations = l.meta.Iteration
 	sum.Rows = l.rows
 	fields := []any{"dir", l.dir, "iterations", l.meta.Iteration}
-	if l.prof.envSteps {
+	if l.prof.long {
 		sum.EnvSteps, sum.Steps = l.meta.EnvSteps, l.meta.Steps
 		fields = append(fields, "env_steps", l.meta.EnvSteps)
 	}
@@ -286,7 +292,7 @@ func (l *loop) checkpointed(row runstore.Row) {
 	meta := l.meta
 	fields := []any{"iteration", meta.Iteration, "reward", row.MeanReward, "greedy", l.sum.LastGreedy,
 		"curriculum", row.Curriculum, "loss", row.Loss}
-	if l.prof.envSteps {
+	if l.prof.long {
 		if err := runstore.Dir(l.dir).LogMemory(meta.Iteration, meta.EnvSteps); err != nil {
 			l.log.Warn("memory not logged", "err", err)
 		}

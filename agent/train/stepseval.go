@@ -3,6 +3,10 @@ package train
 import (
 	"context"
 	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/sparsepcl/sparsepcl/agent/collect"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
@@ -32,7 +36,7 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 		return nil, runstore.Meta{}, fmt.Errorf("eval: %w", err)
 	}
 	defer r.Close()
-	meta, err := r.load(dir, false)
+	meta, err := r.load(dir)
 	if err != nil {
 		return nil, runstore.Meta{}, fmt.Errorf("eval: %w", err)
 	}
@@ -55,7 +59,7 @@ func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.En
 		return mlp.Recording{}, cfg, fmt.Errorf("record: %w", err)
 	}
 	defer r.Close()
-	if _, err := r.load(dir, false); err != nil {
+	if _, err := r.load(dir); err != nil {
 		return mlp.Recording{}, cfg, fmt.Errorf("record: %w", err)
 	}
 	ep, err := mlp.Record(ctx, r.evalEnv, r.enc, r.learner.Model, seed, evalStepCap)
@@ -63,4 +67,48 @@ func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.En
 		return ep, cfg, fmt.Errorf("record: %w", err)
 	}
 	return ep, cfg, nil
+}
+
+// load restores the parameters, optimiser and normaliser from dir's newest checkpoint (for
+// evaluation; a resume can fall back, session.resume).
+func (r *stepsRun) load(dir string) (runstore.Meta, error) {
+	path := filepath.Join(dir, runstore.CheckpointFile)
+	f, meta, err := runstore.ReadCheckpoint(path)
+	if err != nil {
+		return runstore.Meta{}, err
+	}
+	if meta.Steps == nil {
+		return runstore.Meta{}, fmt.Errorf("checkpoint %s has no long-episode state: it was not written by an mlp run", path)
+	}
+	if err := f.Apply(checkpointParams(r.learner)); err != nil {
+		return runstore.Meta{}, fmt.Errorf("checkpoint %s does not match the run's networks: %w", path, err)
+	}
+	if r.learner.Model.Norm != nil {
+		r.learner.Model.Norm.Refresh()
+	}
+	return meta, nil
+}
+
+// greedyReturns plays one greedy episode on every evaluation copy, copy i from seed seed+i, for
+// at most evalStepCap steps, and returns their undiscounted returns. watch, when not nil, sees
+// the policy logits of every state acted in.
+func (r *stepsRun) greedyReturns(ctx context.Context, seed int64, watch func(z []float32)) ([]float64, error) {
+	r.evaler.Watch = watch
+	defer func() { r.evaler.Watch = nil }()
+	b, err := r.evaler.Episodes(ctx, nil, collect.Greedy, 0, seed)
+	if err != nil {
+		return nil, err
+	}
+	return b.Returns, nil
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }
