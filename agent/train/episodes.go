@@ -79,7 +79,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *sessi
 	}
 	s.learner, s.params, s.buf, s.obsDim = m.learner, checkpointParams(m.learner), m.buf, episode.TokenDim
 	// The released code evaluated the trained policy.
-	s.prof = profile{traits: traits{evalAfter: true}, est: est, actions: m.spec.NumActions(), onPolicy: true,
+	s.prof = profile{evalAfter: true, est: est, actions: m.spec.NumActions(), onPolicy: true,
 		replayBatch: cfg.EffectiveReplayBatch(),
 		fields: []any{"env", cfg.Env, "base", cfg.Base, "actions", m.spec.NumActions(), "algo", cfg.Algo, "form", cfg.Form,
 			"alpha", cfg.Alpha, "batch", cfg.BatchSize, "iters", cfg.Iters},

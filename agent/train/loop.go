@@ -14,10 +14,9 @@ import (
 )
 
 // regime is how a run gathers experience and learns from it; the loop (run) is the same for
-// every run. Each network family makes its own (Family.newRegime): episodes.go is the LSTM's
-// (whole fresh episodes per iteration), steps.go the MLPs' (a fixed number of steps per copy cut
-// into sub-episodes). What a regime only describes (its log fields, its traits) is data, its
-// profile.
+// every run. One type implements it for both families, session (session.go), with the family's
+// member (episodes.go: the LSTM's, steps.go: the MLPs'); the loop tests use a fake. What a regime
+// only describes (its log fields, its traits) is data, its profile.
 type regime interface {
 	alphaLearner // the learner whose weight the alpha control sets
 
@@ -43,26 +42,16 @@ type regime interface {
 // profile is what the loop needs to know of a regime besides its work: its traits, and what
 // its log lines, progress report and plots show.
 type profile struct {
-	traits
-	// fields are the "training" log line's fields (the loop adds from, the memory estimate and
-	// the directory).
-	fields []any
-	// moreFields follow the memory estimate on that line.
-	moreFields []any
-	// est is the run's memory estimate.
-	est memory.Estimate
-	// actions is the size of the policy's action space (for the plots).
-	actions int
-	// curriculum is the training curriculum's length as the run starts (0: none).
-	curriculum int
+	// fields are the "training" log line's fields up to from; moreFields follow the memory
+	// estimate (est) on that line.
+	fields, moreFields []any
+	est                memory.Estimate
+	actions            int // the size of the policy's action space (for the plots)
+	curriculum         int // the training curriculum's length as the run starts (0: none)
 	// onPolicy: each iteration takes a step on its fresh experience before the replay steps,
 	// whose batches have replayBatch trajectories.
 	onPolicy    bool
 	replayBatch int
-}
-
-// traits are a regime's fixed choices of the loop.
-type traits struct {
 	// evalAfter says which policy the greedy evaluation plays: the one that sampled the iteration
 	// (false: evaluated before the training step) or the trained one (true).
 	evalAfter bool

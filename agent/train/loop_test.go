@@ -22,7 +22,7 @@ func (f *fakeRegime) SetAlpha(a float64) error { f.alpha = a; return nil }
 func (f *fakeRegime) close()                   {}
 
 func (f *fakeRegime) start(context.Context, bool) (runstore.Meta, *runstore.Checkpoints, profile, error) {
-	return runstore.Meta{}, runstore.Dir("").NewCheckpoints(), profile{traits: traits{evalAfter: f.after}}, nil
+	return runstore.Meta{}, runstore.Dir("").NewCheckpoints(), profile{evalAfter: f.after}, nil
 }
 
 func (f *fakeRegime) sample(_ context.Context, _ int, row *runstore.Row) (int, error) {

@@ -1,5 +1,5 @@
 // Package train runs PCL training: one iteration loop (loop.go: sample, train, greedy evaluation,
-// metrics, checkpoint) over the sampling regime of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go),
+// metrics, checkpoint) over the one regime (session.go) with the member of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go),
 // which an Observer can watch from inside (observer.go: the lab's diagnosis probe and pcl bench run the loop that way), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
 // the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, and the caller's plots
