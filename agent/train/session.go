@@ -313,7 +313,7 @@ func (s *session[O]) restore(path string, f *checkpoint.File, meta runstore.Meta
 			return nil, fmt.Errorf("checkpoint %s: statistics window: %w", path, err)
 		}
 		if n := meta.Steps.MidEpisode; n > 0 {
-			notes = append(notes, fmt.Sprintf("%d copies that were mid-episode at the checkpoint start new episodes", n))
+			notes = append(notes, fmt.Sprintf("the copies that were mid-episode at the checkpoint (%d) start new episodes", n))
 		}
 	}
 	// Last: a failure above must leave the env as it was, for the fallback's restore.
