@@ -60,7 +60,7 @@ const (
 	ToolPlay                  // pcl play --run: the tape of an algorithmic task, step by step
 	ToolPerLength             // pcl eval --per-length: every curriculum level
 	ToolRecord                // pcl eval --record: a long episode drawn as a GIF
-	ToolObserver              // an Observer: watches the episodes regime's batches
+	ToolObserver              // an Observer: watches the LSTM's episodes
 	ToolOverlap               // --overlap: stepping the envs while the learner trains on sub-episodes
 )
 

@@ -13,8 +13,8 @@ import (
 )
 
 // lstmFamily is the LSTM over whole episodes of the algorithmic tasks (config.NetLSTM): the
-// episodes regime, greedy evaluation at the curriculum level training reached and at every level,
-// and the tools built for it (diagnose, compare, play).
+// episodes member of the one regime, greedy evaluation at the curriculum level training reached
+// and at every level, and the tools built for it (diagnose, compare, play).
 type lstmFamily struct{}
 
 func (lstmFamily) Net() config.Net { return config.NetLSTM }

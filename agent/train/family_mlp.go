@@ -15,8 +15,8 @@ import (
 
 // mlpFamily is the paper's continuous-control model (config.NetMLP): separate feed-forward policy
 // and value networks trained on sub-episodes of copies that keep running across iterations (the
-// steps regime), with the long-episode preset as its defaults, and greedy evaluation of whole
-// episodes, one of which can be drawn as a GIF.
+// steps member of the one regime), with the long-episode preset as its defaults, and greedy
+// evaluation of whole episodes, one of which can be drawn as a GIF.
 type mlpFamily struct{}
 
 func (mlpFamily) Net() config.Net { return config.NetMLP }
@@ -35,7 +35,7 @@ func (mlpFamily) defaults(cfg config.Config, given func(string) bool) (config.Co
 	return cfg, err
 }
 
-// newRegime refuses an Observer: it watches the episodes regime's batches.
+// newRegime refuses an Observer: it watches the LSTM's episodes.
 func (mlpFamily) newRegime(ctx context.Context, cfg config.Config, opts Options) (regime, error) {
 	if opts.Observer != nil {
 		return nil, &UnsupportedError{Tool: ToolObserver, Family: config.NetMLP, Subject: cfg.Env}

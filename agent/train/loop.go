@@ -8,27 +8,22 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
 // regime is how a run gathers experience and learns from it; the loop (run) is the same for
-// every run. Each network family makes its own (Family.newRegime): episodes.go is the LSTM's
-// (whole fresh episodes per iteration), steps.go the MLPs' (a fixed number of steps per copy cut
-// into sub-episodes).
+// every run. One type implements it for both families, session (session.go), with the family's
+// member (episodes.go: the LSTM's, steps.go: the MLPs'); the loop tests use a fake. What a regime
+// only describes (its log fields, its traits) is data, its profile.
 type regime interface {
 	alphaLearner // the learner whose weight the alpha control sets
 
 	// start returns the state of a new run, or with resume that of the run directory's
-	// checkpoint, restored into the regime (exactly, or with a warning saying what is not).
-	start(ctx context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, error)
-	// traits are the loop's fixed choices for the regime.
-	traits() traits
-	// describe is the "training" log line's fields for a run starting at iteration from.
-	describe(from int) []any
-	// startPoint is the progress report's state before the first iteration of this process.
-	startPoint(meta runstore.Meta, rows []runstore.Row) progress.Point
-
+	// checkpoint, restored into the regime (exactly, or with a warning saying what is not), with
+	// the regime's profile as it then stands.
+	start(ctx context.Context, resume bool) (runstore.Meta, *runstore.Checkpoints, profile, error)
 	// sample gathers iteration it's experience and fills the row's sampled columns (reward,
 	// support, max-prob, curriculum); it returns the env steps taken.
 	sample(ctx context.Context, it int, row *runstore.Row) (envSteps int, err error)
@@ -38,35 +33,43 @@ type regime interface {
 	train(it int, row *runstore.Row) (stage string, err error)
 	// evaluate plays the greedy policy at iteration it and returns its mean return.
 	evaluate(ctx context.Context, it int) (float64, error)
-
 	// save writes the checkpoint of meta.Iteration into cp (nothing when it is on disk).
 	save(cp *runstore.Checkpoints, meta runstore.Meta) error
-	// plots is what Options.Plot draws for the run's rows so far.
-	plots(rows []runstore.Row) RunPlots
-	// checkpointed is called after a scheduled checkpoint; it returns the log line's fields.
-	checkpointed(meta runstore.Meta, row runstore.Row, greedy float64) []any
-	// finish completes the summary of a run saved in dir and returns the "run saved" log line's
-	// fields.
-	finish(sum *Summary, meta runstore.Meta, dir string) []any
 	// close releases the envs.
 	close()
 }
 
-// traits are a regime's fixed choices of the loop.
-type traits struct {
+// profile is what the loop needs to know of a regime besides its work: its traits, and what
+// its log lines, progress report and plots show.
+type profile struct {
+	// fields are the "training" log line's fields up to from; moreFields follow the memory
+	// estimate (est) on that line.
+	fields, moreFields []any
+	est                memory.Estimate
+	actions            int // the size of the policy's action space (for the plots)
+	curriculum         int // the training curriculum's length as the run starts (0: none)
+	// onPolicy: each iteration takes a step on its fresh experience before the replay steps,
+	// whose batches have replayBatch trajectories.
+	onPolicy    bool
+	replayBatch int
 	// evalAfter says which policy the greedy evaluation plays: the one that sampled the iteration
 	// (false: evaluated before the training step) or the trained one (true).
 	evalAfter bool
-	// envSteps: the progress report counts env steps and calls the reward a return.
-	envSteps bool
+	// long: long episodes, collected cfg.StepsPerIter steps at a time (runstore.Meta.Steps holds
+	// the collection's state, the last return and the time split), their replay priorities their
+	// iteration; the row's max-prob and support are the last on-policy steps', its gradient norm
+	// the replay steps'. The progress report counts env steps and calls the reward a return;
+	// the checkpoint line shows the on-policy window and logs the process's memory (memory.csv,
+	// to find slow growth over long runs); the summary has the env steps and the time split.
+	long bool
 }
 
 // run is the training loop: per iteration sample, train (with the greedy evaluation before or
 // after the training step, as the regime's traits say), log the metrics row, and checkpoint on schedule;
 // a checkpoint and the plots are written at the end, also after a cancel.
 func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum Summary, err error) {
-	l := &loop{cfg: cfg, reg: reg, tr: reg.traits(), log: opts.logger(), plot: opts.Plot}
-	if l.meta, l.cp, err = reg.start(ctx, opts.Resume); err != nil {
+	l := &loop{cfg: cfg, reg: reg, dir: opts.Dir, log: opts.logger(), plot: opts.Plot}
+	if l.meta, l.cp, l.prof, err = reg.start(ctx, opts.Resume); err != nil {
 		return Summary{}, err
 	}
 	mw, rows, err := openRunMetrics(opts, cfg, l.meta.Iteration, l.log)
@@ -79,7 +82,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 		}
 	}()
 	l.mw, l.rows = mw, rows
-	l.pr = progress.New(opts.Progress, l.meta.Iteration, cfg.Iters, l.tr.envSteps)
+	l.pr = progress.New(opts.Progress, l.meta.Iteration, cfg.Iters, l.prof.long)
 	defer l.pr.BreakLine() // a run stopped by an error leaves no unterminated live line
 	l.log = l.pr.Logger(l.log)
 	if l.alphas, err = newAlphaControl(cfg, l.log, opts.fieldName); err != nil {
@@ -88,7 +91,7 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 	if err := l.alphas.restore(l.meta.AutoAlpha, reg); err != nil {
 		return Summary{}, err
 	}
-	l.log.Info("training", progress.LogNums(reg.describe(l.meta.Iteration)...)...)
+	l.log.Info("training", progress.LogNums(l.describe()...)...)
 	l.begin()
 	firstIter := l.meta.Iteration
 	for it := l.meta.Iteration; it < cfg.Iters; it++ {
@@ -100,14 +103,15 @@ func run(ctx context.Context, cfg config.Config, opts Options, reg regime) (sum 
 			break
 		}
 	}
-	return l.end(opts.Dir, firstIter)
+	return l.end(firstIter)
 }
 
 // loop is one run of the training loop: the regime, the run's state and its outputs.
 type loop struct {
 	cfg    config.Config
 	reg    regime
-	tr     traits
+	prof   profile
+	dir    string // the run directory
 	log    *slog.Logger
 	meta   runstore.Meta
 	cp     *runstore.Checkpoints
@@ -132,8 +136,11 @@ func (l *loop) begin() {
 			l.sum.LastGreedy = r.GreedyReward
 		}
 	}
-	l.point = l.reg.startPoint(l.meta, l.rows)
-	l.point.Greedy = l.sum.LastGreedy
+	l.point = progress.Point{Done: l.meta.Iteration, Reward: math.NaN(), Greedy: l.sum.LastGreedy,
+		Curriculum: l.prof.curriculum, EnvSteps: l.meta.EnvSteps}
+	if len(l.rows) > 0 { // a long-episode run's last return is carried over iterations without one, so is the row's
+		l.point.Reward = l.rows[len(l.rows)-1].MeanReward
+	}
 	l.pr.Begin(l.point)
 }
 
@@ -160,7 +167,7 @@ func (l *loop) iterate(ctx context.Context, it int) (stop bool, err error) {
 	// Only on the schedule (not also at the last iteration): a run cut short and resumed must
 	// evaluate exactly as the uninterrupted run.
 	due := cfg.EvalEvery > 0 && it%cfg.EvalEvery == 0
-	if due && !l.tr.evalAfter {
+	if due && !l.prof.evalAfter {
 		if err := l.evaluate(ctx, it, &row); err != nil {
 			return false, err
 		}
@@ -173,7 +180,7 @@ func (l *loop) iterate(ctx context.Context, it int) (stop bool, err error) {
 		return false, l.stopped(it, stage, err)
 	}
 	l.meta.EnvSteps += int64(n)
-	if due && l.tr.evalAfter {
+	if due && l.prof.evalAfter {
 		if err := l.evaluate(ctx, it, &row); err != nil {
 			return false, err
 		}
@@ -218,10 +225,7 @@ func (l *loop) record(it int, row runstore.Row) error {
 			return err
 		}
 		l.writePlots()
-		fields := l.reg.checkpointed(*meta, row, l.sum.LastGreedy)
-		if !l.pr.IsLive() {
-			l.log.Info("checkpoint", progress.LogNums(fields...)...)
-		}
+		l.checkpointed(row)
 	}
 	return nil
 }
@@ -231,14 +235,14 @@ func (l *loop) writePlots() {
 	if l.plot == nil {
 		return
 	}
-	if err := l.plot(l.reg.plots(l.rows)); err != nil {
+	if err := l.plot(RunPlots{Dir: l.dir, Config: l.cfg, Actions: l.prof.actions, Rows: l.rows, EnvSteps: l.prof.long}); err != nil {
 		l.log.Warn("plots not written", "err", err)
 	}
 }
 
-// end saves the last checkpoint and the plots and completes the summary of a run saved in dir
-// whose process started at iteration firstIter.
-func (l *loop) end(dir string, firstIter int) (Summary, error) {
+// end saves the last checkpoint and the plots and completes the summary of a run whose process
+// started at iteration firstIter.
+func (l *loop) end(firstIter int) (Summary, error) {
 	if err := l.reg.save(l.cp, l.meta); err != nil {
 		return l.sum, err
 	}
@@ -246,7 +250,15 @@ func (l *loop) end(dir string, firstIter int) (Summary, error) {
 	sum := &l.sum
 	sum.Iterations = l.meta.Iteration
 	sum.Rows = l.rows
-	fields := l.reg.finish(sum, l.meta, dir)
+	fields := []any{"dir", l.dir, "iterations", l.meta.Iteration}
+	if l.prof.long {
+		sum.EnvSteps, sum.Steps = l.meta.EnvSteps, l.meta.Steps
+		fields = append(fields, "env_steps", l.meta.EnvSteps)
+	}
+	fields = append(fields, "interrupted", sum.Interrupted, "greedy", sum.LastGreedy)
+	if st := sum.Steps; st != nil {
+		fields = append(fields, "env_s", st.EnvSeconds, "policy_s", st.PolicySeconds, "train_s", st.TrainSeconds, "eval_s", st.EvalSeconds)
+	}
 	if n := l.meta.Iteration - firstIter; n > 0 {
 		sum.SecondsPerIt = time.Since(l.start).Seconds() / float64(n)
 	}
@@ -255,4 +267,28 @@ func (l *loop) end(dir string, firstIter int) (Summary, error) {
 	}
 	l.log.Info("run saved", progress.LogNums(fields...)...)
 	return *sum, nil
+}
+
+// describe is the "training" log line's fields.
+func (l *loop) describe() []any {
+	fields := append(append([]any(nil), l.prof.fields...), "from", l.meta.Iteration, "memory_estimate", memory.FormatBytes(l.prof.est.Total()))
+	return append(append(fields, l.prof.moreFields...), "dir", l.dir)
+}
+
+// checkpointed logs the scheduled checkpoint that ended with row (a long-episode run also
+// logs the process's memory).
+func (l *loop) checkpointed(row runstore.Row) {
+	meta := l.meta
+	fields := []any{"iteration", meta.Iteration, "reward", row.MeanReward, "greedy", l.sum.LastGreedy,
+		"curriculum", row.Curriculum, "loss", row.Loss}
+	if l.prof.long {
+		if err := runstore.Dir(l.dir).LogMemory(meta.Iteration, meta.EnvSteps); err != nil {
+			l.log.Warn("memory not logged", "err", err)
+		}
+		fields = []any{"iteration", meta.Iteration, "env_steps", meta.EnvSteps, "return", row.MeanReward,
+			"greedy", l.sum.LastGreedy, "max_prob", row.MaxProb, "support", row.Support}
+	}
+	if !l.pr.IsLive() {
+		l.log.Info("checkpoint", progress.LogNums(append(fields, "s/it", meta.WallSeconds/float64(meta.Iteration))...)...)
+	}
 }

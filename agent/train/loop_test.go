@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/progress"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 )
 
@@ -18,21 +17,12 @@ type fakeRegime struct {
 	alpha float64
 }
 
-func (f *fakeRegime) Alpha() float64                                          { return f.alpha }
-func (f *fakeRegime) SetAlpha(a float64) error                                { f.alpha = a; return nil }
-func (f *fakeRegime) describe(int) []any                                      { return nil }
-func (f *fakeRegime) traits() traits                                          { return traits{evalAfter: f.after} }
-func (f *fakeRegime) close()                                                  {}
-func (f *fakeRegime) plots([]runstore.Row) RunPlots                           { return RunPlots{} }
-func (f *fakeRegime) checkpointed(runstore.Meta, runstore.Row, float64) []any { return nil }
-func (f *fakeRegime) finish(*Summary, runstore.Meta, string) []any            { return nil }
+func (f *fakeRegime) Alpha() float64           { return f.alpha }
+func (f *fakeRegime) SetAlpha(a float64) error { f.alpha = a; return nil }
+func (f *fakeRegime) close()                   {}
 
-func (f *fakeRegime) start(context.Context, bool) (runstore.Meta, *runstore.Checkpoints, error) {
-	return runstore.Meta{}, runstore.Dir("").NewCheckpoints(), nil
-}
-
-func (f *fakeRegime) startPoint(meta runstore.Meta, _ []runstore.Row) progress.Point {
-	return progress.Point{Done: meta.Iteration}
+func (f *fakeRegime) start(context.Context, bool) (runstore.Meta, *runstore.Checkpoints, profile, error) {
+	return runstore.Meta{}, runstore.Dir("").NewCheckpoints(), profile{evalAfter: f.after}, nil
 }
 
 func (f *fakeRegime) sample(_ context.Context, _ int, row *runstore.Row) (int, error) {

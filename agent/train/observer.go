@@ -13,7 +13,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// Observer watches the iterations of the episodes regime (the LSTM family) from inside the one
+// Observer watches the iterations of an LSTM run (the episodes member) from inside the one
 // training loop (Options.Observer): the lab's diagnosis probe (pcl diagnose) inspects the batches and gradients through
 // it, and pcl bench times the phases. Its methods are called in the order of an iteration:
 //
@@ -64,7 +64,7 @@ type Sample struct {
 // StepKind says which of an iteration's training steps a Step is.
 type StepKind int
 
-// The training steps of an iteration of the episodes regime.
+// The training steps of an iteration of an LSTM run.
 const (
 	OnPolicyStep StepKind = iota // on the fresh episodes
 	ReplayStep                   // on a batch sampled from the replay buffer

@@ -88,3 +88,14 @@ func TestStepsRunDiagnostics(t *testing.T) {
 		t.Errorf("memory.csv:\n%s", mem)
 	}
 }
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}

@@ -1,5 +1,5 @@
 // Package train runs PCL training: one iteration loop (loop.go: sample, train, greedy evaluation,
-// metrics, checkpoint) over the sampling regime of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go),
+// metrics, checkpoint) over the one regime (session.go) with the member of the run's network family (family.go: the LSTM's episodes.go, the MLPs' steps.go),
 // which an Observer can watch from inside (observer.go: the lab's diagnosis probe and pcl bench run the loop that way), the run directory (config.json and checkpoints written atomically,
 // metrics.csv appended and mirrored into TensorBoard event files, replay-<iteration>.bin beside
 // the checkpoint, the previous checkpoint kept as checkpoint.prev.bin, and the caller's plots
@@ -22,20 +22,14 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/agent/episode"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
-	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
-	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/progress"
-	"github.com/sparsepcl/sparsepcl/agent/replay"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
-	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
 	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
@@ -338,50 +332,4 @@ func stoppedError(cp *runstore.Checkpoints, it int, what string, err error) erro
 		kept = fmt.Sprintf("the last good checkpoint (iteration %d) is kept in %s", cp.Last(), cp.Dir())
 	}
 	return fmt.Errorf("stopped at iteration %d, %s: %w; %s", it, what, err, kept)
-}
-
-// resumeEpisodes loads the checkpoint of dir (or, when it or its replay file is damaged, the fallback) into
-// the learner, the replay buffer and the training curriculum. An older checkpoint's evaluation
-// curriculum is ignored: evaluation copies the training one.
-func resumeEpisodes(dir string, cfg config.Config, l *lstm.Learner, env envs.VecEnv, buf *replay.Buffer[int32], log *slog.Logger) (runstore.Meta, *runstore.Checkpoints, error) {
-	var notes []string
-	restore := func(path string, f *checkpoint.File, meta runstore.Meta) error {
-		notes = notes[:0]
-		if err := f.Apply(checkpointParams(l)); err != nil {
-			return fmt.Errorf("checkpoint %s does not match the run's network: %w", path, err)
-		}
-		if buf != nil {
-			rp := filepath.Join(filepath.Dir(path), filepath.Base(meta.ReplayFile))
-			if meta.ReplayFile == "" {
-				notes = append(notes, "replay buffer restarts empty (the checkpoint has none)")
-			} else if err := buf.LoadFile(rp, episode.TokenDim); err != nil {
-				return &runstore.FileError{Path: rp, Err: err}
-			}
-		}
-		// Last: a failure above must leave the env as it was, for the fallback's restore.
-		ok, err := algorithmic.RestoreVecCurriculum(env, meta.TrainCurriculum, "training")
-		if err != nil {
-			return fmt.Errorf("checkpoint %s: %w", path, err)
-		}
-		if !ok && algorithmic.SnapshotCurriculum(env) != nil {
-			notes = append(notes, "training curriculum restarts (the checkpoint has none)")
-		}
-		return nil
-	}
-	meta, cp, err := runstore.Dir(dir).ResumeCheckpoints(log, restore)
-	if err != nil {
-		return runstore.Meta{}, nil, err
-	}
-	ckptCfg := meta.Config
-	ckptCfg.Iters = cfg.Iters
-	if d := config.Diff(ckptCfg, cfg); d != nil {
-		log.Warn("resume: config.json differs from the checkpoint's config; training continues with config.json", "fields", d)
-	}
-	meta.Config = cfg
-	if len(notes) > 0 {
-		log.Warn("resuming inexactly", "dir", dir, "iteration", meta.Iteration, "notes", notes)
-	} else {
-		log.Info("resuming", "dir", dir, "iteration", meta.Iteration)
-	}
-	return meta, cp, nil
 }
