@@ -82,7 +82,7 @@ type StepInfo struct {
 // NewLearnerOf returns the learner of model with cfg's objective and optimiser (cfg must be valid
 // and the one model was built with).
 func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, N], error) {
-	opt, err := newOptimizer(model.Params(), cfg.OptimiserConfig)
+	opt, err := newOptimizer(model.Params(), cfg.OptimConfig)
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}
@@ -104,7 +104,7 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 
 // newOptimizer is the optimiser o names over params, with o's learning rate and Adam settings
 // (RMSProp takes the epsilon too, SGD the learning rate alone).
-func newOptimizer(params []*nn.Param, o config.OptimiserConfig) (optim.Optimizer, error) {
+func newOptimizer(params []*nn.Param, o config.OptimConfig) (optim.Optimizer, error) {
 	return optim.New(string(o.Optimizer), params, optim.AdamConfig{LR: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
 }
 
