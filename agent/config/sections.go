@@ -26,7 +26,7 @@ type EnvConfig struct {
 // iteration), and the exploring actions mixed into either.
 type CollectConfig struct {
 	// BatchSize is the fresh episodes per iteration; 400 (paper).
-	BatchSize int `json:"batch_size" flag:"batch" group:"learner" help:"fresh episodes per iteration (lstm)"`
+	BatchSize int `json:"batch_size" alias:"batch" group:"learner" help:"fresh episodes per iteration (lstm)"`
 	// NumEnvs is the copies stepping together; 1 (paper: one trajectory).
 	NumEnvs int `json:"num_envs" group:"mlp" help:"copies stepping together (mlp)"`
 	// StepsPerIter is the env steps per copy per iteration; 100 (paper).
@@ -72,7 +72,7 @@ type ReplayConfig struct {
 	// Replay takes one extra step on a replayed batch per iteration (paper: on).
 	Replay bool `json:"replay" group:"replay" help:"take a second step on a replayed batch each iteration"`
 	// ReplayBatchSize is the episodes per replay step; 0 means BatchSize.
-	ReplayBatchSize int `json:"replay_batch_size" flag:"replay-batch" group:"replay" help:"episodes per replay step (0: --batch) (lstm)"`
+	ReplayBatchSize int `json:"replay_batch_size" alias:"replay-batch" group:"replay" help:"episodes per replay step (0: --batch-size) (lstm)"`
 	// ReplayCapacity is in episodes; 10,000 (paper).
 	ReplayCapacity int `json:"replay_capacity" group:"replay" help:"replay capacity in episodes (lstm)"`
 	// ReplayAlpha is the softmax temperature on priorities; 0.5 (paper).
@@ -102,7 +102,7 @@ type UpdatesConfig struct {
 	// on a batch of SubEpisodes drawn afresh from the replay: the replay ratio. Each env step is
 	// then trained on about TrainSteps * SubEpisodes / NumEnvs rows (25 in the paper; the released
 	// Trust-PCL settings about 640). Omitted from config.json at 0, so older runs keep theirs.
-	TrainSteps int `json:"train_steps,omitempty" group:"learner" help:"replay gradient steps per iteration (0 or 1: one, the paper's), each on a batch drawn afresh from the replay: --sub-episodes of them for mlp runs (each env step then trained on train-steps × sub-episodes / num-envs rows, 25 at the paper's 1 × 25 / 1), --replay-batch episodes for lstm runs, after the on-policy step"`
+	TrainSteps int `json:"train_steps,omitempty" group:"learner" help:"replay gradient steps per iteration (0 or 1: one, the paper's), each on a batch drawn afresh from the replay: --sub-episodes of them for mlp runs (each env step then trained on train-steps × sub-episodes / num-envs rows, 25 at the paper's 1 × 25 / 1), --replay-batch-size episodes for lstm runs, after the on-policy step"`
 }
 
 // GradientSteps is the number of replay gradient steps per iteration: TrainSteps, at least 1.
@@ -189,7 +189,7 @@ type OptimConfig struct {
 	// Algorithm 1) or "rmsprop" (decay 0.9, epsilon AdamEps, no momentum).
 	Optimizer Optimizer `json:"optimizer" group:"learner" help:"\"adam\", \"sgd\" (the paper's plain gradient steps) or \"rmsprop\""`
 	// LearningRate is 0.005 (paper).
-	LearningRate float64 `json:"learning_rate" flag:"lr" group:"learner" help:"Adam learning rate"`
+	LearningRate float64 `json:"learning_rate" alias:"lr" group:"learner" help:"learning rate of the optimiser"`
 	// AdamBeta1 is 0.9 (TF default, used by pcl_rl).
 	AdamBeta1 float64 `json:"adam_beta1" group:"learner" help:"Adam beta1"`
 	// AdamBeta2 is 0.999.
@@ -213,8 +213,8 @@ type RunConfig struct {
 	// CheckpointEvery is the checkpoint period in iterations (and always at the end).
 	CheckpointEvery int `json:"checkpoint_every" help:"checkpoint period (0: only at the end)"`
 	// RewardThreshold is the greedy reward counted as "solved" (Copy-v0: 25, gym's threshold).
-	RewardThreshold float64 `json:"reward_threshold" flag:"threshold" help:"greedy reward that counts as solved; not given: the env's registered reward_threshold (Copy 25, DuplicatedInput 9, RepeatCopy 75, Reverse 25, ReversedAddition 25; Gymnasium's spec for other envs, e.g. CartPole-v1 475, FrozenLake-v1 0.7), none when it registers none"`
-	StopAtThreshold bool    `json:"stop_at_threshold" help:"stop once greedy reward reaches --threshold"`
+	RewardThreshold float64 `json:"reward_threshold" alias:"threshold" help:"greedy reward that counts as solved; not given: the env's registered reward_threshold (Copy 25, DuplicatedInput 9, RepeatCopy 75, Reverse 25, ReversedAddition 25; Gymnasium's spec for other envs, e.g. CartPole-v1 475, FrozenLake-v1 0.7), none when it registers none"`
+	StopAtThreshold bool    `json:"stop_at_threshold" help:"stop once greedy reward reaches --reward-threshold"`
 	// NoThreshold marks a run on an env that registers no reward threshold, given none: no
 	// solved/not-solved verdict (RewardThreshold is unused).
 	NoThreshold bool `json:"no_threshold,omitempty" flag:"-"`
