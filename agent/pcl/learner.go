@@ -92,7 +92,7 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 	if cfg.TrustRegion > 0 && cfg.TargetLag == 0 {
 		return nil, fmt.Errorf("pcl: a trust region needs a lagged policy (target lag > 0)")
 	}
-	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg, model.Layout()), Fused: cfg.FusedOutput}
+	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg.LearnerConfig, model.Layout()), Fused: cfg.FusedOutput}
 	for _, s := range model.Layout().Sizes {
 		l.dHeads = append(l.dHeads, tensor.New(0, s))
 	}
@@ -105,7 +105,7 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 // newOptimizer is the optimiser o names over params, with o's learning rate and Adam settings
 // (RMSProp takes the epsilon too, SGD the learning rate alone).
 func newOptimizer(params []*nn.Param, o config.OptimConfig) (optim.Optimizer, error) {
-	return optim.New(string(o.Optimizer), params, optim.AdamConfig{LR: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
+	return optim.New(string(o.Optimizer), params, optim.AdamConfig{LearningRate: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
 }
 
 // Config is the learner's config, with the current weight alpha.
