@@ -1,5 +1,5 @@
 // Package config holds every hyperparameter of a PCL training run in one JSON-serialisable struct,
-// in sections by the part of the run each shapes, with the paper's values (Nachum, Chow,
+// in sections by the component of the run each configures, with the paper's values (Nachum, Chow,
 // Ghavamzadeh 2018, appendix "Experimental Details") as documented defaults, validation, and
 // registration of one command-line flag per field. Its errors (FieldError) name fields as
 // config.json does; FieldFlags gives a program the flag of each field. The defaults that depend on
@@ -10,12 +10,14 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
@@ -137,26 +139,32 @@ const (
 	OptimizerRMSProp Optimizer = "rmsprop" // RMSProp: decay 0.9, epsilon AdamEps, no momentum
 )
 
-// Config is one training run's complete configuration, in sections by the part of the run each
-// shapes. The sections are embedded, so their fields read as Config's own (cfg.Alpha) and
-// config.json lists them flat, in the order below; that order is the one config.json has always
-// had, which is why the two sampling regimes have a section each on either side of the optimiser.
-// The zero value is not useful: start from Default and override.
+// Config is one training run's complete configuration, in sections by the component of the run
+// each configures (sections.go). The sections are embedded, so their fields read as Config's own
+// (cfg.Alpha), and config.json lists them flat, in the order it has always had (jsonOrder), which
+// predates the sections. The zero value is not useful: start from Default and override.
 type Config struct {
 	EnvConfig
-	AlgorithmConfig
+	CollectConfig
+	ReplayConfig
+	UpdatesConfig
+	LearnerConfig
 	NetworkConfig
-	StepSamplingConfig
-	OptimiserConfig
-	EpisodeSamplingConfig
+	OptimConfig
 	RunConfig
 }
 
 // Default returns the paper's configuration for Copy-v0 with sparse PCL, separate form.
 func Default() Config {
 	return Config{
-		EnvConfig: EnvConfig{Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared},
-		AlgorithmConfig: AlgorithmConfig{
+		EnvConfig:     EnvConfig{Env: "Copy-v0", Base: 5, MaxSteps: 200, Curriculum: CurriculumShared},
+		CollectConfig: CollectConfig{BatchSize: 400, NumEnvs: 1, StepsPerIter: 100},
+		ReplayConfig: ReplayConfig{
+			Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000, ReplayAlpha: 0.5, ReplayUniform: 0.1,
+			ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,
+			SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01,
+		},
+		LearnerConfig: LearnerConfig{
 			Algo: AlgoSparse, Form: FormSeparate, Alpha: DefaultAlpha(AlgoSparse, 5), TsallisQ: 1.5,
 			Gamma: 0.9, Rollout: 10, CriticWeight: 1.0, PGScale: PGScaleInverseAlpha,
 		},
@@ -164,13 +172,8 @@ func Default() Config {
 			Net: NetAuto, Hidden: 128, MLPHidden: 64, LogitInitScale: 1, ValueScale: 1,
 			LambdaInit: LambdaInitOne, EmbedStd: 0.01,
 		},
-		StepSamplingConfig: StepSamplingConfig{NumEnvs: 1, StepsPerIter: 100, SubEpisodes: 25, ReplaySteps: 1_000_000, RecencyWeight: 0.01},
-		OptimiserConfig:    OptimiserConfig{Optimizer: OptimizerAdam, LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10},
-		EpisodeSamplingConfig: EpisodeSamplingConfig{
-			BatchSize: 400, Replay: true, ReplayBatchSize: 0, ReplayCapacity: 10000,
-			ReplayAlpha: 0.5, ReplayUniform: 0.1, ReplayPriority: PriorityReward, ReplayEviction: EvictRandom,
-		},
-		RunConfig: RunConfig{Iters: 2000, Seed: 1, EvalEvery: 5, EvalEpisodes: 100, CheckpointEvery: 50, RewardThreshold: 25},
+		OptimConfig: OptimConfig{Optimizer: OptimizerAdam, LearningRate: 0.005, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEps: 2e-4, ClipNorm: 10},
+		RunConfig:   RunConfig{Iters: 2000, Seed: 1, EvalEvery: 5, EvalEpisodes: 100, CheckpointEvery: 50, RewardThreshold: 25},
 	}
 }
 
@@ -188,6 +191,12 @@ func DefaultAlpha(algo Algo, base int) float64 {
 	default:
 		return 0.05
 	}
+}
+
+// RowsPerEnvStep is how many times a training run uses each env step, on average: the rows of
+// its gradient steps per iteration over the env steps it collects (25 at the paper's settings).
+func (c Config) RowsPerEnvStep() float64 {
+	return float64(c.GradientSteps()*c.SubEpisodes*c.StepsPerIter) / float64(c.NumEnvs*c.StepsPerIter)
 }
 
 // EffectiveReplayBatch is ReplayBatchSize, or BatchSize when it is 0.
@@ -209,12 +218,13 @@ func (c Config) Validate() error {
 		}
 	}
 	c.EnvConfig.validate(&p)
-	c.AlgorithmConfig.validate(&p)
+	c.LearnerConfig.validate(&p)
 	c.NetworkConfig.validate(&p)
-	c.StepSamplingConfig.validate(&p)
+	c.CollectConfig.validate(&p)
+	c.ReplayConfig.validate(&p)
+	c.UpdatesConfig.validate(&p)
 	c.validateTrustRegion(&p)
-	c.OptimiserConfig.validate(&p)
-	c.EpisodeSamplingConfig.validate(&p)
+	c.OptimConfig.validate(&p)
 	c.RunConfig.validate(&p, c.Env)
 	return errors.Join(p...)
 }
@@ -252,10 +262,30 @@ type field struct {
 	tag  reflect.StructTag
 }
 
-// fields lists c's fields in the order config.json has them, through the embedded sections.
+// jsonOrder is the order of the fields in config.json: the one it has had since before the fields
+// were grouped by component, kept so that a run directory's config.json (and a sweep manifest's
+// configs) rewritten on resume come back byte for byte. A new field goes at the end.
+var jsonOrder = []string{
+	"env", "base", "max_steps", "curriculum",
+	"algo", "form", "alpha", "tsallis_q", "alpha_start", "alpha_decay", "alpha_auto", "gamma", "rollout",
+	"critic_weight", "trust_region", "pg_scale",
+	"net", "hidden", "mlp_hidden", "norm_obs", "logit_init_scale", "lambda_init", "embed_std", "value_scale",
+	"grid", "fused_output",
+	"num_envs", "steps_per_iter", "sub_episodes", "replay_steps", "recency_weight", "on_policy_step",
+	"train_steps", "target_lag", "overlap",
+	"optimizer", "learning_rate", "adam_beta1", "adam_beta2", "adam_eps", "clip_norm",
+	"batch_size", "replay", "replay_batch_size", "replay_capacity", "replay_alpha", "replay_uniform",
+	"replay_priority", "replay_eviction", "explore", "explore_share", "explore_decay", "explore_temp",
+	"iters", "seed", "eval_every", "eval_episodes", "checkpoint_every", "reward_threshold",
+	"stop_at_threshold", "no_threshold", "max_loss",
+}
+
+// fields lists c's fields in the order config.json has them (jsonOrder), through the embedded
+// sections.
 func fields(c Config) []field { return fieldsOf(reflect.ValueOf(c)) }
 
-// fieldsOf is fields of a reflect.Value of a Config (addressable when the fields must be).
+// fieldsOf is fields of a reflect.Value of a Config (addressable when the fields must be). A field
+// missing from jsonOrder (a test catches it) comes last.
 func fieldsOf(rv reflect.Value) []field {
 	var out []field
 	for _, sf := range reflect.VisibleFields(rv.Type()) {
@@ -265,7 +295,55 @@ func fieldsOf(rv reflect.Value) []field {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		out = append(out, field{name: name, v: rv.FieldByIndex(sf.Index), tag: sf.Tag})
 	}
+	rank := func(f field) int {
+		if i := slices.Index(jsonOrder, f.name); i >= 0 {
+			return i
+		}
+		return len(jsonOrder)
+	}
+	slices.SortStableFunc(out, func(a, b field) int { return rank(a) - rank(b) })
 	return out
+}
+
+// omitted reports whether f is left out of config.json: tagged omitempty and empty, as
+// encoding/json judges it.
+func (f field) omitted() bool {
+	if !strings.Contains(f.tag.Get("json"), ",omitempty") {
+		return false
+	}
+	switch f.v.Kind() {
+	case reflect.Bool:
+		return !f.v.Bool()
+	case reflect.Int, reflect.Int64:
+		return f.v.Int() == 0
+	case reflect.Float64:
+		return f.v.Float() == 0
+	case reflect.String:
+		return f.v.Len() == 0
+	}
+	return false
+}
+
+// MarshalJSON writes c as one flat object in jsonOrder, whatever the order of the sections.
+func (c Config) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for _, f := range fields(c) {
+		if f.omitted() {
+			continue
+		}
+		v, err := json.Marshal(f.v.Interface())
+		if err != nil {
+			return nil, fmt.Errorf("config: encode %s: %w", f.name, err)
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:", f.name)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // ReadFile reads a config written by WriteFile, rejecting unknown fields, and validates it.

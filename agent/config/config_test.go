@@ -173,7 +173,7 @@ func TestExploreAt(t *testing.T) {
 		{0.3, 1, 1000, 0.3},
 		{0, 0, 100, 0},
 	} {
-		c := Default().EpisodeSamplingConfig
+		c := Default().CollectConfig
 		c.Explore, c.ExploreDecay = tc.explore, tc.decay
 		if got := c.ExploreAt(tc.it); math.Abs(got-tc.want) > 1e-15 {
 			t.Errorf("explore %v, decay %v: at iteration %d %v, want %v", tc.explore, tc.decay, tc.it, got, tc.want)
@@ -193,7 +193,11 @@ func TestRowsPerEnvStep(t *testing.T) {
 		{4, 25, 1, 100, 4, 100},
 		{8, 64, 2, 10, 8, 256},
 	} {
-		c := StepSamplingConfig{TrainSteps: tc.trainSteps, SubEpisodes: tc.subEpisodes, NumEnvs: tc.numEnvs, StepsPerIter: tc.stepsPerIter}
+		c := Config{
+			UpdatesConfig: UpdatesConfig{TrainSteps: tc.trainSteps},
+			ReplayConfig:  ReplayConfig{SubEpisodes: tc.subEpisodes},
+			CollectConfig: CollectConfig{NumEnvs: tc.numEnvs, StepsPerIter: tc.stepsPerIter},
+		}
 		if g, r := c.GradientSteps(), c.RowsPerEnvStep(); g != tc.gradientSteps || r != tc.rows {
 			t.Errorf("%+v: %d gradient steps and %v rows per env step, want %d and %v", c, g, r, tc.gradientSteps, tc.rows)
 		}
@@ -204,15 +208,15 @@ func TestRowsPerEnvStep(t *testing.T) {
 func TestWeightMode(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		edit    func(*AlgorithmConfig)
+		edit    func(*LearnerConfig)
 		mode    WeightMode
 		control string
 	}{
-		{"fixed", func(*AlgorithmConfig) {}, WeightFixed, ""},
-		{"schedule", func(c *AlgorithmConfig) { c.AlphaStart, c.AlphaDecay = 0.1, 0.708 }, WeightSchedule, "from 0.1, ×0.708/100 it"},
-		{"automatic", func(c *AlgorithmConfig) { c.AlphaAuto = true }, WeightLearned, WeightAuto},
+		{"fixed", func(*LearnerConfig) {}, WeightFixed, ""},
+		{"schedule", func(c *LearnerConfig) { c.AlphaStart, c.AlphaDecay = 0.1, 0.708 }, WeightSchedule, "from 0.1, ×0.708/100 it"},
+		{"automatic", func(c *LearnerConfig) { c.AlphaAuto = true }, WeightLearned, WeightAuto},
 	} {
-		c := Default().AlgorithmConfig
+		c := Default().LearnerConfig
 		tc.edit(&c)
 		if got := c.WeightMode(); got != tc.mode {
 			t.Errorf("%s: mode %d, want %d", tc.name, got, tc.mode)

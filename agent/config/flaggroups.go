@@ -6,6 +6,7 @@ package config
 
 // flagGroup is the group of the config flag called name ("" when it has none or is no config flag).
 func flagGroup(name string) string {
+	name = CanonicalFlag(name)
 	for _, s := range configFlags() {
 		if s.flag == name {
 			return s.group
@@ -27,18 +28,21 @@ func LearnerFlag(name string) bool { return flagGroup(name) == "learner" }
 // ReplayFlag reports whether a config flag shapes the episode replay of the lstm family.
 func ReplayFlag(name string) bool { return flagGroup(name) == "replay" }
 
-// FlagNames is the set of flags RegisterFlags registers.
+// FlagNames is the set of flags RegisterFlags registers, older spellings included.
 func FlagNames() map[string]bool {
 	names := map[string]bool{}
 	for _, s := range configFlags() {
 		names[s.flag] = true
+		if s.alias != "" {
+			names[s.alias] = true
+		}
 	}
 	return names
 }
 
 // FieldFlags maps the JSON name of every field that has a flag (all but no_threshold) to the
-// flag RegisterFlags gives it, e.g. "learning_rate" to "lr": how a program with these flags
-// names the fields of a *FieldError.
+// flag RegisterFlags gives it, e.g. "learning_rate" to "learning-rate": how a program with these
+// flags names the fields of a *FieldError.
 func FieldFlags() map[string]string {
 	out := map[string]string{}
 	for _, s := range configFlags() {
@@ -47,9 +51,13 @@ func FieldFlags() map[string]string {
 	return out
 }
 
-// FieldsGiven reports a field (by JSON name, as train.Resolve asks) as given when its flag is
-// among the flags given.
+// FieldsGiven reports a field (by JSON name, as train.Resolve asks) as given when its flag, or
+// the flag's older spelling, is among the flags given.
 func FieldsGiven(flags map[string]bool) func(field string) bool {
 	byField := FieldFlags()
-	return func(field string) bool { return flags[byField[field]] }
+	given := map[string]bool{}
+	for name, ok := range flags {
+		given[CanonicalFlag(name)] = given[CanonicalFlag(name)] || ok
+	}
+	return func(field string) bool { return given[byField[field]] }
 }

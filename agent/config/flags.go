@@ -11,14 +11,16 @@ import (
 // tags beside it:
 //
 //	json:"name"   the field's name in config.json; the flag's is the same with "_" replaced by "-"
-//	flag:"name"   the flag's name where it is not that (learning_rate is --lr); "-": no flag
+//	flag:"-"      no flag
+//	alias:"name"  an older spelling of the flag, still accepted but left out of -h (--lr of
+//	              --learning-rate), so that command lines and scripts written with it keep working
 //	help:"text"   the flag's help text
 //	group:"name"  the flags' group of flaggroups.go: "learner", "mlp" or "replay" (none: no group)
 
 // flagSpec is the flag of one Config field.
 type flagSpec struct {
 	field
-	flag, help, group string
+	flag, alias, help, group string
 }
 
 // flagSpecs lists the fields of rv, a Config, that have a flag, in config.json's order (rv is
@@ -26,14 +28,11 @@ type flagSpec struct {
 func flagSpecs(rv reflect.Value) []flagSpec {
 	var out []flagSpec
 	for _, f := range fieldsOf(rv) {
-		name := f.tag.Get("flag")
-		switch name {
-		case "-":
+		if f.tag.Get("flag") == "-" {
 			continue
-		case "":
-			name = strings.ReplaceAll(f.name, "_", "-")
 		}
-		out = append(out, flagSpec{field: f, flag: name, help: f.tag.Get("help"), group: f.tag.Get("group")})
+		out = append(out, flagSpec{field: f, flag: strings.ReplaceAll(f.name, "_", "-"), alias: f.tag.Get("alias"),
+			help: f.tag.Get("help"), group: f.tag.Get("group")})
 	}
 	return out
 }
@@ -43,11 +42,46 @@ func configFlags() []flagSpec { return flagSpecs(reflect.ValueOf(Config{})) }
 
 // RegisterFlags adds one flag per field to fs (all but those tagged flag:"-"), writing into c
 // (whose current values are the defaults shown). Flag names are the JSON names with "_" replaced
-// by "-", except where a flag tag names the flag.
+// by "-". A field's older spelling (FlagAliases) is registered too, on the same value, with a
+// usage that says so: a program's -h leaves it out (IsFlagAlias).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	for _, s := range flagSpecs(reflect.ValueOf(c).Elem()) {
 		s.register(fs)
+		if s.alias != "" {
+			fs.Var(fs.Lookup(s.flag).Value, s.alias, "deprecated: the old spelling of --"+s.flag)
+		}
 	}
+}
+
+// FlagAliases maps each older spelling of a config flag to the flag it stands for ("lr" to
+// "learning-rate").
+func FlagAliases() map[string]string {
+	out := map[string]string{}
+	for _, s := range configFlags() {
+		if s.alias != "" {
+			out[s.alias] = s.flag
+		}
+	}
+	return out
+}
+
+// CanonicalFlag is the flag an older spelling stands for, or name itself when it is none.
+func CanonicalFlag(name string) string {
+	if f, ok := FlagAliases()[name]; ok {
+		return f
+	}
+	return name
+}
+
+// IsFlagAlias reports whether f, a flag of fs, is the older spelling of a config flag that
+// RegisterFlags registered on fs (the two share their value), to be left out of fs's help.
+func IsFlagAlias(fs *flag.FlagSet, f *flag.Flag) bool {
+	canonical := CanonicalFlag(f.Name)
+	if canonical == f.Name {
+		return false
+	}
+	g := fs.Lookup(canonical)
+	return g != nil && g.Value == f.Value
 }
 
 // register adds s's flag to fs, writing into s's field, its current value the default. A field of

@@ -136,3 +136,46 @@ func TestEachFlagWritesItsField(t *testing.T) {
 		}
 	}
 }
+
+// The older spellings of the four flags that differed from their JSON names still work: each
+// writes its field, is reported given as that field, is in its flag's group, and is known as an
+// alias on a flag set RegisterFlags filled (and only there).
+func TestFlagAliases(t *testing.T) {
+	want := map[string]string{"lr": "learning-rate", "batch": "batch-size", "replay-batch": "replay-batch-size", "threshold": "reward-threshold"}
+	if got := FlagAliases(); !maps.Equal(got, want) {
+		t.Fatalf("FlagAliases() = %v, want %v", got, want)
+	}
+	byFlag := map[string]string{}
+	for field, name := range FieldFlags() {
+		byFlag[name] = field
+	}
+	for alias, name := range want {
+		viaAlias, viaName := Default(), Default()
+		fa, fn := flag.NewFlagSet("", flag.ContinueOnError), flag.NewFlagSet("", flag.ContinueOnError)
+		viaAlias.RegisterFlags(fa)
+		viaName.RegisterFlags(fn)
+		if err := fa.Parse([]string{"--" + alias + "=7"}); err != nil {
+			t.Fatalf("--%s: %v", alias, err)
+		}
+		if err := fn.Parse([]string{"--" + name + "=7"}); err != nil {
+			t.Fatalf("--%s: %v", name, err)
+		}
+		if viaAlias != viaName || Diff(Default(), viaAlias) == nil {
+			t.Errorf("--%s=7 gives %v, --%s=7 %v", alias, Diff(Default(), viaAlias), name, Diff(Default(), viaName))
+		}
+		if !FieldsGiven(map[string]bool{alias: true})(byFlag[name]) {
+			t.Errorf("--%s given does not give %s", alias, byFlag[name])
+		}
+		if flagGroup(alias) != flagGroup(name) {
+			t.Errorf("--%s is in group %q, --%s in %q", alias, flagGroup(alias), name, flagGroup(name))
+		}
+		if !IsFlagAlias(fa, fa.Lookup(alias)) || IsFlagAlias(fa, fa.Lookup(name)) {
+			t.Errorf("IsFlagAlias: --%s %t, --%s %t", alias, IsFlagAlias(fa, fa.Lookup(alias)), name, IsFlagAlias(fa, fa.Lookup(name)))
+		}
+		own := flag.NewFlagSet("", flag.ContinueOnError)
+		own.Int(alias, 0, "a command's own flag of that name")
+		if IsFlagAlias(own, own.Lookup(alias)) {
+			t.Errorf("a command's own --%s is taken for an alias", alias)
+		}
+	}
+}

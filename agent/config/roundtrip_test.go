@@ -68,3 +68,15 @@ func TestCommittedConfigsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// jsonOrder names every field of Config once, so that config.json's order is the listed one and a
+// new field cannot land in the middle of it unnoticed.
+func TestJSONOrderListsEveryField(t *testing.T) {
+	var names []string
+	for _, f := range fields(Default()) {
+		names = append(names, f.name)
+	}
+	if !slices.Equal(names, jsonOrder) {
+		t.Errorf("fields in order %v,\njsonOrder %v", names, jsonOrder)
+	}
+}

@@ -33,7 +33,7 @@ func (c EnvConfig) validate(p *problems) {
 	}
 }
 
-func (c AlgorithmConfig) validate(p *problems) {
+func (c LearnerConfig) validate(p *problems) {
 	switch c.Algo {
 	case AlgoSparse, AlgoSoft, AlgoTsallis:
 	default:
@@ -59,10 +59,13 @@ func (c AlgorithmConfig) validate(p *problems) {
 	if c.PGScale != PGScaleInverseAlpha && c.PGScale != PGScaleNone {
 		p.bad("pg_scale", c.PGScale, `must be "inverse-alpha" or "none"`)
 	}
+	if !(c.TargetLag >= 0 && c.TargetLag < 1) {
+		p.bad("target_lag", c.TargetLag, "must be in [0, 1)")
+	}
 }
 
 // validateWeightControl checks the schedule and the automatic weight: one at most.
-func (c AlgorithmConfig) validateWeightControl(p *problems) {
+func (c LearnerConfig) validateWeightControl(p *problems) {
 	if c.AlphaStart != 0 {
 		if !(c.AlphaStart >= c.Alpha) || math.IsInf(c.AlphaStart, 0) {
 			p.bad("alpha_start", c.AlphaStart, "must be at least %s, the schedule's floor", "alpha")
@@ -101,19 +104,42 @@ func (c NetworkConfig) validate(p *problems) {
 	}
 }
 
-func (c StepSamplingConfig) validate(p *problems) {
+func (c CollectConfig) validate(p *problems) {
+	p.atLeastOne("batch_size", c.BatchSize)
 	p.atLeastOne("num_envs", c.NumEnvs)
 	p.atLeastOne("steps_per_iter", c.StepsPerIter)
+	c.validateExplore(p)
+}
+
+func (c ReplayConfig) validate(p *problems) {
+	if c.ReplayBatchSize < 0 {
+		p.bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means %s)", "batch_size")
+	}
+	if c.Replay && c.ReplayCapacity < 1 {
+		p.bad("replay_capacity", c.ReplayCapacity, "must be >= 1")
+	}
+	if !(c.ReplayAlpha >= 0) {
+		p.bad("replay_alpha", c.ReplayAlpha, "must be >= 0")
+	}
+	if !(c.ReplayUniform >= 0 && c.ReplayUniform <= 1) {
+		p.bad("replay_uniform", c.ReplayUniform, "must be in [0, 1]")
+	}
+	if c.ReplayPriority != PriorityReward && c.ReplayPriority != PriorityRecency && c.ReplayPriority != PriorityAdvantage {
+		p.bad("replay_priority", c.ReplayPriority, `must be "reward", "recency" or "advantage"`)
+	}
+	if c.ReplayEviction != EvictRandom && c.ReplayEviction != EvictFIFO {
+		p.bad("replay_eviction", c.ReplayEviction, `must be "random" or "fifo"`)
+	}
 	p.atLeastOne("sub_episodes", c.SubEpisodes)
 	p.atLeastOne("replay_steps", c.ReplaySteps)
-	if c.TrainSteps < 0 {
-		p.bad("train_steps", c.TrainSteps, "must be >= 0 (0 or 1: one gradient step per iteration)")
-	}
-	if !(c.TargetLag >= 0 && c.TargetLag < 1) {
-		p.bad("target_lag", c.TargetLag, "must be in [0, 1)")
-	}
 	if !(c.RecencyWeight >= 0) || math.IsInf(c.RecencyWeight, 0) {
 		p.bad("recency_weight", c.RecencyWeight, "must be finite and >= 0")
+	}
+}
+
+func (c UpdatesConfig) validate(p *problems) {
+	if c.TrainSteps < 0 {
+		p.bad("train_steps", c.TrainSteps, "must be >= 0 (0 or 1: one gradient step per iteration)")
 	}
 }
 
@@ -138,7 +164,7 @@ func (c Config) validateTrustRegion(p *problems) {
 	}
 }
 
-func (c OptimiserConfig) validate(p *problems) {
+func (c OptimConfig) validate(p *problems) {
 	if c.Optimizer != OptimizerAdam && c.Optimizer != OptimizerSGD && c.Optimizer != OptimizerRMSProp {
 		p.bad("optimizer", c.Optimizer, `must be "adam", "sgd" or "rmsprop"`)
 	}
@@ -159,31 +185,8 @@ func (c OptimiserConfig) validate(p *problems) {
 	}
 }
 
-func (c EpisodeSamplingConfig) validate(p *problems) {
-	p.atLeastOne("batch_size", c.BatchSize)
-	if c.ReplayBatchSize < 0 {
-		p.bad("replay_batch_size", c.ReplayBatchSize, "must be >= 0 (0 means %s)", "batch_size")
-	}
-	if c.Replay && c.ReplayCapacity < 1 {
-		p.bad("replay_capacity", c.ReplayCapacity, "must be >= 1")
-	}
-	if !(c.ReplayAlpha >= 0) {
-		p.bad("replay_alpha", c.ReplayAlpha, "must be >= 0")
-	}
-	if !(c.ReplayUniform >= 0 && c.ReplayUniform <= 1) {
-		p.bad("replay_uniform", c.ReplayUniform, "must be in [0, 1]")
-	}
-	if c.ReplayPriority != PriorityReward && c.ReplayPriority != PriorityRecency && c.ReplayPriority != PriorityAdvantage {
-		p.bad("replay_priority", c.ReplayPriority, `must be "reward", "recency" or "advantage"`)
-	}
-	if c.ReplayEviction != EvictRandom && c.ReplayEviction != EvictFIFO {
-		p.bad("replay_eviction", c.ReplayEviction, `must be "random" or "fifo"`)
-	}
-	c.validateExplore(p)
-}
-
 // validateExplore checks the exploring copies' settings, each of which needs explore.
-func (c EpisodeSamplingConfig) validateExplore(p *problems) {
+func (c CollectConfig) validateExplore(p *problems) {
 	if !(c.Explore >= 0 && c.Explore < 1) {
 		p.bad("explore", c.Explore, "must be in [0, 1)")
 	}

@@ -498,7 +498,7 @@ func SubjectOf(cfg config.Config, numActions int) Subject {
 // headLayout is the head layout of cfg for numActions actions. The estimates are made of valid
 // configs (Run validates first); for an invalid one they count the logits alone.
 func headLayout(cfg config.Config, numActions int) pcl.Heads {
-	h, err := pcl.NewHeads(cfg, numActions)
+	h, err := pcl.NewHeads(cfg.LearnerConfig, numActions)
 	if err != nil {
 		return pcl.Heads{Sizes: []int{numActions}, VHead: -1, LambdaHead: -1, BigHead: -1}
 	}

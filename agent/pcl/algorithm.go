@@ -52,7 +52,7 @@ type Algorithm interface {
 
 // NewAlgorithm returns the algorithm that cfg.Algo names (cfg.TsallisQ is the entropic index of
 // "tsallis"). An unknown name is a config error.
-func NewAlgorithm(cfg config.Config) (Algorithm, error) {
+func NewAlgorithm(cfg config.LearnerConfig) (Algorithm, error) {
 	switch cfg.Algo {
 	case config.AlgoSoft:
 		return Soft{}, nil

@@ -33,7 +33,7 @@ func TestNewHeadsByAlgorithm(t *testing.T) {
 	}
 	for _, c := range cases {
 		cfg := testConfig(c.algo, c.form)
-		h, err := NewHeads(cfg, 5)
+		h, err := NewHeads(cfg.LearnerConfig, 5)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s/%s: error %v, want one naming %s", c.algo, c.form, err, c.err)

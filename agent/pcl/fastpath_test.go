@@ -80,7 +80,7 @@ func TestFastPathMatchesReference(t *testing.T) {
 				name := fmt.Sprintf("%s/%s/K=%d/workers=%d/sink=%v", c.algo, c.form, K, workers, run.sink)
 				cfg := testConfig(c.algo, c.form)
 				cfg.Alpha = 0.1
-				h, err := NewHeads(cfg, K)
+				h, err := NewHeads(cfg.LearnerConfig, K)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -91,7 +91,7 @@ func TestFastPathMatchesReference(t *testing.T) {
 					h.ScaledGrad = &scaled
 					scaled.Reset(1) // the reference path must empty it
 				}
-				ref := NewObjective(cfg, &h)
+				ref := NewObjective(cfg.LearnerConfig, &h)
 				ref.Reference = true
 				want := make([]*tensor.Matrix, len(heads))
 				for i := range want {
@@ -107,7 +107,7 @@ func TestFastPathMatchesReference(t *testing.T) {
 				if run.sink && h.TakesSparseGrad() {
 					h.SparseGrad = &sink
 				}
-				fast := NewObjective(cfg, &h)
+				fast := NewObjective(cfg.LearnerConfig, &h)
 				fast.Workers = workers
 				got := make([]*tensor.Matrix, len(heads))
 				for i := range got {
@@ -181,7 +181,7 @@ func TestFastPathIndependentOfWorkers(t *testing.T) {
 			cfg := testConfig(algo, form)
 			cfg.Alpha = 0.1
 			const K = 729
-			h, err := NewHeads(cfg, K)
+			h, err := NewHeads(cfg.LearnerConfig, K)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestFastPathIndependentOfWorkers(t *testing.T) {
 			var first []*tensor.Matrix
 			var firstLoss float64
 			for _, workers := range []int{1, 2, 5} {
-				o := NewObjective(cfg, &h)
+				o := NewObjective(cfg.LearnerConfig, &h)
 				o.Workers = workers
 				d := make([]*tensor.Matrix, len(heads))
 				for i := range d {

@@ -55,9 +55,9 @@ type Heads struct {
 	Exp policy.RowExp
 }
 
-// NewHeads returns the head layout of cfg's algorithm and form for numActions actions. An unknown
-// algorithm or form is a config error.
-func NewHeads(cfg config.Config, numActions int) (Heads, error) {
+// NewHeads returns the head layout of the learner's algorithm, form and weight for numActions
+// actions. An unknown algorithm or form is a config error.
+func NewHeads(cfg config.LearnerConfig, numActions int) (Heads, error) {
 	alg, err := NewAlgorithm(cfg)
 	if err != nil {
 		return Heads{}, err

@@ -82,7 +82,7 @@ type StepInfo struct {
 // NewLearnerOf returns the learner of model with cfg's objective and optimiser (cfg must be valid
 // and the one model was built with).
 func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, N], error) {
-	opt, err := newOptimizer(model.Params(), cfg.OptimiserConfig)
+	opt, err := newOptimizer(model.Params(), cfg.OptimConfig)
 	if err != nil {
 		return nil, fmt.Errorf("pcl: optimiser: %w", err)
 	}
@@ -92,7 +92,7 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 	if cfg.TrustRegion > 0 && cfg.TargetLag == 0 {
 		return nil, fmt.Errorf("pcl: a trust region needs a lagged policy (target lag > 0)")
 	}
-	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg, model.Layout()), Fused: cfg.FusedOutput}
+	l := &Learner[T, N]{Model: model, Opt: opt, cfg: cfg, obj: NewObjective(cfg.LearnerConfig, model.Layout()), Fused: cfg.FusedOutput}
 	for _, s := range model.Layout().Sizes {
 		l.dHeads = append(l.dHeads, tensor.New(0, s))
 	}
@@ -104,8 +104,8 @@ func NewLearnerOf[T any, N Network[T]](cfg config.Config, model N) (*Learner[T, 
 
 // newOptimizer is the optimiser o names over params, with o's learning rate and Adam settings
 // (RMSProp takes the epsilon too, SGD the learning rate alone).
-func newOptimizer(params []*nn.Param, o config.OptimiserConfig) (optim.Optimizer, error) {
-	return optim.New(string(o.Optimizer), params, optim.AdamConfig{LR: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
+func newOptimizer(params []*nn.Param, o config.OptimConfig) (optim.Optimizer, error) {
+	return optim.New(string(o.Optimizer), params, optim.AdamConfig{LearningRate: o.LearningRate, Beta1: o.AdamBeta1, Beta2: o.AdamBeta2, Epsilon: o.AdamEps})
 }
 
 // Config is the learner's config, with the current weight alpha.

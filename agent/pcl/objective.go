@@ -61,8 +61,9 @@ type Objective struct {
 	fast  fastState
 }
 
-// NewObjective returns the objective of cfg (gamma, rollout, critic weight, pg_scale) over heads h.
-func NewObjective(cfg config.Config, h *Heads) Objective {
+// NewObjective returns the objective of the learner's section (gamma, rollout, critic weight,
+// pg_scale, trust region) over heads h.
+func NewObjective(cfg config.LearnerConfig, h *Heads) Objective {
 	return Objective{Heads: h, Gamma: cfg.Gamma, Rollout: cfg.Rollout, CriticWeight: cfg.CriticWeight,
 		InverseAlpha: cfg.PGScale == config.PGScaleInverseAlpha, trust: trust{Lambda: cfg.TrustRegion}}
 }

@@ -58,7 +58,7 @@ func TestTrustRegionStepAtTabularOptimum(t *testing.T) {
 		}
 		cfg := testConfig(algo, config.FormSeparate)
 		cfg.Alpha, cfg.TargetLag, cfg.TrustRegion = weight, 0.5, lambda
-		h, err := NewHeads(cfg, A)
+		h, err := NewHeads(cfg.LearnerConfig, A)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestTrustRegionStepAtTabularOptimum(t *testing.T) {
 			}
 		}
 		for _, reference := range []bool{true, false} {
-			o := NewObjective(cfg, &h)
+			o := NewObjective(cfg.LearnerConfig, &h)
 			o.Reference = reference
 			o.trust.Lambda = lambda
 			if err := o.trust.laggedShifts(&h, lagged, st, 0); err != nil {

@@ -64,7 +64,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError{err}
 	}
 	m, err := sweep.Plan(sweep.Spec{Name: "compare " + cfg.Env, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed,
-		TaskThresholds: !givenFlags(fs)["threshold"]})
+		TaskThresholds: !givenFlags(fs)["reward-threshold"]})
 	if err != nil {
 		return usageError{err}
 	}

@@ -86,7 +86,7 @@ func registerDiagnoseFlags(fs *flag.FlagSet) *diagnoseFlags {
 	f.writes = fs.Int("replay-writes", -1, "instead of training: count the episodes of the --from run's replay (at its checkpoint) that hold a rewarded write of this `symbol`, and their share of the replay's draws")
 	fs.Var(&f.probes, "probe", "`name=dir` of a probe drawn by --overlay or tabulated by --table, repeatable")
 	f.metric = fs.String("metric", "p_correct_given_write", "column drawn by --overlay")
-	f.clone = fs.Bool("clone", false, "instead of PCL: behaviour-clone the task's scripted expert with the run's network (--iters batches of --batch expert episodes, cross-entropy) into --out/probe.csv, evaluated every --every batches")
+	f.clone = fs.Bool("clone", false, "instead of PCL: behaviour-clone the task's scripted expert with the run's network (--iters batches of --batch-size expert episodes, cross-entropy) into --out/probe.csv, evaluated every --every batches")
 	f.cloneWidth = fs.Int("clone-width", 10, "with --clone: the widest input trained and evaluated")
 	return f
 }

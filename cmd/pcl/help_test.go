@@ -93,7 +93,11 @@ func TestHelpListsOnlyHonouredFlags(t *testing.T) {
 	scratch := flag.NewFlagSet("", flag.ContinueOnError)
 	c := config.Default()
 	c.RegisterFlags(scratch)
-	scratch.VisitAll(func(f *flag.Flag) { cfgDefaults[f.Name] = f.DefValue })
+	scratch.VisitAll(func(f *flag.Flag) {
+		if !config.IsFlagAlias(scratch, f) { // refused or taken with its flag
+			cfgDefaults[f.Name] = f.DefValue
+		}
+	})
 	cases := []struct {
 		cmd        []string
 		stopper    []string // arguments that fail after the flag checks
@@ -104,12 +108,12 @@ func TestHelpListsOnlyHonouredFlags(t *testing.T) {
 	}{
 		{[]string{"envbench"}, []string{"-rounds", "0"}, "-rounds >= 1", false, []string{"env", "n", "steps", "rounds", "python"}, nil},
 		{[]string{"list"}, []string{"--base", "1"}, "--base 1: want >= 2", false, []string{"base"}, nil},
-		{[]string{"compare"}, []string{"--seeds", "0"}, "--seeds = 0", true, []string{"bases", "sparse-alpha", "soft-alpha", "jobs", "iters", "batch", "lr", "threshold"},
+		{[]string{"compare"}, []string{"--seeds", "0"}, "--seeds = 0", true, []string{"bases", "sparse-alpha", "soft-alpha", "jobs", "iters", "batch-size", "learning-rate", "reward-threshold"},
 			[]string{"algo", "alpha", "base", "tsallis-q", "net", "grid", "mlp-hidden", "num-envs"}},
 		{[]string{"report"}, nil, "give --out and at least one run directory", false, []string{"out"}, nil},
-		{[]string{"bench"}, []string{"--measure", "0"}, "--measure = 0", true, []string{"measure", "env", "base", "algo", "alpha", "batch", "hidden", "seed",
+		{[]string{"bench"}, []string{"--measure", "0"}, "--measure = 0", true, []string{"measure", "env", "base", "algo", "alpha", "batch-size", "hidden", "seed",
 			"net", "grid", "num-envs", "train-steps", "server"},
-			[]string{"iters", "replay", "replay-capacity", "eval-every", "checkpoint-every", "threshold", "stop-at-threshold", "max-loss"}},
+			[]string{"iters", "replay", "replay-capacity", "eval-every", "checkpoint-every", "reward-threshold", "stop-at-threshold", "max-loss"}},
 		{[]string{"sweep", "plan"}, nil, "--out is required", true, []string{"envs", "bases", "algos", "sparse-alphas", "iters", "grid"},
 			[]string{"env", "base", "algo", "alpha", "tsallis-q"}},
 		{[]string{"sweep", "run"}, nil, "--dir is required", false, []string{"dir", "index", "jobs"}, nil},
@@ -118,7 +122,7 @@ func TestHelpListsOnlyHonouredFlags(t *testing.T) {
 		{[]string{"sweep", "evaluate"}, nil, "give --out and at least one sweep directory", false, []string{"out", "title"}, nil},
 		{[]string{"sweep", "k8s"}, nil, "--dir is required", false, []string{"dir", "image", "parallelism", "pod-dir", "memory"}, nil},
 		{[]string{"diagnose"}, nil, "--out is required", true, []string{"out", "every", "overlay", "probe", "iters", "replay", "algo"},
-			[]string{"eval-every", "eval-episodes", "checkpoint-every", "threshold", "stop-at-threshold", "max-loss", "net", "grid"}},
+			[]string{"eval-every", "eval-episodes", "checkpoint-every", "reward-threshold", "stop-at-threshold", "max-loss", "net", "grid"}},
 	}
 	for _, tc := range cases {
 		name := strings.Join(tc.cmd, " ")
@@ -161,5 +165,31 @@ func TestHelpListsOnlyHonouredFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The older spellings of config flags (--lr of --learning-rate) still parse and set their field,
+// but no command's help lists them.
+func TestOldFlagSpellings(t *testing.T) {
+	for _, args := range [][]string{{"train"}, {"compare"}, {"bench"}, {"diagnose"}, {"sweep", "plan"}} {
+		var o, e bytes.Buffer
+		if code := runMain(context.Background(), append(slices.Clone(args), "-h"), &o, &e); code != exitOK {
+			t.Fatalf("pcl %v -h: exit %d", args, code)
+		}
+		for _, f := range parseHelp(t, e.String()) {
+			if _, old := config.FlagAliases()[f.name]; old {
+				t.Errorf("pcl %v -h lists the old spelling --%s", args, f.name)
+			}
+		}
+	}
+	for _, tc := range []struct{ alias, value, want string }{
+		{"lr", "-1", "--learning-rate = -1"}, {"batch", "-1", "--batch-size = -1"},
+		{"replay-batch", "-1", "--replay-batch-size = -1"}, {"threshold", "NaN", "--reward-threshold = NaN"},
+	} {
+		var o, e bytes.Buffer
+		code := runMain(context.Background(), []string{"train", "--" + tc.alias + "=" + tc.value}, &o, &e)
+		if code != exitUsage || !strings.Contains(e.String(), tc.want) {
+			t.Errorf("pcl train --%s=%s: exit %d, stderr %q; want a usage error %q", tc.alias, tc.value, code, e.String(), tc.want)
+		}
 	}
 }

@@ -158,15 +158,36 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nflags:\n", fs.Name())
-		fs.PrintDefaults()
+		printFlags(fs, func(string) bool { return true })
 	}
 	return fs
 }
 
-// givenFlags names the flags the command line set (after parsing).
+// printFlags writes the flags of fs that shown accepts as flag.PrintDefaults does, leaving out
+// the older spellings of config flags (config.IsFlagAlias), which still parse.
+func printFlags(fs *flag.FlagSet, shown func(name string) bool) {
+	listed := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	listed.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if shown(f.Name) && !config.IsFlagAlias(fs, f) {
+			listed.Var(f.Value, f.Name, f.Usage)
+			listed.Lookup(f.Name).DefValue = f.DefValue // not a value already parsed
+		}
+	})
+	listed.PrintDefaults()
+}
+
+// givenFlags names the flags the command line set (after parsing), a config flag given by its
+// older spelling (--lr) by its name (--learning-rate).
 func givenFlags(fs *flag.FlagSet) map[string]bool {
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) {
+		if config.IsFlagAlias(fs, f) {
+			given[config.CanonicalFlag(f.Name)] = true
+			return
+		}
+		given[f.Name] = true
+	})
 	return given
 }
 
@@ -212,15 +233,7 @@ func parseFlagsAndArgs(fs *flag.FlagSet, args []string) error {
 func hideFlags(fs *flag.FlagSet, ignored func(name string) string) (check func() error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nflags:\n", fs.Name())
-		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		shown.SetOutput(fs.Output())
-		fs.VisitAll(func(f *flag.Flag) {
-			if ignored(f.Name) == "" {
-				shown.Var(f.Value, f.Name, f.Usage)
-				shown.Lookup(f.Name).DefValue = f.DefValue // not a value already parsed
-			}
-		})
-		shown.PrintDefaults()
+		printFlags(fs, func(name string) bool { return ignored(name) == "" })
 	}
 	return func() error {
 		var err error

@@ -88,7 +88,7 @@ func sweepPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	m, err := sweep.Plan(sweep.Spec{Name: *name, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed, TaskThresholds: !given["threshold"]})
+	m, err := sweep.Plan(sweep.Spec{Name: *name, Base: cfg, Cells: cells, Seeds: *seeds, FirstSeed: cfg.Seed, TaskThresholds: !given["reward-threshold"]})
 	if err != nil {
 		return usageError{err}
 	}

@@ -42,7 +42,7 @@ func TestTrainEvalBadInput(t *testing.T) {
 		{"compare bad bases", []string{"compare", "--bases", "5,x"}, 2, "bases"},
 		{"train ok", append([]string{"train", "--out", filepath.Join(dir, "run")}, good...), 0, ""},
 		{"train again refuses", append([]string{"train", "--out", filepath.Join(dir, "run")}, good...), 1, "--resume"},
-		{"resume with config flags", []string{"train", "--out", filepath.Join(dir, "run"), "--resume", "--lr", "0.1", "--batch", "3"}, 2, "--batch, --lr"},
+		{"resume with config flags", []string{"train", "--out", filepath.Join(dir, "run"), "--resume", "--lr", "0.1", "--batch", "3"}, 2, "--batch-size, --learning-rate"},
 		{"resume of a finished run", []string{"train", "--out", filepath.Join(dir, "run"), "--resume"}, 2, "has already done 2 iterations"},
 		{"resume extends", []string{"train", "--out", filepath.Join(dir, "run"), "--resume", "--iters", "3"}, 0, ""},
 		{"eval ok", []string{"eval", "--run", filepath.Join(dir, "run"), "--episodes", "4"}, 0, ""},
@@ -153,7 +153,7 @@ func TestTrainRefusesTooMuchMemory(t *testing.T) {
 	}{
 		{"paper's Copy at base 100000", []string{"--env", "Copy-v0", "--base", "100000"}, 2,
 			[]string{"Copy-v0 at --base 100000 (400000 actions) needs about ", "mostly the training batch's per-action arrays (400 episodes × 201 steps × 400000 actions",
-				"above the limit of ", "80% of this machine's ", "lower --batch, --max-steps or --base", "--max-memory"}},
+				"above the limit of ", "80% of this machine's ", "lower --batch-size, --max-steps or --base", "--max-memory"}},
 		{"a small limit", append([]string{"--max-memory", "1MiB"}, tiny...), 2, []string{"above the limit of 1.0 MiB (--max-memory 1MiB)"}},
 		{"a bad limit", append([]string{"--max-memory", "lots"}, tiny...), 2, []string{`--max-memory: memory size "lots"`}},
 		{"no limit", append([]string{"--max-memory", "off"}, tiny...), 0, nil},

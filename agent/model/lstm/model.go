@@ -29,7 +29,7 @@ func New(cfg config.Config, spec Spec, eng *tensor.Engine) (*Model, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	h, err := pcl.NewHeads(cfg, spec.NumActions())
+	h, err := pcl.NewHeads(cfg.LearnerConfig, spec.NumActions())
 	if err != nil {
 		return nil, err
 	}

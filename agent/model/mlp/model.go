@@ -66,7 +66,7 @@ func New(cfg config.Config, dim, numActions int, eng *tensor.Engine) (*Model, er
 	if eng == nil {
 		return nil, fmt.Errorf("mlp: model needs a tensor engine")
 	}
-	h, err := pcl.NewHeads(cfg, numActions)
+	h, err := pcl.NewHeads(cfg.LearnerConfig, numActions)
 	if err != nil {
 		return nil, err
 	}

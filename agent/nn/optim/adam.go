@@ -13,15 +13,15 @@ import (
 
 // AdamConfig holds Adam's hyperparameters.
 type AdamConfig struct {
-	LR      float64 // learning rate, > 0
-	Beta1   float64 // default 0.9
-	Beta2   float64 // default 0.999
-	Epsilon float64 // default 2e-4, the reference PCL code's value
+	LearningRate float64 // > 0
+	Beta1        float64 // default 0.9
+	Beta2        float64 // default 0.999
+	Epsilon      float64 // default 2e-4, the reference PCL code's value
 }
 
 // DefaultAdamConfig returns the reference settings with learning rate lr.
 func DefaultAdamConfig(lr float64) AdamConfig {
-	return AdamConfig{LR: lr, Beta1: 0.9, Beta2: 0.999, Epsilon: 2e-4}
+	return AdamConfig{LearningRate: lr, Beta1: 0.9, Beta2: 0.999, Epsilon: 2e-4}
 }
 
 // Adam is tf.train.AdamOptimizer: with beta powers p1 = β1^t, p2 = β2^t,
@@ -42,7 +42,7 @@ type Adam struct {
 
 // NewAdam returns an optimiser over params; zero Beta1/Beta2/Epsilon take the defaults.
 func NewAdam(params []*nn.Param, cfg AdamConfig) (*Adam, error) {
-	d := DefaultAdamConfig(cfg.LR)
+	d := DefaultAdamConfig(cfg.LearningRate)
 	if cfg.Beta1 == 0 {
 		cfg.Beta1 = d.Beta1
 	}
@@ -52,7 +52,7 @@ func NewAdam(params []*nn.Param, cfg AdamConfig) (*Adam, error) {
 	if cfg.Epsilon == 0 {
 		cfg.Epsilon = d.Epsilon
 	}
-	if !(cfg.LR > 0) || !(cfg.Beta1 > 0 && cfg.Beta1 < 1) || !(cfg.Beta2 > 0 && cfg.Beta2 < 1) || !(cfg.Epsilon > 0) {
+	if !(cfg.LearningRate > 0) || !(cfg.Beta1 > 0 && cfg.Beta1 < 1) || !(cfg.Beta2 > 0 && cfg.Beta2 < 1) || !(cfg.Epsilon > 0) {
 		return nil, fmt.Errorf("optim: invalid Adam config %+v (want lr > 0, 0 < betas < 1, epsilon > 0)", cfg)
 	}
 	if err := checkParams(params); err != nil {
@@ -90,7 +90,7 @@ func (a *Adam) Step() error {
 	}
 	b1, b2 := float32(a.cfg.Beta1), float32(a.cfg.Beta2)
 	p1, p2 := float64(a.powers.Data[0]), float64(a.powers.Data[1])
-	lrT := float32(a.cfg.LR * math.Sqrt(1-p2) / (1 - p1))
+	lrT := float32(a.cfg.LearningRate * math.Sqrt(1-p2) / (1 - p1))
 	eps := float32(a.cfg.Epsilon)
 	for i, p := range a.params {
 		adamUpdate(p.Value.Data, a.m[i].Data, a.v[i].Data, p.Grad.Data, b1, b2, 1-b1, 1-b2, lrT, eps)

@@ -28,7 +28,7 @@ func TestAdamMatchesTFFormula(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := param("w", []float32{1, 2, 3}, tc.g1)
-			a, err := NewAdam([]*nn.Param{p}, AdamConfig{LR: tc.lr, Epsilon: tc.eps})
+			a, err := NewAdam([]*nn.Param{p}, AdamConfig{LearningRate: tc.lr, Epsilon: tc.eps})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestAdamRefusesNonFinite(t *testing.T) {
 
 func TestAdamConfigErrors(t *testing.T) {
 	p := param("w", []float32{1}, []float32{1})
-	for _, cfg := range []AdamConfig{{LR: 0}, {LR: -1}, {LR: 1, Beta1: 1}, {LR: 1, Epsilon: -1}} {
+	for _, cfg := range []AdamConfig{{LearningRate: 0}, {LearningRate: -1}, {LearningRate: 1, Beta1: 1}, {LearningRate: 1, Epsilon: -1}} {
 		if _, err := NewAdam([]*nn.Param{p}, cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}

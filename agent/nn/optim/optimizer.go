@@ -23,15 +23,15 @@ const (
 )
 
 // New returns the optimiser called name over params: Adam with cfg, plain gradient descent at
-// cfg.LR, or RMSProp at cfg.LR with decay RMSPropDecay and epsilon cfg.Epsilon.
+// cfg.LearningRate, or RMSProp at cfg.LearningRate with decay RMSPropDecay and epsilon cfg.Epsilon.
 func New(name string, params []*nn.Param, cfg AdamConfig) (Optimizer, error) {
 	switch name {
 	case NameAdam:
 		return NewAdam(params, cfg)
 	case NameSGD:
-		return NewSGD(params, cfg.LR)
+		return NewSGD(params, cfg.LearningRate)
 	case NameRMSProp:
-		return NewRMSProp(params, cfg.LR, cfg.Epsilon)
+		return NewRMSProp(params, cfg.LearningRate, cfg.Epsilon)
 	}
 	return nil, fmt.Errorf("optim: unknown optimiser %q (want %q, %q or %q)", name, NameAdam, NameSGD, NameRMSProp)
 }

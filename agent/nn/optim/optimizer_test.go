@@ -25,7 +25,7 @@ func TestOptimisersReachTheMinimumOfAQuadratic(t *testing.T) {
 		steps int
 	}{{NameSGD, 0.05, 500}, {NameAdam, 0.05, 2000}, {NameRMSProp, 0.01, 3000}} {
 		p := nn.NewParam("w", 1, len(q.c))
-		opt, err := New(tc.name, []*nn.Param{p}, AdamConfig{LR: tc.lr, Epsilon: 1e-8})
+		opt, err := New(tc.name, []*nn.Param{p}, AdamConfig{LearningRate: tc.lr, Epsilon: 1e-8})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestSGDAndRMSPropFirstStep(t *testing.T) {
 		p := nn.NewParam("w", 1, 2)
 		copy(p.Value.Data, []float32{1, -1})
 		copy(p.Grad.Data, []float32{0.5, -2})
-		opt, err := New(name, []*nn.Param{p}, AdamConfig{LR: 0.1, Epsilon: 1e-6})
+		opt, err := New(name, []*nn.Param{p}, AdamConfig{LearningRate: 0.1, Epsilon: 1e-6})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,17 +72,17 @@ func TestSGDAndRMSPropFirstStep(t *testing.T) {
 
 func TestOptimiserErrors(t *testing.T) {
 	p := nn.NewParam("w", 1, 2)
-	if _, err := New("lbfgs", []*nn.Param{p}, AdamConfig{LR: 0.1}); err == nil || !strings.Contains(err.Error(), "unknown optimiser") {
+	if _, err := New("lbfgs", []*nn.Param{p}, AdamConfig{LearningRate: 0.1}); err == nil || !strings.Contains(err.Error(), "unknown optimiser") {
 		t.Errorf("unknown name: %v", err)
 	}
 	for _, name := range []string{NameSGD, NameRMSProp} {
-		if _, err := New(name, []*nn.Param{p}, AdamConfig{LR: 0, Epsilon: 1e-8}); err == nil {
+		if _, err := New(name, []*nn.Param{p}, AdamConfig{LearningRate: 0, Epsilon: 1e-8}); err == nil {
 			t.Errorf("%s with lr 0: no error", name)
 		}
-		if _, err := New(name, []*nn.Param{p, p}, AdamConfig{LR: 0.1, Epsilon: 1e-8}); err == nil {
+		if _, err := New(name, []*nn.Param{p, p}, AdamConfig{LearningRate: 0.1, Epsilon: 1e-8}); err == nil {
 			t.Errorf("%s with a duplicate parameter: no error", name)
 		}
-		opt, err := New(name, []*nn.Param{p}, AdamConfig{LR: 0.1, Epsilon: 1e-8})
+		opt, err := New(name, []*nn.Param{p}, AdamConfig{LearningRate: 0.1, Epsilon: 1e-8})
 		if err != nil {
 			t.Fatal(err)
 		}

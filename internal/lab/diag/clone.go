@@ -129,7 +129,7 @@ func Clone(ctx context.Context, opts CloneOptions) ([]CloneRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt, err := optim.NewAdam(m.Params(), optim.AdamConfig{LR: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
+	opt, err := optim.NewAdam(m.Params(), optim.AdamConfig{LearningRate: cfg.LearningRate, Beta1: cfg.AdamBeta1, Beta2: cfg.AdamBeta2, Epsilon: cfg.AdamEps})
 	if err != nil {
 		return nil, err
 	}
