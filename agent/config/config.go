@@ -20,7 +20,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 )
 
 // Algo is a PCL algorithm, the value of Config.Algo: AlgoSparse, AlgoSoft or AlgoTsallis (Validate

@@ -10,8 +10,8 @@ import (
 	"math"
 	"os"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // SaveFile writes the buffer to path atomically: a temporary file in the same directory is

@@ -112,7 +112,7 @@ func TestLoadRejectsBadData(t *testing.T) {
 	}
 }
 
-// SaveFile replaces the file atomically (internal/atomicfile): no temporary file is left,
+// SaveFile replaces the file atomically (agent/atomicfile): no temporary file is left,
 // the file is world-readable, and a save into a missing directory names the path.
 func TestSaveFileLeavesOnlyTheFile(t *testing.T) {
 	b, _ := NewEpisodes(10, 0.5, 0.1, "fifo")

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/episode"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // vecDim is the observation size of the vector sub-episodes of these tests.

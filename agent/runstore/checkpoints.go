@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // ReplayFileName is the replay file saved with the checkpoint of iteration it.

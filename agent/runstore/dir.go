@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 )
 
 // File names inside a run directory.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/sparsepcl/sparsepcl/internal/procmem"
+	"github.com/sparsepcl/sparsepcl/agent/internal/procmem"
 )
 
 const memoryLogHeader = "iteration,env_steps,go_rss_mib,go_peak_mib,children,children_rss_mib,children_peak_mib\n"

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 )
 
 // Row is one line of metrics.csv. GreedyReward is NaN on iterations without a greedy evaluation.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparsepcl/sparsepcl/internal/tfevents"
+	"github.com/sparsepcl/sparsepcl/agent/internal/tfevents"
 )
 
 // TensorBoard event files: every process that trains a run writes one into the run directory,

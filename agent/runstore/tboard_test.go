@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/internal/tfevents"
+	"github.com/sparsepcl/sparsepcl/agent/internal/tfevents"
 )
 
 func TestTBoardRow(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/internal/cputime"
+	"github.com/sparsepcl/sparsepcl/agent/internal/cputime"
 )
 
 // TestFewRowsMatchesOpenBLAS requires the few-rows kernel to give OpenBLAS's own sgemm's bits

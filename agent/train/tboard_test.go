@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/internal/tfevents"
+	"github.com/sparsepcl/sparsepcl/agent/internal/tfevents"
 )
 
 // A run writes one event file per process: the config and run.json as text, every metrics row at its

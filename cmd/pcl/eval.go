@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/nn/checkpoint"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 var (

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // pcl eval and pcl report print the provenance a run recorded in run.json, and say so when a run

@@ -12,13 +12,13 @@ import (
 	"slices"
 
 	"github.com/sparsepcl/sparsepcl/agent/memory"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/train"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 	"github.com/sparsepcl/sparsepcl/internal/envmaker"
 	"github.com/sparsepcl/sparsepcl/internal/lab/rebuild"
 	"github.com/sparsepcl/sparsepcl/internal/lab/reproduce"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // reproduceOutEnv hands the child process of pcl reproduce the directory to train into: the child

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
 	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // runVersion prints what this binary is, as a run's run.json records it: the commit it was built

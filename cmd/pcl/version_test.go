@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 )
 
 // pcl version names the binary by its provenance line and the SHA-256 of the executable (here the

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/bridge"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // A run on a remote env records the server's gymnasium, mujoco and numpy versions in run.json:

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/internal/cputime"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 	"github.com/sparsepcl/sparsepcl/agent/policy"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 	"github.com/sparsepcl/sparsepcl/envs"
-	"github.com/sparsepcl/sparsepcl/internal/cputime"
 )
 
 // benchSegments are 25 sub-episodes of 100 steps of HalfCheetah-sized observations (17).

@@ -29,9 +29,9 @@ import (
 	"math"
 	"os"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/nn"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // Magic opens every checkpoint file.

@@ -195,7 +195,7 @@ func TestResumeIsExact(t *testing.T) {
 	}
 }
 
-// Save replaces the file atomically (internal/atomicfile): no temporary file is left, the
+// Save replaces the file atomically (agent/atomicfile): no temporary file is left, the
 // file is world-readable, and a save into a missing directory names the path.
 func TestSaveLeavesOnlyTheFile(t *testing.T) {
 	dir := t.TempDir()

@@ -21,9 +21,9 @@ import (
 	"strings"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // Record is one run directory's config and metrics.

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // writeRun writes a run directory with n rows whose return is ret(i) (NaN before the first

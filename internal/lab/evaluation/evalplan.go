@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/config"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"
 )
 

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/agent/success"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/lab/plot"
 	"github.com/sparsepcl/sparsepcl/internal/lab/sweep"

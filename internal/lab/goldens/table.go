@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 )
 
 // ResultsDir is where the committed runs live, relative to the repository's root.

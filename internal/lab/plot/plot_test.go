@@ -39,7 +39,7 @@ func TestLinesWritesPNG(t *testing.T) {
 	if err := Lines(path, "t", "x", "y", []Series{{X: []float64{1}, Y: nil}}, nil); err == nil {
 		t.Fatal("mismatched series accepted")
 	}
-	// Written atomically (internal/atomicfile): only the figure is left, world-readable.
+	// Written atomically (agent/atomicfile): only the figure is left, world-readable.
 	es, err := os.ReadDir(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 )
 
 // Choose re-runs with this binary only when it is the run's commit, clean, or when asked

@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // Setting is what a run's first session recorded of what decides its numbers.

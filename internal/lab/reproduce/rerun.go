@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 	"github.com/sparsepcl/sparsepcl/agent/runstore"
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
 )
 
 // ChildOutEnv hands a pcl reproduce child the directory to train into: the child is a pcl binary

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparsepcl/sparsepcl/internal/provenance"
+	"github.com/sparsepcl/sparsepcl/agent/provenance"
 )
 
 // A re-run from a command line must resolve the recorded config, every key but the iterations.

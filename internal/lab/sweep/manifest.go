@@ -23,10 +23,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/success"
 	"github.com/sparsepcl/sparsepcl/envs/algorithmic"
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
 )
 
 // ManifestFile is the manifest's name inside a sweep directory; RunsDir holds the run directories.

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sparsepcl/sparsepcl/internal/atomicfile"
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 )
 
 // FileName is the provenance file in a run directory.
