@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,7 +42,7 @@ func newEpisodes(ctx context.Context, cfg config.Config, opts Options) (_ *sessi
 	s.fam = m
 	defer func() {
 		if err != nil {
-			s.close()
+			err = errors.Join(err, s.Close())
 		}
 	}()
 	maker := opts.envMaker()

@@ -33,8 +33,7 @@ func loadEvaluator(dir string, reg *envs.Registry, eng *tensor.Engine, n int) (*
 	}
 	ev := &evaluator{cfg: cfg, env: env}
 	if err := ev.load(dir, eng); err != nil {
-		env.Close()
-		return nil, err
+		return nil, errors.Join(err, env.Close())
 	}
 	return ev, nil
 }
@@ -72,12 +71,12 @@ func (ev *evaluator) sample(ctx context.Context, seed int64) (collect.Batch[int3
 
 // Evaluate loads a run directory's checkpoint and returns the mean greedy reward over n episodes
 // on a fresh env (its curriculum, if any, at the start), as a new process would see it.
-func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (float64, runstore.Meta, error) {
+func Evaluate(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (_ float64, _ runstore.Meta, err error) {
 	ev, err := loadEvaluator(dir, reg, eng, n)
 	if err != nil {
 		return 0, runstore.Meta{}, err
 	}
-	defer ev.env.Close()
+	defer closeKeepingErr(&err, ev.env)
 	res, err := ev.sample(ctx, seed)
 	if err != nil {
 		return 0, runstore.Meta{}, err
@@ -151,12 +150,12 @@ var ErrNoCurriculum = errors.New("the run's env has no curriculum")
 // EvaluateTrained loads a run directory's checkpoint and plays n greedy episodes at the curriculum
 // level its training had reached (runstore.Meta.TrainedLevel), the figure that says how good the trained
 // policy is. Its result equals EvaluateLengths' row of that level.
-func EvaluateTrained(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (LengthResult, runstore.Meta, error) {
+func EvaluateTrained(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (_ LengthResult, _ runstore.Meta, err error) {
 	ev, err := loadEvaluator(dir, reg, eng, n)
 	if err != nil {
 		return LengthResult{}, runstore.Meta{}, err
 	}
-	defer ev.env.Close()
+	defer closeKeepingErr(&err, ev.env)
 	level, ok := ev.meta.TrainedLevel()
 	if !ok {
 		return LengthResult{}, runstore.Meta{}, fmt.Errorf("eval: %s: %w", dir, ErrNoCurriculum)
@@ -175,12 +174,12 @@ func EvaluateTrained(ctx context.Context, dir string, reg *envs.Registry, eng *t
 // EvaluateLengths loads a run directory's checkpoint and plays n greedy episodes at each curriculum
 // min_length from the task's start up to algorithmic.MaxMinLength, which shows how far the policy
 // generalises beyond the level training reached. The env must have a curriculum.
-func EvaluateLengths(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) ([]LengthResult, runstore.Meta, error) {
+func EvaluateLengths(ctx context.Context, dir string, reg *envs.Registry, eng *tensor.Engine, n int, seed int64) (_ []LengthResult, _ runstore.Meta, err error) {
 	ev, err := loadEvaluator(dir, reg, eng, n)
 	if err != nil {
 		return nil, runstore.Meta{}, err
 	}
-	defer ev.env.Close()
+	defer closeKeepingErr(&err, ev.env)
 	cur, err := ev.levels()
 	if err != nil {
 		return nil, runstore.Meta{}, err

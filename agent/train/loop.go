@@ -35,8 +35,8 @@ type regime interface {
 	evaluate(ctx context.Context, it int) (float64, error)
 	// save writes the checkpoint of meta.Iteration into cp (nothing when it is on disk).
 	save(cp *runstore.Checkpoints, meta runstore.Meta) error
-	// close releases the envs.
-	close()
+	// Close releases the envs.
+	Close() error
 }
 
 // profile is what the loop needs to know of a regime besides its work: its traits, and what

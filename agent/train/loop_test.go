@@ -19,7 +19,7 @@ type fakeRegime struct {
 
 func (f *fakeRegime) Alpha() float64           { return f.alpha }
 func (f *fakeRegime) SetAlpha(a float64) error { f.alpha = a; return nil }
-func (f *fakeRegime) close()                   {}
+func (f *fakeRegime) Close() error             { return nil }
 
 func (f *fakeRegime) start(context.Context, bool) (runstore.Meta, *runstore.Checkpoints, profile, error) {
 	return runstore.Meta{}, runstore.Dir("").NewCheckpoints(), profile{evalAfter: f.after}, nil

@@ -2,7 +2,9 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"time"
@@ -79,17 +81,33 @@ type member[O episode.Observation] interface {
 func (s *session[O]) Alpha() float64               { return s.learner.Alpha() }
 func (s *session[O]) SetAlpha(alpha float64) error { return s.learner.SetAlpha(alpha) }
 
-func (s *session[O]) close() {
+func (s *session[O]) Close() error {
 	s.discardPrefetch()
-	closeEnvs(s.env, s.evalEnv)
+	return closeEnvs(s.env, s.evalEnv)
 }
 
-// closeEnvs closes the envs of a regime that were made.
-func closeEnvs(es ...envs.VecEnv) {
+// closeEnvs closes the envs of a regime that were made, and returns every Close error (a bridge
+// env's server that fails to stop says so).
+func closeEnvs(es ...envs.VecEnv) error {
+	var errs []error
 	for _, e := range es {
 		if e != nil {
-			e.Close()
+			errs = append(errs, e.Close())
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeKeepingErr closes c when a function returns. Its error becomes the function's (*err) when
+// nothing failed before; after a failure it is joined to that error, so neither is lost.
+func closeKeepingErr(err *error, c io.Closer) {
+	cerr := c.Close()
+	switch {
+	case cerr == nil:
+	case *err == nil:
+		*err = fmt.Errorf("closing the envs: %w", cerr)
+	default:
+		*err = errors.Join(*err, fmt.Errorf("closing the envs: %w", cerr))
 	}
 }
 

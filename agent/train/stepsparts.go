@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -41,7 +42,7 @@ func newStepsRunChecked(ctx context.Context, cfg config.Config, maker EnvMaker, 
 	r := &stepsRun{}
 	defer func() {
 		if err != nil {
-			r.Close()
+			err = errors.Join(err, r.Close())
 		}
 	}()
 	if r.env, err = makeAdapted(ctx, cfg, maker, cfg.NumEnvs); err != nil {
@@ -103,14 +104,13 @@ func makeAdapted(ctx context.Context, cfg config.Config, maker EnvMaker, n int) 
 	}
 	adapted, err := mlp.AdaptActions(env, cfg.Grid)
 	if err != nil {
-		env.Close()
-		return nil, fmt.Errorf("%s: %w", cfg.Env, err)
+		return nil, errors.Join(fmt.Errorf("%s: %w", cfg.Env, err), env.Close())
 	}
 	return adapted, nil
 }
 
 // Close closes the envs.
-func (r *stepsRun) Close() { closeEnvs(r.env, r.evalEnv) }
+func (r *stepsRun) Close() error { return closeEnvs(r.env, r.evalEnv) }
 
 // readRunConfig reads the config.json of the run in dir.
 func readRunConfig(dir string) (config.Config, error) {
@@ -124,7 +124,7 @@ func readRunConfig(dir string) (config.Config, error) {
 // EvaluateSteps plays one greedy episode on each of n copies of a long-episode run's env with the
 // checkpoint's policy (copy i from seed seed+i) and returns the undiscounted returns. watch, when
 // not nil, sees the policy logits of every state acted in.
-func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, n int, seed int64, watch func(z []float32)) ([]float64, runstore.Meta, error) {
+func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, n int, seed int64, watch func(z []float32)) (_ []float64, _ runstore.Meta, err error) {
 	cfg, err := readRunConfig(dir)
 	if err != nil {
 		return nil, runstore.Meta{}, err
@@ -133,7 +133,7 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 	if err != nil {
 		return nil, runstore.Meta{}, fmt.Errorf("eval: %w", err)
 	}
-	defer r.Close()
+	defer closeKeepingErr(&err, r)
 	meta, err := r.load(dir)
 	if err != nil {
 		return nil, runstore.Meta{}, fmt.Errorf("eval: %w", err)
@@ -147,7 +147,7 @@ func EvaluateSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.
 
 // RecordSteps plays one greedy episode of a long-episode run's checkpoint from seed and returns
 // the env's actions (for a replay that renders it) with the return.
-func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, seed int64) (mlp.Recording, config.Config, error) {
+func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.Engine, seed int64) (_ mlp.Recording, _ config.Config, err error) {
 	cfg, err := readRunConfig(dir)
 	if err != nil {
 		return mlp.Recording{}, cfg, err
@@ -156,7 +156,7 @@ func RecordSteps(ctx context.Context, dir string, maker EnvMaker, eng *tensor.En
 	if err != nil {
 		return mlp.Recording{}, cfg, fmt.Errorf("record: %w", err)
 	}
-	defer r.Close()
+	defer closeKeepingErr(&err, r)
 	if _, err := r.load(dir); err != nil {
 		return mlp.Recording{}, cfg, fmt.Errorf("record: %w", err)
 	}

@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg config.Config, opts Options) (_ Summary, err e
 	if err != nil {
 		return Summary{}, err
 	}
-	defer reg.close()
+	defer closeKeepingErr(&err, reg)
 	return run(ctx, cfg, opts, reg)
 }
 
