@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
@@ -12,6 +11,7 @@ import (
 	"github.com/sparsepcl/sparsepcl/agent/model/lstm"
 	"github.com/sparsepcl/sparsepcl/agent/nn/nntest"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
+	"github.com/sparsepcl/sparsepcl/agent/policy/policytest"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -31,55 +31,6 @@ func randomEpisodes(rng *rand.Rand, n int) []*episode.Episode {
 		eps[i] = e
 	}
 	return eps
-}
-
-// slowSparsemax is sparsemax by the sort definition, in float64.
-func slowSparsemax(z []float64) ([]float64, float64) {
-	s := append([]float64(nil), z...)
-	sort.Sort(sort.Reverse(sort.Float64Slice(s)))
-	cum, k, cumK := 0.0, 0, 0.0
-	for j, v := range s {
-		cum += v
-		if 1+float64(j+1)*v > cum {
-			k, cumK = j+1, cum
-		}
-	}
-	g := (cumK - 1) / float64(k)
-	p := make([]float64, len(z))
-	for i, v := range z {
-		p[i] = math.Max(v-g, 0)
-	}
-	return p, g
-}
-
-// slowEntmax15 finds tau by bisection on sum relu(0.5 z - tau)^2 = 1.
-func slowEntmax(z []float64, q float64) []float64 {
-	am1 := q - 1
-	f := func(tau float64) float64 {
-		s := 0.0
-		for _, v := range z {
-			s += math.Pow(math.Max(am1*v-tau, 0), 1/am1)
-		}
-		return s - 1
-	}
-	mx := math.Inf(-1)
-	for _, v := range z {
-		mx = max(mx, am1*v)
-	}
-	lo, hi := mx-1, mx
-	for i := 0; i < 200; i++ {
-		mid := (lo + hi) / 2
-		if f(mid) >= 0 {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	p := make([]float64, len(z))
-	for i, v := range z {
-		p[i] = math.Pow(math.Max(am1*v-lo, 0), 1/am1)
-	}
-	return p
 }
 
 // slowLoss recomputes the loss from the definitions: heads from the network in step mode (one
@@ -125,34 +76,15 @@ func slowLoss(t *testing.T, m *lstm.Model, cfg config.Config, eps []*episode.Epi
 			var v float64
 			switch cfg.Algo {
 			case config.AlgoSoft:
-				mx := math.Inf(-1)
-				for _, x := range z {
-					mx = max(mx, x)
-				}
-				sum := 0.0
-				for _, x := range z {
-					sum += math.Exp(x - mx)
-				}
-				lse := mx + math.Log(sum)
-				p = make([]float64, K)
-				for i, x := range z {
-					p[i] = math.Exp(x - lse)
-				}
+				var lse float64
+				p, lse = policytest.Softmax(z)
 				v = alpha * lse
 			case config.AlgoSparse:
-				var g float64
-				p, g = slowSparsemax(z)
-				// spmax = 1/2 sum_S (z^2 - G^2) + 1/2
-				sp := 0.5
-				for i, x := range z {
-					if p[i] > 0 {
-						sp += 0.5 * (x*x - g*g)
-					}
-				}
-				v = alpha * sp
+				p, _ = policytest.Sparsemax(z)
+				v = alpha * policytest.Spmax(z)
 			default:
 				q := cfg.TsallisQ
-				p = slowEntmax(z, q)
+				p = policytest.Entmax(z, q)
 				// Omega* = <p, z> + (1 - sum p^q)/(q(q-1))
 				dot, spq := 0.0, 0.0
 				for i := range z {
@@ -175,7 +107,7 @@ func slowLoss(t *testing.T, m *lstm.Model, cfg config.Config, eps []*episode.Epi
 			case config.AlgoSoft:
 				term = -alpha * math.Log(p[a])
 			case config.AlgoSparse:
-				_, g := slowSparsemax(z)
+				_, g := policytest.Sparsemax(z)
 				mu := math.Max(z[a]-g, 0)
 				lam := math.Max(g-z[a], 0) * math.Exp(float64(outs[m.LambdaHead].Data[0]))
 				bigLam := -alpha / 2 / (1 + math.Exp(-float64(outs[m.BigHead].Data[0])))

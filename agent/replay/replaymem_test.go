@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/collect"
 	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/internal/noiseenv"
 	"github.com/sparsepcl/sparsepcl/agent/memory"
 	"github.com/sparsepcl/sparsepcl/agent/model/mlp"
 	"github.com/sparsepcl/sparsepcl/agent/replay"
@@ -25,7 +26,7 @@ func TestReplayBytesPerStep(t *testing.T) {
 	}
 	const dim, k = 17, 27
 	l := sparseLearner(t, dim, k)
-	env, err := envs.SyncVec(func() (envs.Env, error) { e := newNoiseEnv(k, dim, 1); e.limit = 1000; return e, nil }, 1, envs.AutoresetDisabled)
+	env, err := envs.SyncVec(func() (envs.Env, error) { e := noiseenv.New(k, dim, 1); e.Limit = 1000; return e, nil }, 1, envs.AutoresetDisabled)
 	if err != nil {
 		t.Fatal(err)
 	}

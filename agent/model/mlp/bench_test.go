@@ -245,7 +245,7 @@ func BenchmarkTrainStepVsGemm(b *testing.B) {
 // copy, then the env step), and reports each per env step (us-per-env-step, ref-us-per-env-step)
 // and their ratio (speedup), and the collector path's process CPU time per env step
 // (cpu-us-per-env-step: every thread, OpenBLAS's included), which other load on the machine
-// disturbs less. The env (noiseEnv) costs next to nothing.
+// disturbs less. The env (noiseenv.Env) costs next to nothing.
 func BenchmarkSampleStep(b *testing.B) {
 	for _, k := range []int{15625, 729} {
 		for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {

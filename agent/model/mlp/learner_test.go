@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"testing"
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/nn/nntest"
+	"github.com/sparsepcl/sparsepcl/agent/policy/policytest"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
 )
 
@@ -71,24 +71,6 @@ func sharpen(l *Learner, by float32) {
 	}
 }
 
-func slowSparsemax(z []float64) ([]float64, float64) {
-	s := append([]float64(nil), z...)
-	sort.Sort(sort.Reverse(sort.Float64Slice(s)))
-	cum, k, cumK := 0.0, 0, 0.0
-	for j, v := range s {
-		cum += v
-		if 1+float64(j+1)*v > cum {
-			k, cumK = j+1, cum
-		}
-	}
-	g := (cumK - 1) / float64(k)
-	p := make([]float64, len(z))
-	for i, v := range z {
-		p[i] = math.Max(v-g, 0)
-	}
-	return p, g
-}
-
 // slowLoss recomputes the batch loss from the definitions, one segment at a time: the heads of
 // each segment from a forward pass over that segment alone, V and the per-step terms of soft and
 // sparse PCL from the paper's formulas in float64, and every consistency row enumerated
@@ -120,29 +102,12 @@ func slowLoss(t *testing.T, l *Learner, segs []*Segment) float64 {
 			var g, v float64
 			switch cfg.Algo {
 			case config.AlgoSoft:
-				mx := math.Inf(-1)
-				for _, zi := range z {
-					mx = max(mx, zi)
-				}
-				sum := 0.0
-				for _, zi := range z {
-					sum += math.Exp(zi - mx)
-				}
-				lse := mx + math.Log(sum)
-				p = make([]float64, K)
-				for i, zi := range z {
-					p[i] = math.Exp(zi - lse)
-				}
+				var lse float64
+				p, lse = policytest.Softmax(z)
 				v = alpha * lse
 			case config.AlgoSparse:
-				p, g = slowSparsemax(z)
-				sp := 0.5 // spmax(z) = 1/2 sum_S (z_i^2 - G^2) + 1/2
-				for i, zi := range z {
-					if p[i] > 0 {
-						sp += 0.5 * (zi*zi - g*g)
-					}
-				}
-				v = alpha * sp
+				p, g = policytest.Sparsemax(z)
+				v = alpha * policytest.Spmax(z)
 			default:
 				t.Fatalf("slowLoss covers soft and sparse, not %s", cfg.Algo)
 			}
