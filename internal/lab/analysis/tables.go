@@ -20,7 +20,8 @@ type TableSpec struct {
 	// seed by seed, its last greedy return and its final policy), "paired" (each arm against
 	// Baseline, seed by seed, with the differences), "levers" (a screen: a row per arm with its
 	// return, final policy and wall time per 1,000,000 steps) or "versus" (a row per arm, also
-	// read at the first arm's wall time, seed by seed; versus.go): TableKinds. The algorithmic
+	// read at the first arm's wall time, seed by seed; versus.go) or "speed" (KindSpeed: the arms'
+	// runs are scripts/bench-loop output files; speed.go): TableKinds. The algorithmic
 	// tasks' kinds, by the steady rule, are rendered by package evaluation.
 	Kind     string    `json:"kind"`
 	Arms     []ArmSpec `json:"arms"`
@@ -37,7 +38,7 @@ type ArmSpec struct {
 }
 
 // TableKinds are the kinds of table RenderTable makes.
-func TableKinds() []string { return []string{"summary", "paired", "levers", "versus"} }
+func TableKinds() []string { return []string{"summary", "paired", "levers", "versus", KindSpeed} }
 
 // ReadTableSpecs reads a JSON list of TableSpecs, each of one of kinds (the renderer's: TableKinds,
 // or those of a renderer that adds its own).
@@ -66,6 +67,8 @@ func RenderTable(root string, spec TableSpec) (string, error) {
 	switch {
 	case spec.Kind == "versus":
 		return renderVersus(root, spec)
+	case spec.Kind == KindSpeed:
+		return speedTable(root, spec)
 	case !slices.Contains(TableKinds(), spec.Kind):
 		return "", fmt.Errorf("tables: %s: kind %q is not one of %s", spec.Name, spec.Kind, strings.Join(TableKinds(), ", "))
 	}
