@@ -95,13 +95,11 @@ func speedTable(root string, spec TableSpec) (string, error) {
 	// The rows in the order of their first appearance.
 	type key struct{ grid, k, variant string }
 	var keys []key
-	seen := map[key]bool{}
 	cell := map[key][]string{}
 	for c, col := range cols {
 		for _, r := range col.run.rows {
 			kk := key{r.grid, r.k, r.variant}
-			if !seen[kk] {
-				seen[kk] = true
+			if _, ok := cell[kk]; !ok {
 				keys = append(keys, kk)
 				cell[kk] = make([]string, len(cols))
 			}
