@@ -9,9 +9,9 @@ import (
 	"github.com/sparsepcl/sparsepcl/envs"
 )
 
-// Env has Dim observation values, uniform in [-1, 1] (17 is HalfCheetah's), any of K actions,
-// reward 0, and an episode that never ends, or with Limit > 0 is truncated after Limit steps, as
-// HalfCheetah's are after 1,000.
+// Env has New's dim observation values, uniform in [-1, 1] (17 is HalfCheetah's), any of K
+// actions, reward 0, and an episode that never ends, or with Limit > 0 is truncated after Limit
+// steps, as HalfCheetah's are after 1,000.
 type Env struct {
 	K, Limit int
 	t        int
@@ -49,7 +49,7 @@ func (e *Env) Step(action any) (any, float64, bool, bool, envs.Info, error) {
 // ActionSpace is Discrete(K).
 func (e *Env) ActionSpace() envs.Space { return envs.Discrete{N: int64(e.K)} }
 
-// ObservationSpace is a Box of Dim values in [-1, 1].
+// ObservationSpace is a Box of dim values in [-1, 1].
 func (e *Env) ObservationSpace() envs.Space { return envs.NewBox(-1, 1, envs.Float64, len(e.obs)) }
 
 // Close does nothing.

@@ -1,8 +1,6 @@
 package noiseenv
 
-import (
-	"testing"
-)
+import "testing"
 
 // The env checks its actions, draws its observations in range, and truncates at its limit only.
 func TestEnv(t *testing.T) {
