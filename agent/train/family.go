@@ -62,10 +62,11 @@ const (
 	ToolRecord                // pcl eval --record: a long episode drawn as a GIF
 	ToolObserver              // an Observer: watches the LSTM's episodes
 	ToolOverlap               // --overlap: stepping the envs while the learner trains on sub-episodes
+	ToolReturns               // pcl eval --returns: a long-episode run's greedy returns as JSON
 )
 
 var toolNames = [...]string{"pcl diagnose", "pcl compare", "pcl play --run", "pcl eval --per-length", "pcl eval --record",
-	"an Observer", "--overlap"}
+	"an Observer", "--overlap", "pcl eval --returns"}
 
 func (t Tool) String() string {
 	if t < 0 || int(t) >= len(toolNames) {
@@ -104,6 +105,21 @@ type EvalOptions struct {
 	// into by Render.
 	Record string
 	Render Renderer
+	// Returns, when not empty, is the file a long-episode run's greedy returns are also written
+	// to, as GreedyReturns in JSON (atomically).
+	Returns string
+}
+
+// GreedyReturns is the greedy evaluation of a long-episode run's checkpoint: one return per
+// episode (copy i from seed Seed+i), as pcl eval --returns writes it.
+type GreedyReturns struct {
+	Run       string    `json:"run"`
+	Iteration int       `json:"iteration"`
+	EnvSteps  int64     `json:"env_steps"`
+	Seed      int64     `json:"seed"`
+	Returns   []float64 `json:"returns"`
+	Mean      float64   `json:"mean"`
+	Std       float64   `json:"std"` // the population std of Returns, as pcl eval prints it
 }
 
 // Renderer replays an episode's actions in env id from seed and writes an animated GIF to out,

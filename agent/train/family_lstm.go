@@ -20,7 +20,7 @@ type lstmFamily struct{}
 func (lstmFamily) Net() config.Net { return config.NetLSTM }
 
 func (lstmFamily) Supports(tool Tool, subject string) error {
-	if tool == ToolRecord || tool == ToolOverlap {
+	if tool == ToolRecord || tool == ToolOverlap || tool == ToolReturns {
 		return &UnsupportedError{Tool: tool, Family: config.NetLSTM, Subject: subject}
 	}
 	return nil

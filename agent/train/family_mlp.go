@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/sparsepcl/sparsepcl/agent/atomicfile"
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/pcl"
 )
@@ -68,6 +70,16 @@ func (mlpFamily) Evaluate(ctx context.Context, dir string, opts EvalOptions, w i
 	fmt.Fprintf(w, "run %s (%s%s, %s/%s, alpha %g) after %d iterations (%d env steps): greedy return %.1f ± %.1f over %d episodes [min %.1f, max %.1f]\n",
 		dir, c.Env, size, c.Algo, c.Form, c.Alpha, meta.Iteration, meta.EnvSteps, m, sd, opts.Episodes, slices.Min(returns), slices.Max(returns))
 	fmt.Fprintf(w, "greedy states: %s\n", gaps.Result())
+	if opts.Returns != "" {
+		res := GreedyReturns{Run: dir, Iteration: meta.Iteration, EnvSteps: meta.EnvSteps, Seed: opts.Seed, Returns: returns, Mean: m, Std: sd}
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		if err := atomicfile.WriteFile(opts.Returns, append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("eval: the returns: %w", err)
+		}
+	}
 	if opts.Record == "" {
 		return nil
 	}

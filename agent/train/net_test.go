@@ -71,8 +71,8 @@ func TestResolveNetFollowsTheObservationSpace(t *testing.T) {
 // ErrUnsupported and carries the tool, the family and the subject; Bench of the mlp family
 // refuses the same way.
 func TestFamilySupports(t *testing.T) {
-	tools := []Tool{ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolRecord, ToolObserver, ToolOverlap}
-	lacks := map[config.Net][]Tool{config.NetLSTM: {ToolRecord, ToolOverlap},
+	tools := []Tool{ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolRecord, ToolObserver, ToolOverlap, ToolReturns}
+	lacks := map[config.Net][]Tool{config.NetLSTM: {ToolRecord, ToolOverlap, ToolReturns},
 		config.NetMLP: {ToolDiagnose, ToolCompare, ToolPlay, ToolPerLength, ToolObserver}}
 	for _, env := range []string{"Copy-v0", "CartPole-v1"} {
 		cfg := config.Default()

@@ -18,6 +18,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Int64("seed", 12345, "seed of the evaluation episodes")
 	perLength := fs.Bool("per-length", true, "also report the greedy reward at every curriculum level up to the top")
 	record := fs.String("record", "", "long-episode runs: also play one greedy episode (seed --seed) and write it as an animated GIF to this `file`")
+	returns := fs.String("returns", "", "long-episode runs: also write the greedy returns (one per episode, with their mean) as JSON to this `file`")
 	var servers stringList
 	fs.Var(&servers, "server", "`endpoint` of a running env server (tcp://host:port), repeatable (runs on Gymnasium envs; default: start one)")
 	var server serverFlags
@@ -47,6 +48,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return usageError{err}
 		}
 	}
+	if *returns != "" {
+		if err := fam.Supports(train.ToolReturns, *dir); err != nil {
+			return usageError{err}
+		}
+	}
 	reg := registry.Default()
 	creds, err := server.credentials(servers)
 	if err != nil {
@@ -58,5 +64,5 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return res.Frames, res.Return, err
 	}
 	return fam.Evaluate(ctx, *dir, train.EvalOptions{Registry: reg, Envs: train.FactoryEnvs{Factory: maker}, Episodes: *n, Seed: *seed,
-		PerLength: *perLength, Record: *record, Render: render}, stdout)
+		PerLength: *perLength, Record: *record, Render: render, Returns: *returns}, stdout)
 }

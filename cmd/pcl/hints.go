@@ -29,4 +29,5 @@ var unsupportedHints = map[train.Tool]string{
 	train.ToolRecord:    "--record draws long-episode (mlp) runs; watch an algorithmic task with pcl play --run",
 	train.ToolObserver:  "an Observer watches the lstm family's batches of episodes",
 	train.ToolOverlap:   "--overlap steps long episodes' envs while the learner trains; an algorithmic task's episodes are sampled by the policy that trains on them",
+	train.ToolReturns:   "--returns writes a long-episode run's greedy returns; an algorithmic task's evaluation is its greedy reward at each curriculum level, which pcl eval prints",
 }
