@@ -14,12 +14,14 @@ import (
 
 	"github.com/sparsepcl/sparsepcl/agent/config"
 	"github.com/sparsepcl/sparsepcl/agent/tensor"
+	"github.com/sparsepcl/sparsepcl/envs"
 	"github.com/sparsepcl/sparsepcl/envs/registry"
 )
 
-// pcl eval on a long-episode run prints the greedy returns and the logit gaps of the greedy
-// states.
-func TestEvaluateStepsPrintsGaps(t *testing.T) {
+// trainedCartPole is a long-episode run of two iterations (2 copies of 10 steps each) on the Go
+// CartPole, checkpointed at its end, and the registry it ran on.
+func trainedCartPole(t *testing.T) (string, *envs.Registry) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Env, cfg.Net, cfg.NumEnvs, cfg.StepsPerIter, cfg.SubEpisodes, cfg.MLPHidden = "CartPole-v1", config.NetMLP, 2, 10, 4, 8
 	cfg.EvalEvery, cfg.Iters, cfg.CheckpointEvery = 0, 2, 2
@@ -28,6 +30,13 @@ func TestEvaluateStepsPrintsGaps(t *testing.T) {
 	if _, err := Run(context.Background(), cfg, Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine()}); err != nil {
 		t.Fatal(err)
 	}
+	return dir, reg
+}
+
+// pcl eval on a long-episode run prints the greedy returns and the logit gaps of the greedy
+// states.
+func TestEvaluateStepsPrintsGaps(t *testing.T) {
+	dir, reg := trainedCartPole(t)
 	var out bytes.Buffer
 	if err := (mlpFamily{}).Evaluate(context.Background(), dir, EvalOptions{Registry: reg, Episodes: 2, Seed: 3}, &out); err != nil {
 		t.Fatal(err)
@@ -43,14 +52,7 @@ func TestEvaluateStepsPrintsGaps(t *testing.T) {
 // pcl eval --returns writes the returns it evaluated, one per episode, with the checkpoint they
 // came from and the mean it printed; the same seed gives the same returns again.
 func TestEvaluateWritesReturns(t *testing.T) {
-	cfg := config.Default()
-	cfg.Env, cfg.Net, cfg.NumEnvs, cfg.StepsPerIter, cfg.SubEpisodes, cfg.MLPHidden = "CartPole-v1", config.NetMLP, 2, 10, 4, 8
-	cfg.EvalEvery, cfg.Iters, cfg.CheckpointEvery = 0, 2, 2
-	dir := t.TempDir()
-	reg := registry.Default()
-	if _, err := Run(context.Background(), cfg, Options{Dir: dir, Registry: reg, Engine: tensor.GonumEngine()}); err != nil {
-		t.Fatal(err)
-	}
+	dir, reg := trainedCartPole(t)
 	read := func(name string) (GreedyReturns, string) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), name)
