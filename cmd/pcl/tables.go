@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +16,8 @@ import (
 )
 
 // runTables regenerates the result tables of a spec from the committed runs into the markdown
-// files that hold them, and the provenance table of every results folder (docs/results/
-// REPRODUCE.md), or with --check says which differ from what is committed.
+// files that hold them (and the PNGs of its figures), and the provenance table of every results
+// folder (docs/results/REPRODUCE.md), or with --check says which differ from what is committed.
 func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tables", stderr)
 	spec := fs.String("spec", filepath.Join("docs", "results", "tables.json"), "`file` listing the tables: name, markdown file, kind, arms (run globs relative to --root)")
@@ -34,8 +36,22 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	type table struct{ name, file, text string }
+	type figure struct {
+		name, path string
+		png        []byte
+	}
 	var tables []table
+	var figures []figure
 	for _, s := range specs {
+		if s.Kind == analysis.KindPanels {
+			f, err := analysis.RenderFigure(*root, s)
+			if err != nil {
+				return err
+			}
+			tables = append(tables, table{s.Name, s.File, f.Text})
+			figures = append(figures, figure{s.Name, s.Figure.Path, f.PNG})
+			continue
+		}
 		text, err := evaluation.RenderTable(*root, s)
 		if err != nil {
 			return err
@@ -76,11 +92,29 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "table %s: written into %s\n", s.name, s.file)
 	}
+	for _, f := range figures {
+		path := filepath.Join(*root, f.path)
+		committed, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("tables: %w", err)
+		}
+		if bytes.Equal(committed, f.png) {
+			continue
+		}
+		if *check {
+			stale = append(stale, fmt.Sprintf("the figure of %s, %s", f.name, f.path))
+			continue
+		}
+		if err := atomicfile.WriteFile(path, f.png, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "figure %s: written to %s\n", f.name, f.path)
+	}
 	if len(stale) > 0 {
 		return fmt.Errorf("tables differ from the runs (regenerate them with pcl tables): %v", stale)
 	}
 	if *check {
-		fmt.Fprintf(stdout, "%d tables match their runs\n", len(tables))
+		fmt.Fprintf(stdout, "%d tables and %d figures match their runs\n", len(tables), len(figures))
 	}
 	return nil
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sparsepcl/sparsepcl/agent/config"
+	"github.com/sparsepcl/sparsepcl/agent/runstore"
 	"github.com/sparsepcl/sparsepcl/internal/lab/analysis"
 	"github.com/sparsepcl/sparsepcl/internal/lab/evaluation"
 	"github.com/sparsepcl/sparsepcl/internal/lab/goldens"
@@ -96,5 +99,68 @@ func TestTablesCheckCatchesAChangedDigit(t *testing.T) {
 	}
 	if code, out := check(); code != exitFailure || !strings.Contains(out, "provenance in docs/results/REPRODUCE.md") {
 		t.Fatalf("a changed verification: exit %d, want %d naming the provenance table: %s", code, exitFailure, out)
+	}
+}
+
+// pcl tables draws a panels figure into its PNG and links it from its markdown; --check passes on
+// what it wrote and names the figure once the PNG differs from the runs.
+func TestTablesWritesAndChecksFigures(t *testing.T) {
+	root := t.TempDir()
+	for _, algo := range []config.Algo{config.AlgoSparse, config.AlgoSoft} {
+		dir := filepath.Join(root, "runs", string(algo))
+		c := config.Default()
+		c.Env, c.Net, c.Grid, c.Algo, c.Seed = "HalfCheetah-v5", config.NetMLP, 3, algo, 1
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteFile(filepath.Join(dir, runstore.ConfigFile)); err != nil {
+			t.Fatal(err)
+		}
+		var rows []runstore.Row
+		for i := range 30 {
+			rows = append(rows, runstore.Row{Iteration: i, EnvSteps: int64(100 * (i + 1)), MeanReward: float64(i), GreedyReward: math.NaN(),
+				MaxProb: 0.5 + float64(i)/100, Support: 2, Diagnostics: runstore.NoDiagnostics()})
+		}
+		var b bytes.Buffer
+		if err := runstore.WriteMetrics(&b, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, runstore.MetricsFile), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := `[{"name": "mp", "file": "doc.md", "kind": "panels", "figure": {"path": "figs/mp.png", "curve": "maxprob", "title": "max-prob",
+		"panels": [{"title": "3^6", "arms": [{"label": "sparse", "runs": ["runs/sparse"]}, {"label": "soft", "runs": ["runs/soft"]}]}]}}]`
+	for name, data := range map[string]string{"tables.json": spec, "doc.md": "# doc\n\n<!-- results:mp -->\n<!-- /results -->\n"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "figs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tables := func(args ...string) (int, string) {
+		var o, e bytes.Buffer
+		code := runMain(context.Background(), append([]string{"tables", "--root", root, "--spec", "tables.json", "--provenance", ""}, args...), &o, &e)
+		return code, o.String() + e.String()
+	}
+	if code, out := tables("--check"); code != exitFailure || !strings.Contains(out, "the figure of mp, figs/mp.png") {
+		t.Fatalf("before the first write: exit %d, want %d naming the figure: %s", code, exitFailure, out)
+	}
+	if code, out := tables(); code != exitOK || !strings.Contains(out, "figure mp: written to figs/mp.png") {
+		t.Fatalf("pcl tables: exit %d: %s", code, out)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "doc.md"))
+	if err != nil || !strings.Contains(string(doc), "![max-prob](figs/mp.png)") {
+		t.Fatalf("doc.md does not link the figure (%v):\n%s", err, doc)
+	}
+	if code, out := tables("--check"); code != exitOK || !strings.Contains(out, "1 tables and 1 figures match") {
+		t.Fatalf("after the write: exit %d: %s", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(root, "figs", "mp.png"), []byte("not the figure"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := tables("--check"); code != exitFailure || !strings.Contains(out, "the figure of mp") {
+		t.Fatalf("a changed PNG: exit %d, want %d naming the figure: %s", code, exitFailure, out)
 	}
 }

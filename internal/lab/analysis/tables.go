@@ -21,11 +21,14 @@ type TableSpec struct {
 	// Baseline, seed by seed, with the differences), "levers" (a screen: a row per arm with its
 	// return, final policy and wall time per 1,000,000 steps) or "versus" (a row per arm, also
 	// read at the first arm's wall time, seed by seed; versus.go) or "speed" (KindSpeed: the arms'
-	// runs are scripts/bench-loop output files; speed.go): TableKinds. The algorithmic
-	// tasks' kinds, by the steady rule, are rendered by package evaluation.
+	// runs are scripts/bench-loop output files; speed.go) or "panels" (KindPanels: a figure, its
+	// arms in Figure; figure.go): TableKinds. The algorithmic tasks' kinds, by the steady rule,
+	// are rendered by package evaluation.
 	Kind     string    `json:"kind"`
-	Arms     []ArmSpec `json:"arms"`
+	Arms     []ArmSpec `json:"arms,omitempty"`
 	Baseline *ArmSpec  `json:"baseline,omitempty"`
+	// Figure is a KindPanels spec's PNG and panels (nil for every other kind).
+	Figure *FigureSpec `json:"figure,omitempty"`
 	// Steps, when > 0, reads every run as it stood at that many env steps (a screen's budget,
 	// applied to longer runs that serve as its reference).
 	Steps int64 `json:"steps,omitempty"`
@@ -38,7 +41,9 @@ type ArmSpec struct {
 }
 
 // TableKinds are the kinds of table RenderTable makes.
-func TableKinds() []string { return []string{"summary", "paired", "levers", "versus", KindSpeed} }
+func TableKinds() []string {
+	return []string{"summary", "paired", "levers", "versus", KindSpeed, KindPanels}
+}
 
 // ReadTableSpecs reads a JSON list of TableSpecs, each of one of kinds (the renderer's: TableKinds,
 // or those of a renderer that adds its own).
@@ -52,8 +57,15 @@ func ReadTableSpecs(path string, kinds []string) ([]TableSpec, error) {
 		return nil, fmt.Errorf("tables: %s: %w", path, err)
 	}
 	for _, s := range specs {
-		if s.Name == "" || s.File == "" || len(s.Arms) == 0 || (s.Kind == "paired") != (s.Baseline != nil) {
-			return nil, fmt.Errorf("tables: %s: table %q needs a name, a file and arms, and a baseline exactly when paired", path, s.Name)
+		if s.Kind == KindPanels {
+			if s.Name == "" || s.File == "" || len(s.Arms) > 0 || s.Baseline != nil {
+				return nil, fmt.Errorf("tables: %s: table %q needs a name and a file, and its arms in its figure's panels", path, s.Name)
+			}
+			if err := validateFigure(s); err != nil {
+				return nil, fmt.Errorf("tables: %s: table %q: %w", path, s.Name, err)
+			}
+		} else if s.Name == "" || s.File == "" || len(s.Arms) == 0 || (s.Kind == "paired") != (s.Baseline != nil) || s.Figure != nil {
+			return nil, fmt.Errorf("tables: %s: table %q needs a name, a file and arms, a baseline exactly when paired, and no figure", path, s.Name)
 		}
 		if !slices.Contains(kinds, s.Kind) {
 			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want one of %s", path, s.Name, s.Kind, strings.Join(kinds, ", "))
@@ -62,9 +74,13 @@ func ReadTableSpecs(path string, kinds []string) ([]TableSpec, error) {
 	return specs, nil
 }
 
-// RenderTable computes the table of spec, of one of TableKinds, from the runs under root.
+// RenderTable computes the table of spec, of one of TableKinds, from the runs under root. Of a
+// KindPanels spec it gives the markdown alone: RenderFigure gives the PNG too.
 func RenderTable(root string, spec TableSpec) (string, error) {
 	switch {
+	case spec.Kind == KindPanels:
+		f, err := RenderFigure(root, spec)
+		return f.Text, err
 	case spec.Kind == "versus":
 		return renderVersus(root, spec)
 	case spec.Kind == KindSpeed:

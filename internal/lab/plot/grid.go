@@ -1,6 +1,8 @@
 package plot
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 
@@ -30,12 +32,35 @@ const (
 // the last column, and their first tiles stay empty. Every panel has its own axes, ranges and legend, chosen as
 // in Bands.
 func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
+	img, err := gridCanvas(title, xLabel, yLabel, rows)
+	if err != nil {
+		return fmt.Errorf("plot: %s: %w", path, err)
+	}
+	return writePNG(path, img)
+}
+
+// GridPNG is Grid's figure as PNG bytes, for a caller that compares a figure with a committed one
+// before it writes anything (pcl tables --check).
+func GridPNG(title, xLabel, yLabel string, rows [][]Panel) ([]byte, error) {
+	img, err := gridCanvas(title, xLabel, yLabel, rows)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	var b bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// gridCanvas draws Grid's figure.
+func gridCanvas(title, xLabel, yLabel string, rows [][]Panel) (*vgimg.Canvas, error) {
 	cols := 0
 	for _, r := range rows {
 		cols = max(cols, len(r))
 	}
 	if cols == 0 {
-		return fmt.Errorf("plot: %s: a grid with no panels", path)
+		return nil, errors.New("a grid with no panels")
 	}
 	w, h := vg.Length(cols)*panelWidth, vg.Length(len(rows))*panelHeight+gridTitle
 	img := vgimg.New(w, h)
@@ -57,10 +82,10 @@ func Grid(path, title, xLabel, yLabel string, rows [][]Panel) error {
 		for j, p := range r {
 			f, err := bandsFigure(p.Title, xLabel, yLabel, p.Bands)
 			if err != nil {
-				return fmt.Errorf("plot: %s: panel %q: %w", path, p.Title, err)
+				return nil, fmt.Errorf("panel %q: %w", p.Title, err)
 			}
 			f.draw(tiles.At(body, skip+j, i))
 		}
 	}
-	return writePNG(path, img)
+	return img, nil
 }
