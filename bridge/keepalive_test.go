@@ -12,7 +12,9 @@ import (
 // envs thanks to the background pings, and loses them (UnknownHandle) with the pings turned off.
 func TestKeepaliveOutlivesIdleTimeout(t *testing.T) {
 	needServer(t)
-	const idle = time.Second
+	// Long enough that a loaded machine does not delay a keepalive (every idle/3) past the
+	// timeout: at 1 s this lost its envs once beside two training runs on two cores.
+	const idle = 3 * time.Second
 	cases := []struct {
 		name      string
 		keepalive time.Duration
