@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/sparsepcl/sparsepcl/agent/train"
 )
 
 // TableSpec is a results table generated from committed runs (pcl tables): the markdown file
@@ -32,7 +34,19 @@ type TableSpec struct {
 	// Steps, when > 0, reads every run as it stood at that many env steps (a screen's budget,
 	// applied to longer runs that serve as its reference).
 	Steps int64 `json:"steps,omitempty"`
+	// Metric is what a paired table compares: MetricLast20 (the default: the mean return over the
+	// last 20% of the env steps) or MetricFinalGreedy.
+	Metric string `json:"metric,omitempty"`
 }
+
+// The metrics a paired table compares.
+const (
+	MetricLast20 = "last20"
+	// MetricFinalGreedy is the mean return of the greedy episodes that pcl eval --returns wrote to
+	// final-greedy-STEPS.json in each run directory, STEPS the spec's Steps: the figure published
+	// benchmark tables give, read at the budget every run has reached.
+	MetricFinalGreedy = "final-greedy"
+)
 
 // ArmSpec is one row's or column's runs: globs of run directories, relative to the root.
 type ArmSpec struct {
@@ -66,6 +80,9 @@ func ReadTableSpecs(path string, kinds []string) ([]TableSpec, error) {
 			}
 		} else if s.Name == "" || s.File == "" || len(s.Arms) == 0 || (s.Kind == "paired") != (s.Baseline != nil) || s.Figure != nil {
 			return nil, fmt.Errorf("tables: %s: table %q needs a name, a file and arms, a baseline exactly when paired, and no figure", path, s.Name)
+		}
+		if err := validateMetric(s); err != nil {
+			return nil, fmt.Errorf("tables: %s: table %q: %w", path, s.Name, err)
 		}
 		if !slices.Contains(kinds, s.Kind) {
 			return nil, fmt.Errorf("tables: %s: table %q has kind %q, want one of %s", path, s.Name, s.Kind, strings.Join(kinds, ", "))
@@ -105,7 +122,36 @@ func RenderTable(root string, spec TableSpec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
 	}
-	return pairedRows(*spec.Baseline, base, spec.Arms, arms)
+	if err := validateMetric(spec); err != nil {
+		return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
+	}
+	metric := pairedLast20
+	if spec.Metric == MetricFinalGreedy {
+		if metric, err = finalGreedyMetric(root, spec.Steps); err != nil {
+			return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
+		}
+	}
+	text, err := pairedRows(*spec.Baseline, base, spec.Arms, arms, metric)
+	if err != nil {
+		return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
+	}
+	return text, nil
+}
+
+// validateMetric checks a spec's Metric: only paired tables choose one, and the final greedy
+// return needs the env steps of its files.
+func validateMetric(s TableSpec) error {
+	switch {
+	case s.Metric == "" || s.Metric == MetricLast20 && s.Kind == "paired":
+		return nil
+	case s.Kind != "paired":
+		return fmt.Errorf("metric %q: only a paired table chooses its metric", s.Metric)
+	case s.Metric != MetricFinalGreedy:
+		return fmt.Errorf("metric %q is not %s or %s", s.Metric, MetricLast20, MetricFinalGreedy)
+	case s.Steps <= 0:
+		return fmt.Errorf("metric %s needs steps: the env steps of the final-greedy-STEPS.json files", MetricFinalGreedy)
+	}
+	return nil
 }
 
 // Dirs are the run directories a's globs match under root; a glob that matches none is an error.
@@ -186,13 +232,59 @@ func leversTable(specs []ArmSpec, arms [][]Summary) string {
 	return b.String()
 }
 
+// pairedMetric is what a paired table compares: each run's value (an error when a run lacks it)
+// and the sentence that says what the value is.
+type pairedMetric struct {
+	value   func(Summary) (float64, error)
+	caption string
+}
+
+// pairedLast20 is the return over the last 20% of each run's env steps.
+var pairedLast20 = pairedMetric{
+	value:   func(s Summary) (float64, error) { return s.Last20Return, nil },
+	caption: "The return over the last 20% of each run's env steps, seed by seed",
+}
+
+// finalGreedyMetric reads each run's final-greedy-STEPS.json (written by pcl eval --returns) under
+// root, whose mean is the run's value.
+func finalGreedyMetric(root string, steps int64) (pairedMetric, error) {
+	name := fmt.Sprintf("final-greedy-%d.json", steps)
+	return pairedMetric{
+		value: func(s Summary) (float64, error) {
+			data, err := os.ReadFile(filepath.Join(s.Dir, name))
+			if err != nil {
+				return math.NaN(), fmt.Errorf("the final greedy return: %w", err)
+			}
+			var g train.GreedyReturns
+			if err := json.Unmarshal(data, &g); err != nil {
+				return math.NaN(), fmt.Errorf("%s: %w", filepath.Join(s.Dir, name), err)
+			}
+			if g.EnvSteps != steps || len(g.Returns) == 0 {
+				return math.NaN(), fmt.Errorf("%s holds %d returns at %d env steps, want some at %d", filepath.Join(s.Dir, name), len(g.Returns), g.EnvSteps, steps)
+			}
+			return g.Mean, nil
+		},
+		caption: fmt.Sprintf("The final greedy return, seed by seed: the mean return of %s's deterministic episodes of the checkpoint at %s env steps (pcl eval --returns)", name, thousands(float64(steps))),
+	}, nil
+}
+
 // pairedRows has a row per seed: the baseline, then each arm and its difference from the
-// baseline, and a last row of means.
-func pairedRows(baseSpec ArmSpec, base []Summary, specs []ArmSpec, arms [][]Summary) (string, error) {
+// baseline, and a last row of means, of metric.
+func pairedRows(baseSpec ArmSpec, base []Summary, specs []ArmSpec, arms [][]Summary, metric pairedMetric) (string, error) {
+	values := map[string]float64{}
+	for _, a := range append([][]Summary{base}, arms...) {
+		for _, s := range a {
+			v, err := metric.value(s)
+			if err != nil {
+				return "", err
+			}
+			values[s.Dir] = v
+		}
+	}
 	bySeed := func(a []Summary) map[int64]float64 {
 		m := map[int64]float64{}
 		for _, s := range a {
-			m[s.Cfg.Seed] = s.Last20Return
+			m[s.Cfg.Seed] = values[s.Dir]
 		}
 		return m
 	}
@@ -206,15 +298,16 @@ func pairedRows(baseSpec ArmSpec, base []Summary, specs []ArmSpec, arms [][]Summ
 	diffs := make([][]float64, len(arms))
 	var baseVals []float64
 	for _, s := range base {
-		fmt.Fprintf(&b, "| %d | %s", s.Cfg.Seed, thousands(s.Last20Return))
-		baseVals = append(baseVals, s.Last20Return)
+		bv := values[s.Dir]
+		fmt.Fprintf(&b, "| %d | %s", s.Cfg.Seed, thousands(bv))
+		baseVals = append(baseVals, bv)
 		for i, a := range arms {
 			v, ok := bySeed(a)[s.Cfg.Seed]
 			if !ok {
 				return "", fmt.Errorf("tables: arm %q has no run of seed %d", specs[i].Label, s.Cfg.Seed)
 			}
-			diffs[i] = append(diffs[i], v-s.Last20Return)
-			fmt.Fprintf(&b, " | %s | %s", thousands(v), signed(v-s.Last20Return))
+			diffs[i] = append(diffs[i], v-bv)
+			fmt.Fprintf(&b, " | %s | %s", thousands(v), signed(v-bv))
 		}
 		b.WriteString(" |\n")
 	}
@@ -223,9 +316,9 @@ func pairedRows(baseSpec ArmSpec, base []Summary, specs []ArmSpec, arms [][]Summ
 		if len(a) != len(b0) {
 			return "", fmt.Errorf("tables: arm %q has %d runs, the baseline %d", specs[i].Label, len(a), len(b0))
 		}
-		fmt.Fprintf(&b, " | %s | %s", intervalText(SampleInterval(field(a, func(s Summary) float64 { return s.Last20Return }))), intervalText(SampleInterval(diffs[i])))
+		fmt.Fprintf(&b, " | %s | %s", intervalText(SampleInterval(field(a, func(s Summary) float64 { return values[s.Dir] }))), intervalText(SampleInterval(diffs[i])))
 	}
-	b.WriteString(" |\n\nThe return over the last 20% of each run's env steps, seed by seed; mean ± sample std (n − 1) and the 95% Student-t interval of the mean. Generated from the runs by `pcl tables`.\n")
+	b.WriteString(" |\n\n" + metric.caption + "; mean ± sample std (n − 1) and the 95% Student-t interval of the mean. Generated from the runs by `pcl tables`.\n")
 	return b.String(), nil
 }
 
