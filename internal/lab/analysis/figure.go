@@ -134,7 +134,7 @@ func RenderFigure(root string, spec TableSpec) (Figure, error) {
 	return Figure{Text: text, PNG: png}, nil
 }
 
-// stepsReached is "n seeds, each at S env steps" (or "S1-S2 env steps" when they differ).
+// stepsReached is "n seeds at S env steps" (or "at S1-S2 env steps" when the runs differ).
 func stepsReached(runs []Record) string {
 	var steps []int64
 	for _, r := range runs {

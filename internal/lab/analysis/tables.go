@@ -127,9 +127,7 @@ func RenderTable(root string, spec TableSpec) (string, error) {
 	}
 	metric := pairedLast20
 	if spec.Metric == MetricFinalGreedy {
-		if metric, err = finalGreedyMetric(root, spec.Steps); err != nil {
-			return "", fmt.Errorf("tables: %s: %w", spec.Name, err)
-		}
+		metric = finalGreedyMetric(spec.Steps)
 	}
 	text, err := pairedRows(*spec.Baseline, base, spec.Arms, arms, metric)
 	if err != nil {
@@ -245,9 +243,9 @@ var pairedLast20 = pairedMetric{
 	caption: "The return over the last 20% of each run's env steps, seed by seed",
 }
 
-// finalGreedyMetric reads each run's final-greedy-STEPS.json (written by pcl eval --returns) under
-// root, whose mean is the run's value.
-func finalGreedyMetric(root string, steps int64) (pairedMetric, error) {
+// finalGreedyMetric reads each run's final-greedy-STEPS.json (written by pcl eval --returns), whose
+// mean is the run's value.
+func finalGreedyMetric(steps int64) pairedMetric {
 	name := fmt.Sprintf("final-greedy-%d.json", steps)
 	return pairedMetric{
 		value: func(s Summary) (float64, error) {
@@ -265,7 +263,7 @@ func finalGreedyMetric(root string, steps int64) (pairedMetric, error) {
 			return g.Mean, nil
 		},
 		caption: fmt.Sprintf("The final greedy return, seed by seed: the mean return of %s's deterministic episodes of the checkpoint at %s env steps (pcl eval --returns)", name, thousands(float64(steps))),
-	}, nil
+	}
 }
 
 // pairedRows has a row per seed: the baseline, then each arm and its difference from the
