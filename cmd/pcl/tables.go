@@ -114,7 +114,7 @@ func runTables(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("tables differ from the runs (regenerate them with pcl tables): %v", stale)
 	}
 	if *check {
-		fmt.Fprintf(stdout, "%d tables and %d figures match their runs\n", len(tables), len(figures))
+		fmt.Fprintf(stdout, "every table (%d) and figure (%d) matches its runs\n", len(tables), len(figures))
 	}
 	return nil
 }

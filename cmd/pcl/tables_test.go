@@ -154,7 +154,7 @@ func TestTablesWritesAndChecksFigures(t *testing.T) {
 	if err != nil || !strings.Contains(string(doc), "![max-prob](figs/mp.png)") {
 		t.Fatalf("doc.md does not link the figure (%v):\n%s", err, doc)
 	}
-	if code, out := tables("--check"); code != exitOK || !strings.Contains(out, "1 tables and 1 figures match") {
+	if code, out := tables("--check"); code != exitOK || !strings.Contains(out, "every table (1) and figure (1) matches its runs") {
 		t.Fatalf("after the write: exit %d: %s", code, out)
 	}
 	if err := os.WriteFile(filepath.Join(root, "figs", "mp.png"), []byte("not the figure"), 0o644); err != nil {
