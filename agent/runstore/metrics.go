@@ -29,7 +29,10 @@ type Row struct {
 	Support      float64 // mean policy support size over visited states
 	MaxProb      float64 // mean probability of the most likely action over visited states
 	Curriculum   int     // current curriculum minimum length of the training env (0: unknown)
-	GradNorm     float64 // global gradient norm of the (last) training step, before clipping
+	// GradNorm is a global gradient norm before clipping: of the on-policy step on the episode
+	// runs (the algorithmic tasks, which always take one), and the mean over the iteration's
+	// replay steps on the long-episode runs (HalfCheetah), whose steps are mostly replay steps.
+	GradNorm float64
 	Diagnostics
 	Alpha float64 // the regularisation weight of this iteration's training steps (NaN in files written before it)
 }
