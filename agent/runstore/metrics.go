@@ -24,7 +24,7 @@ type Row struct {
 	WallSeconds  float64
 	MeanReward   float64 // mean total reward of the fresh (stochastic) episodes
 	GreedyReward float64 // mean total reward of the greedy evaluation episodes, played at the training curriculum's current length
-	Loss         float64 // on-policy step loss
+	Loss         float64 // the on-policy step's loss (the replay steps' mean loss in a run without one)
 	ReplayLoss   float64 // replay step loss (NaN without replay)
 	Support      float64 // mean policy support size over visited states
 	MaxProb      float64 // mean probability of the most likely action over visited states
