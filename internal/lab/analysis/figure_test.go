@@ -90,15 +90,7 @@ func TestPanelsSpecErrors(t *testing.T) {
 		{"a figure on a table", TableSpec{Name: "f", File: "a.md", Kind: "summary", Arms: arm, Figure: fig(nil)}, "no figure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "tables.json")
-			data, err := json.Marshal([]TableSpec{tc.spec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ReadTableSpecs(path, TableKinds()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err := readSpecError(t, tc.spec); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("ReadTableSpecs: %v, want an error with %q", err, tc.want)
 			}
 		})
@@ -107,4 +99,19 @@ func TestPanelsSpecErrors(t *testing.T) {
 	if _, err := RenderFigure(t.TempDir(), spec); err == nil || !strings.Contains(err.Error(), "no run directory matches runs/*") {
 		t.Errorf("RenderFigure without runs: %v", err)
 	}
+}
+
+// readSpecError writes spec alone to a tables.json and returns what ReadTableSpecs says of it.
+func readSpecError(t *testing.T, spec TableSpec) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tables.json")
+	data, err := json.Marshal([]TableSpec{spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadTableSpecs(path, TableKinds())
+	return err
 }

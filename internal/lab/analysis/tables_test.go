@@ -131,15 +131,7 @@ func TestPairedFinalGreedy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := spec
 			tc.edit(&s)
-			path := filepath.Join(t.TempDir(), "tables.json")
-			data, err := json.Marshal([]TableSpec{s})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ReadTableSpecs(path, TableKinds()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err := readSpecError(t, s); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("ReadTableSpecs: %v, want an error with %q", err, tc.want)
 			}
 		})
